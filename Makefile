@@ -1,0 +1,37 @@
+# One venv in the repo; every target that runs code depends on it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test sandbox dev bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/pos-etl demo
+
+test: install
+	$(BIN)/python -m pytest -q
+
+sandbox: install
+	$(BIN)/pos-etl sandbox --port 8765
+
+dev: install
+	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/data/dagster_home}; mkdir -p $$DAGSTER_HOME; \
+	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml
+
+bench: install
+	$(BIN)/python benchmarks/run.py
+
+lint: install
+	$(BIN)/ruff check pipeline tests benchmarks
+
+clean:
+	rm -rf data/lake data/warehouse*.duckdb* data/dagster_home

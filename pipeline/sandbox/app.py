@@ -1,0 +1,160 @@
+"""The sandbox's ASGI app: the POS integration API of the spec over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from dataclasses import dataclass, field
+from threading import Lock
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pipeline.pos_api import models as m
+from pipeline.sandbox import catalog, world
+from pipeline.sandbox.filters import BadRequest, parse_catalog_query
+from pipeline.sandbox.receipts import SandboxData
+from pipeline.sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
+
+
+@dataclass(frozen=True)
+class Faults:
+    """Fault injection, off by default: shares of 429 and 5xx answers, added latency."""
+
+    rate_429: float = 0.0
+    rate_5xx: float = 0.0
+    latency_ms: float = 0.0
+    retry_after_seconds: int = 1
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    data: SandboxData = field(default_factory=SandboxData)
+    faults: Faults = field(default_factory=Faults)
+
+
+def json_response(payload, status: int = 200, headers: dict | None = None) -> Response:
+    body = payload if isinstance(payload, bytes) else ENCODER.encode(payload)
+    return Response(body, status_code=status, headers=headers,
+                    media_type="application/json")
+
+
+def error(status: int, message: str) -> Response:
+    return json_response({"status": status, "message": message}, status=status)
+
+
+class Unauthorized(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+KEYS = {loc.api_key: loc for loc in world.LOCATIONS}
+
+
+def key_location(request: Request) -> world.SandboxLocation:
+    """The location the request's ``x-api-key`` is bound to; 401 when missing or invalid."""
+    key = request.headers.get("x-api-key")
+    if not key:
+        raise Unauthorized(401, "missing x-api-key")
+    loc = KEYS.get(key)
+    if loc is None:
+        raise Unauthorized(401, "invalid x-api-key")
+    return loc
+
+
+def create_app(config: SandboxConfig | None = None) -> Starlette:
+    """The sandbox app for ``config`` (default data, no faults)."""
+    config = config or SandboxConfig()
+    book = RevenueBook(config.data)
+    fault_rng = random.Random(config.faults.seed)
+    fault_lock = Lock()
+
+    async def receipts(request: Request) -> Response:
+        try:
+            loc = key_location(request)
+        except Unauthorized as exc:
+            return error(exc.status, str(exc))
+        path_location = request.path_params.get("location")
+        if path_location is not None and path_location not in (str(loc.id), loc.short_code):
+            return error(403, "the key is not authorised for this location")
+        try:
+            body = m.RevenueRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return error(400, f"invalid request body: {exc.errors(include_url=False)}")
+
+        def collect() -> list[bytes]:
+            rows = book.window(loc.id, body.after, body.before, body.after_transaction_id)
+            return list(itertools.islice(rows, body.limit))
+
+        try:
+            chunks = await run_in_threadpool(collect)
+        except UnknownCursor as exc:
+            return error(400, str(exc))
+        return json_response(b"[" + b",".join(chunks) + b"]")
+
+    def catalog_endpoint(name: str):
+        select = catalog.ENDPOINTS[name]
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                key_loc = key_location(request)
+                query = parse_catalog_query(request.url.query)
+                loc = catalog.resolve_location(query)
+                if loc.id != key_loc.id:
+                    return error(403, "the key is not authorised for this location")
+                rows = select(query, loc)
+            except Unauthorized as exc:
+                return error(exc.status, str(exc))
+            except BadRequest as exc:
+                return error(400, str(exc))
+            page = rows[query.skip:query.skip + query.take]
+            return json_response({
+                "page": {"offset": query.skip, "limit": query.take, "total": len(rows)},
+                "data": [r.model_dump(mode="python", by_alias=True) for r in page],
+            })
+
+        return endpoint
+
+    routes = [
+        Route("/api/v1/reports/receipts", receipts, methods=["POST"]),
+        Route("/api/v1/locations/{location}/reports/receipts", receipts, methods=["POST"]),
+        *(Route(f"/api/v1/external/{name}", catalog_endpoint(name), methods=["GET"])
+          for name in catalog.ENDPOINTS),
+    ]
+    app = Starlette(routes=routes)
+    app.state.config = config
+    app.state.book = book
+    faults = config.faults
+    if faults.rate_429 or faults.rate_5xx or faults.latency_ms:
+        app.add_middleware(_FaultMiddleware, faults=faults, rng=fault_rng, lock=fault_lock)
+    return app
+
+
+class _FaultMiddleware:
+    """Answers a share of requests with 429 (with Retry-After) or 503, and adds latency."""
+
+    def __init__(self, app, faults: Faults, rng: random.Random, lock: Lock):
+        self.app, self.faults, self.rng, self.lock = app, faults, rng, lock
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        with self.lock:
+            draw = self.rng.random()
+        if self.faults.latency_ms:
+            await asyncio.sleep(self.faults.latency_ms / 1000)
+        if draw < self.faults.rate_429:
+            response = error(429, "rate limit reached")
+            response.headers["Retry-After"] = str(self.faults.retry_after_seconds)
+            return await response(scope, receive, send)
+        if draw < self.faults.rate_429 + self.faults.rate_5xx:
+            return await error(503, "service unavailable")(scope, receive, send)
+        return await self.app(scope, receive, send)
+

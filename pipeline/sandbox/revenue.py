@@ -1,0 +1,112 @@
+"""The revenue report of the sandbox (spec 4.1): windows, cursor and limit over the receipts.
+
+Receipts are served in a fixed order, (dateTime, transactionId), so that the spec's
+paging rule holds: the next page starts after the row whose id the caller sends as
+``afterTransactionID``. Days are made on demand and a few are kept, encoded, so that a
+year-long window costs a day's memory at a time.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from threading import Lock
+from zoneinfo import ZoneInfo
+
+import msgspec
+
+from pipeline.pos_api.timestamps import local_to_utc, to_local_wall_clock
+from pipeline.sandbox import world
+from pipeline.sandbox.receipts import SandboxData, service_day, service_day_of, wire_receipt
+
+ENCODER = msgspec.json.Encoder(decimal_format="number")
+
+
+@dataclass(frozen=True)
+class ServedReceipt:
+    wall_clock: datetime
+    transaction_id: str
+    utc: datetime
+    body: bytes
+
+
+class UnknownCursor(ValueError):
+    """``afterTransactionID`` names no receipt of this location."""
+
+
+class RevenueBook:
+    """Encoded receipts per location and service day, with a small LRU of days."""
+
+    def __init__(self, data: SandboxData, days_kept: int = 24):
+        self.data = data
+        self.days_kept = days_kept
+        self._days: OrderedDict[tuple[int, date], list[ServedReceipt]] = OrderedDict()
+        self._lock = Lock()
+
+    def service_day(self, location_id: int, day: date) -> list[ServedReceipt]:
+        key = (location_id, day)
+        with self._lock:
+            if key in self._days:
+                self._days.move_to_end(key)
+                return self._days[key]
+        tz = world.location_by_id(location_id).tz
+        served = [
+            ServedReceipt(r.date_time, r.transaction_id, local_to_utc(r.date_time, tz),
+                          ENCODER.encode(wire_receipt(r, self.data.quirks)))
+            for r in service_day(location_id, day, self.data)
+        ]
+        with self._lock:
+            self._days[key] = served
+            while len(self._days) > self.days_kept:
+                self._days.popitem(last=False)
+        return served
+
+    def calendar_date(self, location_id: int, day: date) -> list[ServedReceipt]:
+        """Receipts stamped on a calendar date: from that service day and the one before."""
+        rows = [r for d in (day - timedelta(days=1), day)
+                for r in self.service_day(location_id, d) if r.wall_clock.date() == day]
+        rows.sort(key=lambda r: (r.wall_clock, r.transaction_id))
+        return rows
+
+    def cursor_key(self, location_id: int, transaction_id: str) -> tuple[datetime, str]:
+        day = service_day_of(transaction_id)
+        if day is not None:
+            for r in self.service_day(location_id, day):
+                if r.transaction_id == transaction_id:
+                    return r.wall_clock, r.transaction_id
+        raise UnknownCursor(f"afterTransactionID {transaction_id!r} is not a receipt of "
+                            f"location {location_id}")
+
+    def window(self, location_id: int, after: datetime, before: datetime,
+               after_transaction_id: str | None = None) -> Iterator[bytes]:
+        """Encoded receipts with after < dateTime < before, in served order, after the cursor.
+
+        Naive ``after``/``before`` are read as the location's wall clock; aware ones are
+        compared as instants.
+        """
+        tz: ZoneInfo = world.location_by_id(location_id).tz
+        after_utc = _as_utc(after, tz)
+        before_utc = _as_utc(before, tz)
+        first = to_local_wall_clock(after, tz).date() if after.tzinfo else after.date()
+        last = to_local_wall_clock(before, tz).date() if before.tzinfo else before.date()
+        cursor = None
+        if after_transaction_id:
+            cursor = self.cursor_key(location_id, after_transaction_id)
+            first = max(first, cursor[0].date())
+        day = first - timedelta(days=1)
+        while day <= last + timedelta(days=1):
+            for r in self.calendar_date(location_id, day):
+                if not after_utc < r.utc < before_utc:
+                    continue
+                if cursor is not None and (r.wall_clock, r.transaction_id) <= cursor:
+                    continue
+                yield r.body
+            day += timedelta(days=1)
+
+
+def _as_utc(value: datetime, tz: ZoneInfo) -> datetime:
+    if value.tzinfo is None:
+        return local_to_utc(value, tz)
+    return to_local_wall_clock(value, ZoneInfo("UTC"))

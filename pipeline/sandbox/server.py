@@ -1,0 +1,54 @@
+"""Run the sandbox: in-process on a free loopback port, or in the foreground."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
+
+from pipeline.sandbox import world
+from pipeline.sandbox.app import SandboxConfig, create_app
+
+
+@contextmanager
+def running_sandbox(config: SandboxConfig | None = None, port: int = 0) -> Iterator[str]:
+    """Serve the sandbox on 127.0.0.1 in a background thread; yields its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    server = uvicorn.Server(uvicorn.Config(
+        create_app(config), log_level="warning", access_log=False, lifespan="off",
+    ))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
+                              name="pos-sandbox")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the POS sandbox did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def banner(base_url: str) -> str:
+    """What the sandbox prints at start: its address, locations and keys."""
+    lines = [f"POS sandbox serving on {base_url}", "", "locations and API keys:"]
+    for loc in world.LOCATIONS:
+        note = "  (older query configuration)" if loc.older_configuration else ""
+        lines.append(f"  {loc.id}  {loc.short_code}  {loc.api_key}  {loc.name}{note}")
+    return "\n".join(lines)
+
+
+def serve_forever(config: SandboxConfig, port: int, host: str = "127.0.0.1") -> None:
+    """Serve the sandbox in the foreground until interrupted."""
+    print(banner(f"http://{host}:{port}"), flush=True)
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info")
