@@ -1,0 +1,273 @@
+"""The POS API client: one ``httpx.Client`` per location, retries, paging, exact decimals.
+
+Every request goes through ``_request``, which retries 429, 5xx and transport errors
+with exponential backoff and full jitter (honouring ``Retry-After``) inside a bounded
+budget, and turns every failure into the project's own exceptions. Those name the
+location and the status; the key never appears in a message.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import msgspec
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_random_exponential,
+)
+
+from pipeline.pos_api.errors import (
+    AuthError,
+    ContractError,
+    RequestError,
+    RetryableStatus,
+    TransientError,
+)
+from pipeline.settings import SourceSettings
+
+_DECODER = msgspec.json.Decoder(float_hook=Decimal)
+CATALOG_TAKE_MAX = 500
+
+
+def decode_json(content: bytes) -> Any:
+    """Decode a JSON body; numbers with a fraction become exact ``Decimal``."""
+    return _DECODER.decode(content)
+
+
+def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = now() if now else datetime.now(UTC)
+    return max(0.0, (when - current).total_seconds())
+
+
+@dataclass
+class ClientStats:
+    """What a client did, for run metadata."""
+
+    requests: int = 0
+    retries: int = 0
+    pages: int = 0
+
+
+class PosClient:
+    """Client of one location's POS API (the key is bound to that location)."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        location_id: int,
+        source: SourceSettings | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        request_slots: threading.Semaphore | None = None,
+        key_hint: str | None = None,
+    ):
+        self.source = source or SourceSettings()
+        self.location_id = location_id
+        self.stats = ClientStats()
+        self._sleep = sleep
+        self._slots = request_slots
+        self._key_hint = key_hint
+        self._http = httpx.Client(
+            base_url=base_url,
+            headers={"x-api-key": api_key, "accept": "application/json"},
+            timeout=httpx.Timeout(self.source.read_timeout_seconds,
+                                  connect=self.source.connect_timeout_seconds),
+            transport=transport,
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> PosClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- the one request method ---------------------------------------------------------
+
+    def _wait(self, state) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RetryableStatus) and exc.retry_after is not None:
+            return exc.retry_after
+        return wait_random_exponential(multiplier=self.source.backoff_initial_seconds,
+                                       max=self.source.backoff_max_seconds)(state)
+
+    def _count_retry(self, state) -> None:
+        self.stats.retries += 1
+
+    def _attempt(self, method: str, path: str, kwargs: dict) -> httpx.Response:
+        with self._slots or nullcontext():
+            self.stats.requests += 1
+            response = self._http.request(method, path, **kwargs)
+        if response.status_code == 429 or response.status_code >= 500:
+            raise RetryableStatus(response.status_code,
+                                  parse_retry_after(response.headers.get("retry-after")))
+        return response
+
+    def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        where = f"location {self.location_id}: {method} {path}"
+        retrying = Retrying(
+            stop=stop_after_attempt(self.source.max_attempts)
+            | stop_before_delay(self.source.request_deadline_seconds),
+            wait=self._wait,
+            retry=retry_if_exception_type((RetryableStatus, httpx.TransportError)),
+            sleep=self._sleep,
+            before_sleep=self._count_retry,
+            reraise=True,
+        )
+        try:
+            response = retrying(self._attempt, method, path, kwargs)
+        except RetryableStatus as exc:
+            raise TransientError(
+                f"{where} answered HTTP {exc.status} after {self.stats.retries} retries",
+                location_id=self.location_id, status=exc.status) from None
+        except httpx.TransportError as exc:
+            raise TransientError(f"{where} failed: {type(exc).__name__} (retries exhausted)",
+                                 location_id=self.location_id) from None
+        status = response.status_code
+        if status in (401, 403):
+            reason = ("the API key is missing or invalid" if status == 401
+                      else "the API key is not authorised for this location or action")
+            hint = f" (key from ${self._key_hint})" if self._key_hint else ""
+            raise AuthError(f"{where} answered HTTP {status}: {reason}{hint}",
+                            location_id=self.location_id, status=status)
+        if status >= 400:
+            raise RequestError(f"{where} answered HTTP {status}: {self._excerpt(response)}",
+                               location_id=self.location_id, status=status)
+        return response
+
+    def _excerpt(self, response: httpx.Response) -> str:
+        text = response.text[:300]
+        key = self._http.headers.get("x-api-key")
+        return text.replace(key, "<API_KEY>") if key else text
+
+    def _decode(self, response: httpx.Response, what: str) -> Any:
+        try:
+            return decode_json(response.content)
+        except msgspec.DecodeError as exc:
+            raise ContractError(f"location {self.location_id}: {what}: malformed JSON ({exc})",
+                                location_id=self.location_id) from None
+
+    # --- revenue report (4.1) -------------------------------------------------------------
+
+    def receipt_pages(self, after: datetime, before: datetime,
+                      page_size: int | None = None) -> Iterator[list[dict]]:
+        """Pages of receipts with after < dateTime < before, following the spec's cursor rule.
+
+        A page with fewer rows than ``page_size`` ends the listing. A cursor that does not
+        advance (the server repeating a page) is a ``ContractError``, not a loop.
+        """
+        limit = page_size or self.source.page_size
+        path = f"/api/v1/locations/{self.location_id}/reports/receipts"
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            body: dict[str, Any] = {"after": after.isoformat(), "before": before.isoformat(),
+                                    "limit": limit}
+            if cursor:
+                body["afterTransactionID"] = cursor
+            rows = self._decode(self._request("POST", path, json=body), "revenue report")
+            if not isinstance(rows, list):
+                raise ContractError(
+                    f"location {self.location_id}: revenue report: expected a JSON array, "
+                    f"got {type(rows).__name__}", location_id=self.location_id)
+            self.stats.pages += 1
+            yield rows
+            if len(rows) < limit:
+                return
+            last = rows[-1].get("transactionId") if isinstance(rows[-1], dict) else None
+            if not isinstance(last, str) or not last:
+                raise ContractError(
+                    f"location {self.location_id}: revenue report: last row of a full page has "
+                    f"no transactionId to page on", location_id=self.location_id)
+            if last in seen:
+                raise ContractError(
+                    f"location {self.location_id}: revenue report: the cursor did not advance "
+                    f"(afterTransactionID={last} came back again)", location_id=self.location_id)
+            seen.add(last)
+            cursor = last
+
+    # --- external catalog (4.4) -----------------------------------------------------------
+
+    def catalog_page(self, endpoint: str, skip: int, take: int) -> dict:
+        """One page of ``/api/v1/external/<endpoint>`` for this location (the paged envelope)."""
+        params = {"skip": skip, "take": take, "filter['locationId']": self.location_id}
+        envelope = self._decode(self._request("GET", f"/api/v1/external/{endpoint}",
+                                              params=params), endpoint)
+        try:
+            total = int(envelope["page"]["total"])
+            data = envelope["data"]
+        except (KeyError, TypeError, ValueError):
+            raise ContractError(
+                f"location {self.location_id}: {endpoint}: response is not the paged envelope "
+                f"(page.total, data)", location_id=self.location_id) from None
+        if not isinstance(data, list):
+            raise ContractError(f"location {self.location_id}: {endpoint}: data is not a list",
+                                location_id=self.location_id)
+        self.stats.pages += 1
+        return {"total": total, "data": data}
+
+    def catalog_listing(self, endpoint: str, take: int = CATALOG_TAKE_MAX) -> list[dict]:
+        """Every record of a catalog endpoint, as one consistent snapshot.
+
+        Pages until ``total`` rows arrived. If the total changes mid-way, or a page repeats
+        ids, the listing starts over once; a second torn listing is a ``ContractError``.
+        """
+        problem = ""
+        for _ in range(2):
+            rows: list[dict] = []
+            ids: set = set()
+            first = self.catalog_page(endpoint, 0, take)
+            total = first["total"]
+            page = first
+            while True:
+                for row in page["data"]:
+                    row_id = row.get("id") if isinstance(row, dict) else None
+                    if row_id in ids:
+                        problem = f"record id {row_id} came twice"
+                        break
+                    ids.add(row_id)
+                    rows.append(row)
+                else:
+                    problem = ""
+                if problem or len(rows) >= total or not page["data"]:
+                    break
+                page = self.catalog_page(endpoint, len(rows), take)
+                if page["total"] != total:
+                    problem = f"total changed from {total} to {page['total']} while paging"
+                    break
+            if not problem and len(rows) != total:
+                problem = f"{len(rows)} records arrived but total said {total}"
+            if not problem:
+                return rows
+        raise ContractError(f"location {self.location_id}: {endpoint}: torn listing, twice: "
+                            f"{problem}", location_id=self.location_id)

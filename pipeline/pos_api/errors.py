@@ -1,0 +1,38 @@
+"""The pipeline's own exceptions. Messages name the location (and partition), never a key."""
+
+from __future__ import annotations
+
+
+class PosApiError(Exception):
+    """A request to the POS failed."""
+
+    def __init__(self, message: str, *, location_id: int | None = None,
+                 status: int | None = None):
+        super().__init__(message)
+        self.location_id = location_id
+        self.status = status
+
+
+class AuthError(PosApiError):
+    """401 or 403: the key is missing, invalid or not authorised. Never retried."""
+
+
+class TransientError(PosApiError):
+    """429, 5xx or a transport failure that outlasted the retry budget."""
+
+
+class RequestError(PosApiError):
+    """Any other 4xx: the request itself is wrong. Never retried."""
+
+
+class ContractError(PosApiError):
+    """The response breaks the spec: malformed JSON, a missing field, an unparseable value."""
+
+
+class RetryableStatus(Exception):
+    """Internal: a status worth another try, with the server's Retry-After if it sent one."""
+
+    def __init__(self, status: int, retry_after: float | None):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.retry_after = retry_after

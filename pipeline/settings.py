@@ -1,0 +1,189 @@
+"""The config file (TOML) and its loading.
+
+``--config FILE`` or ``POS_ETL_CONFIG`` names the file; with neither, the pipeline
+runs against the built-in sandbox. Every problem of a file is reported at once with
+its key path. API keys are never in the file: each location names the environment
+variable that holds its key, read only when a run needs it.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from datetime import date
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+CONFIG_ENV = "POS_ETL_CONFIG"
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message lists every problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceSettings(_Strict):
+    base_url: str | None = None
+    """``{base_url}`` of the POS; omitted means the built-in sandbox, started in-process."""
+    voucher_url: str | None = None
+    connect_timeout_seconds: float = Field(10.0, gt=0)
+    read_timeout_seconds: float = Field(60.0, gt=0)
+    request_deadline_seconds: float = Field(300.0, gt=0)
+    """Overall time one logical request may take, retries and waits included."""
+    max_attempts: int = Field(6, ge=1, le=20)
+    backoff_initial_seconds: float = Field(0.5, ge=0)
+    backoff_max_seconds: float = Field(60.0, ge=0)
+    page_size: int = Field(500, ge=1, le=10_000)
+    """``limit`` sent with each revenue report page."""
+    window_margin_minutes: int = Field(180, ge=0, le=24 * 60)
+    """How much wider than the business day the revenue window is requested."""
+    max_concurrent_requests: int = Field(4, ge=1, le=64)
+
+    @field_validator("base_url", "voucher_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/") if value else value
+
+
+class WarehouseSettings(_Strict):
+    data_dir: Path = Path("data")
+
+    @property
+    def lake_dir(self) -> Path:
+        return self.data_dir / "lake"
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.data_dir / "warehouse.duckdb"
+
+
+class LocationSettings(_Strict):
+    id: int = Field(gt=0)
+    short_code: str = Field(min_length=1)
+    timezone: str = "Europe/Vienna"
+    api_key_env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown time zone {value!r}") from None
+        return value
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+
+class ScheduleSettings(_Strict):
+    start_date: date = date(2024, 1, 1)
+    """First business date of the partitions (backfills reach back to it)."""
+    lookback_days: int = Field(3, ge=0, le=60)
+    """Days before yesterday that the nightly run pulls again, for late postings."""
+    cron: str = "30 3 * * *"
+    timezone: str = "Europe/Vienna"
+
+
+class Settings(_Strict):
+    source: SourceSettings = SourceSettings()
+    warehouse: WarehouseSettings = WarehouseSettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    locations: list[LocationSettings] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_locations(self) -> Settings:
+        ids = [loc.id for loc in self.locations]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"location ids must be unique, got {ids}")
+        return self
+
+    @property
+    def uses_sandbox(self) -> bool:
+        return self.source.base_url is None
+
+    def location(self, location_id: int) -> LocationSettings:
+        for loc in self.locations:
+            if loc.id == location_id:
+                return loc
+        raise ConfigError(f"location {location_id} is not configured "
+                          f"(configured: {', '.join(str(x.id) for x in self.locations)})")
+
+    def api_key(self, location: LocationSettings) -> str:
+        """The location's key from its environment variable (the sandbox's own key there)."""
+        value = os.environ.get(location.api_key_env, "")
+        if value:
+            return value
+        if self.uses_sandbox:
+            return f"sandbox-key-{location.id}"
+        raise ConfigError(f"location {location.id}: environment variable "
+                          f"{location.api_key_env} (its API key) is not set")
+
+    def require_keys(self, location_ids: list[int] | None = None) -> None:
+        """Fail with one message naming every missing key variable."""
+        missing = []
+        for loc in self.locations:
+            if location_ids is None or loc.id in location_ids:
+                try:
+                    self.api_key(loc)
+                except ConfigError as exc:
+                    missing.append(str(exc))
+        if missing:
+            raise ConfigError("\n".join(missing))
+
+
+def sandbox_settings(data_dir: Path | str = "data") -> Settings:
+    """Settings for the built-in sandbox's three locations."""
+    from pipeline.sandbox import world
+
+    return Settings(
+        warehouse=WarehouseSettings(data_dir=Path(data_dir)),
+        locations=[
+            LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
+                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}")
+            for loc in world.LOCATIONS
+        ],
+    )
+
+
+def _format_errors(path: str, exc: ValidationError) -> str:
+    lines = [f"{path}: {exc.error_count()} problem(s)"]
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        lines.append(f"  {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Settings from ``path``, else from ``$POS_ETL_CONFIG``, else the sandbox's.
+
+    A relative ``data_dir`` is taken relative to the config file's folder.
+    """
+    path = path or os.environ.get(CONFIG_ENV)
+    if not path:
+        return sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(str(path), exc)) from None
+    data_dir = settings.warehouse.data_dir
+    if not data_dir.is_absolute():
+        data_dir = path.parent / data_dir
+        settings = settings.model_copy(update={
+            "warehouse": WarehouseSettings(data_dir=data_dir)})
+    return settings
