@@ -1,0 +1,18 @@
+-- grain: one row per location_id and category_id, from the location's latest catalog snapshot
+with
+
+history as (
+
+    select * from dim_product_categories_history
+
+),
+
+final as (
+
+    select *
+    from history
+    qualify snapshot_date = max(snapshot_date) over (partition by location_id)
+
+)
+
+select * from final

@@ -1,0 +1,21 @@
+-- grain: one row per distinct side dish: location_id, transaction_id, item_key, side_dish_key
+with
+
+side_dishes as (
+
+    select * from stg_pos__item_side_dishes
+
+),
+
+final as (
+
+    select
+        side_dishes.*,
+        side_dishes.net_amount * side_dishes.quantity as line_net_amount,
+        side_dishes.gross_amount * side_dishes.quantity as line_gross_amount
+
+    from side_dishes
+
+)
+
+select * from final

@@ -1,0 +1,38 @@
+-- grain: one row per distinct item line: location_id, transaction_id, item_key
+with
+
+items as (
+
+    select * from stg_pos__receipt_items
+
+),
+
+receipts as (
+
+    select * from stg_pos__receipts
+
+),
+
+final as (
+
+    select
+        items.*,
+        items.net_amount * items.quantity as line_net_amount,
+        items.gross_amount * items.quantity as line_gross_amount,
+        items.gross_amount * items.quantity - items.net_amount * items.quantity
+            as line_tax_amount,
+        receipts.transaction_type,
+        receipts.payment_group_name,
+        receipts.receipted_at_local,
+        receipts.payment_group_name = 'Umsatzwirksam'
+            and receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen')
+            as is_revenue_effective
+
+    from items
+    inner join receipts
+        on items.location_id = receipts.location_id
+        and items.transaction_id = receipts.transaction_id
+
+)
+
+select * from final

@@ -1,0 +1,73 @@
+-- grain: one row per location_id and transaction_id, every transaction type
+with
+
+receipts as (
+
+    select * from stg_pos__receipts
+
+),
+
+items as (
+
+    select * from stg_pos__receipt_items
+
+),
+
+payments as (
+
+    select * from stg_pos__payments
+
+),
+
+item_totals as (
+
+    select
+        location_id,
+        transaction_id,
+        count(*) as item_line_count,
+        sum(net_amount * quantity) as items_net_amount,
+        sum(gross_amount * quantity) as items_gross_amount
+
+    from items
+    group by all
+
+),
+
+payment_totals as (
+
+    select
+        location_id,
+        transaction_id,
+        count(*) as payment_count,
+        sum(amount) as payments_amount
+
+    from payments
+    group by all
+
+),
+
+final as (
+
+    select
+        receipts.*,
+        receipts.payment_group_name = 'Umsatzwirksam'
+            and receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen')
+            as is_revenue_effective,
+        receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen') as is_settlement,
+        coalesce(item_totals.item_line_count, 0) as item_line_count,
+        coalesce(item_totals.items_net_amount, 0) as items_net_amount,
+        coalesce(item_totals.items_gross_amount, 0) as items_gross_amount,
+        coalesce(payment_totals.payment_count, 0) as payment_count,
+        coalesce(payment_totals.payments_amount, 0) as payments_amount
+
+    from receipts
+    left join item_totals
+        on receipts.location_id = item_totals.location_id
+        and receipts.transaction_id = item_totals.transaction_id
+    left join payment_totals
+        on receipts.location_id = payment_totals.location_id
+        and receipts.transaction_id = payment_totals.transaction_id
+
+)
+
+select * from final

@@ -1,0 +1,41 @@
+-- grain: one row per location_id and business_date with revenue-effective receipts
+-- turnover_net follows the spec (2.2): paymentGroup.name = 'Umsatzwirksam', transactionType
+-- Abrechnen or RechnungZurückholen, sum of netAmount * quantity over the receipt's items.
+with
+
+receipts as (
+
+    select * from fct_receipts
+
+),
+
+revenue_receipts as (
+
+    select *
+    from receipts
+    where payment_group_name = 'Umsatzwirksam'
+        and transaction_type in ('Abrechnen', 'RechnungZurückholen')
+
+),
+
+final as (
+
+    select
+        location_id,
+        business_date,
+        count(*) as receipt_count,
+        count(*) filter (where transaction_type = 'RechnungZurückholen') as reversal_count,
+        sum(items_net_amount) as turnover_net,
+        sum(items_gross_amount) as turnover_gross,
+        sum(items_gross_amount) - sum(items_net_amount) as turnover_tax,
+        sum(total_amount) as total_amount,
+        sum(tip_amount) as tip_amount,
+        sum(discount_amount) as discount_amount,
+        sum(guest_count) as guest_count
+
+    from revenue_receipts
+    group by location_id, business_date
+
+)
+
+select * from final

@@ -1,0 +1,55 @@
+-- grain: one row per location_id and transaction_id (the lake may hold a re-pulled copy)
+with
+
+source as (
+
+    select * from lake.receipts
+
+),
+
+renamed as (
+
+    select
+        cast(location_id as integer) as location_id,
+        cast(business_date as date) as business_date,
+        transaction_id,
+        transaction_type,
+        receipt_type,
+        total_amount,
+        tip as tip_amount,
+        discount as discount_amount,
+        date_time_local as receipted_at_local,
+        date_time_utc as receipted_at_utc,
+        business_id,
+        business_name,
+        resolved_location_id,
+        resolved_location_name,
+        staff_id,
+        staff_number,
+        staff_name,
+        table_id,
+        table_number,
+        table_name,
+        area_id,
+        area_number,
+        area_name,
+        payment_group_id,
+        payment_group_name,
+        guest_count
+
+    from source
+
+),
+
+deduplicated as (
+
+    select *
+    from renamed
+    qualify row_number() over (
+        partition by location_id, transaction_id
+        order by business_date desc
+    ) = 1
+
+)
+
+select * from deduplicated

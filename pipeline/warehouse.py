@@ -1,0 +1,163 @@
+"""The DuckDB warehouse: SQL models found in ``dbt_like_sql/``, built into a new file.
+
+A model is one ``.sql`` file; its name is the file name. A model reads lake tables as
+``lake.<table>`` and other models by name; dependencies are parsed from the SQL with
+sqlglot, never listed by hand. A build writes a fresh file next to the warehouse and
+renames it over the old one, so a reader holding the old file open keeps a consistent
+copy and never sees half-built models. A file lock keeps builds one at a time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from graphlib import TopologicalSorter
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from pipeline.extract.catalog import CATALOG_TABLES
+from pipeline.extract.schemas import REVENUE_TABLES
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "dbt_like_sql"
+STAGES = ("staging", "marts", "reports")
+LAKE_SCHEMA = "lake"
+LAKE_TABLES: dict[str, pa.Schema] = {**REVENUE_TABLES, **CATALOG_TABLES}
+
+
+class ModelError(Exception):
+    """A model's SQL is wrong or refers to something that does not exist."""
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    stage: str
+    path: Path
+    sql: str
+    model_deps: frozenset[str]
+    lake_deps: frozenset[str]
+
+    @property
+    def grain(self) -> str:
+        """The model's grain, from its first comment line."""
+        first = self.sql.lstrip().splitlines()[0] if self.sql.strip() else ""
+        return first.removeprefix("--").strip()
+
+
+def _references(sql: str, name: str) -> tuple[set[str], set[str]]:
+    try:
+        tree = sqlglot.parse_one(sql, dialect="duckdb")
+    except sqlglot.errors.ParseError as exc:
+        raise ModelError(f"model {name}: cannot parse its SQL: {exc}") from None
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    models, lake_tables = set(), set()
+    for table in tree.find_all(exp.Table):
+        if table.db == LAKE_SCHEMA:
+            lake_tables.add(table.name)
+        elif table.name and table.name not in ctes and not table.db:
+            models.add(table.name)
+    return models, lake_tables
+
+
+def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
+    """Every model below ``models_dir`` with the models and lake tables it reads."""
+    found: dict[str, Model] = {}
+    for stage in STAGES:
+        for path in sorted((models_dir / stage).glob("*.sql")):
+            sql = path.read_text(encoding="utf-8")
+            models, lake_tables = _references(sql, path.stem)
+            if path.stem in found:
+                raise ModelError(f"model {path.stem} is defined twice")
+            found[path.stem] = Model(path.stem, stage, path, sql, frozenset(models),
+                                     frozenset(lake_tables))
+    for model in found.values():
+        unknown = model.model_deps - found.keys()
+        if unknown:
+            raise ModelError(f"model {model.name} reads {sorted(unknown)}, which no model defines")
+        unknown_lake = model.lake_deps - LAKE_TABLES.keys()
+        if unknown_lake:
+            raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
+                             f"which the pipeline does not write")
+    return found
+
+
+def build_order(models: dict[str, Model]) -> list[str]:
+    """Model names so that every model comes after the models it reads."""
+    graph = {name: set(model.model_deps) for name, model in models.items()}
+    return list(TopologicalSorter(graph).static_order())
+
+
+def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> None:
+    con.execute(f"create schema {LAKE_SCHEMA}")
+    for table, schema in LAKE_TABLES.items():
+        files = list((lake_dir / table).glob("**/*.parquet"))
+        if files:
+            glob = str((lake_dir / table).resolve() / "**" / "*.parquet").replace("'", "''")
+            con.execute(
+                f"create view {LAKE_SCHEMA}.{table} as select * from read_parquet("
+                f"'{glob}', hive_partitioning = true, union_by_name = true)")
+        else:
+            empty = schema.empty_table()  # noqa: F841 - read by DuckDB's replacement scan
+            con.execute(f"create table {LAKE_SCHEMA}.{table} as select * from empty")
+
+
+@contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass
+class BuildResult:
+    path: Path
+    row_counts: dict[str, int]
+    order: list[str]
+
+
+def build_warehouse(lake_dir: Path, warehouse_path: Path,
+                    models: dict[str, Model] | None = None,
+                    on_built=None) -> BuildResult:
+    """Build every model from the lake into a new file, then switch it in atomically.
+
+    ``on_built(con)`` runs on the new file before the switch (the data checks use it).
+    """
+    models = models or discover_models()
+    order = build_order(models)
+    warehouse_path = Path(warehouse_path)
+    with _build_lock(warehouse_path):
+        temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
+        try:
+            counts: dict[str, int] = {}
+            with duckdb.connect(str(temp)) as con:
+                _create_lake_views(con, Path(lake_dir))
+                for name in order:
+                    try:
+                        con.execute(f"create table main.{name} as {models[name].sql}")
+                    except duckdb.Error as exc:
+                        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") \
+                            from None
+                    counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
+                con.execute(f"drop schema {LAKE_SCHEMA} cascade")
+                if on_built:
+                    on_built(con)
+                con.execute("checkpoint")
+            with open(temp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(temp, warehouse_path)
+        finally:
+            temp.unlink(missing_ok=True)
+            Path(f"{temp}.wal").unlink(missing_ok=True)
+    return BuildResult(warehouse_path, counts, order)
