@@ -35,6 +35,7 @@ class LoadReport:
     catalog_errors: dict[int, str] = field(default_factory=dict)
     models: list[str] = field(default_factory=list)
     warehouse_path: str | None = None
+    check_failures: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[PartitionOutcome]:
@@ -42,7 +43,26 @@ class LoadReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.catalog_errors
+        return not self.failed and not self.catalog_errors and not self.check_failures
+
+    def summary(self) -> str:
+        """What a person reads after a load: counts, turnover, and every failure by name."""
+        loaded = [p for p in self.partitions if not p.error]
+        lines = [f"revenue partitions: {len(loaded)} loaded, {len(self.failed)} failed; "
+                 f"{sum(p.receipts for p in loaded)} receipts"]
+        for p in self.failed:
+            lines.append(f"  FAILED {p.location_id} {p.business_date.isoformat()}: {p.error}")
+        if self.catalog or self.catalog_errors:
+            lines.append(f"catalog snapshots: {len(self.catalog)} taken, "
+                         f"{len(self.catalog_errors)} failed")
+            for loc, err in self.catalog_errors.items():
+                lines.append(f"  FAILED catalog {loc}: {err}")
+        if self.warehouse_path:
+            lines.append(f"warehouse: {self.warehouse_path} ({len(self.models)} models)")
+            for failure in self.check_failures:
+                lines.append(f"  CHECK FAILED {failure}")
+        lines.append("result: OK" if self.ok else "result: FAILED")
+        return "\n".join(lines)
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -77,3 +97,54 @@ def load_revenue_range(source: PosSource, location_ids: list[int], days: list[da
             progress(f"[{done:>4}/{len(jobs)}] revenue {loc} {day.isoformat()}  {status}")
     outcomes.sort(key=lambda o: (o.location_id, o.business_date))
     return outcomes
+
+
+def load_catalogs(source: PosSource, location_ids: list[int], report: LoadReport,
+                  progress: Callable[[str], None]) -> None:
+    """Take today's catalog snapshot of each location; failures are recorded, not raised."""
+    from pipeline.extract.catalog import load_catalog_snapshot
+    from pipeline.snapshot import snapshot_date
+
+    day = snapshot_date(source.settings)
+    for loc in location_ids:
+        try:
+            snap = load_catalog_snapshot(source, loc, day)
+            report.catalog[loc] = snap.row_counts
+            progress(f"catalog {loc} {day.isoformat()}  {snap.row_counts['products']} products, "
+                     f"{snap.row_counts['product_categories']} categories, "
+                     f"{snap.row_counts['spots']} spots")
+        except PosApiError as exc:
+            report.catalog_errors[loc] = str(exc)
+            progress(f"catalog {loc} FAILED: {exc}")
+
+
+def run_load(settings, start: date, end: date, location_ids: list[int] | None = None, *,
+             catalog: bool = True, models: bool = True,
+             progress: Callable[[str], None] | None = None, source: PosSource | None = None
+             ) -> LoadReport:
+    """``pos-etl load``: revenue partitions of the range, catalog snapshots, then the models."""
+    progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    ids = location_ids or [loc.id for loc in settings.locations]
+    for loc in ids:
+        settings.location(loc)
+    settings.require_keys(ids)
+    days = date_range(start, end)
+    report = LoadReport()
+    with (source or PosSource(settings)) as src:
+        report.partitions = load_revenue_range(src, ids, days, progress)
+        if catalog:
+            load_catalogs(src, ids, report, progress)
+    if models:
+        from pipeline.checks import run_checks
+        from pipeline.warehouse import build_warehouse
+
+        outcomes = []
+        result = build_warehouse(settings.warehouse.lake_dir, settings.warehouse.warehouse_path,
+                                 on_built=lambda con: outcomes.extend(run_checks(con)))
+        report.models = result.order
+        report.warehouse_path = str(result.path)
+        report.check_failures = [f"{o.check.model}.{o.check.name}: {o.failing_rows} rows"
+                                 for o in outcomes if not o.passed]
+        progress(f"warehouse {result.path}: {len(result.order)} models built, "
+                 f"{len(outcomes) - len(report.check_failures)}/{len(outcomes)} checks passed")
+    return report

@@ -1,6 +1,5 @@
 """Revenue report -> the four lake tables, one partition per location and business date."""
 
-from __future__ import annotations
 
 from datetime import date
 

@@ -1,0 +1,118 @@
+"""Data tests of the warehouse: each is a query that returns the rows breaking a rule.
+
+They run on the freshly built file before it is switched in, and surface in Dagster as
+asset checks of the model they guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    name: str
+    model: str
+    description: str
+    sql: str
+
+
+def _unique(model: str, *keys: str) -> DataCheck:
+    cols = ", ".join(keys)
+    return DataCheck(
+        f"unique_{'_'.join(keys)}", model, f"({cols}) is unique in {model}",
+        f"select {cols}, count(*) as n from {model} group by {cols} having count(*) > 1")
+
+
+def _not_null(model: str, *keys: str) -> DataCheck:
+    cond = " or ".join(f"{k} is null" for k in keys)
+    return DataCheck(f"not_null_keys", model, f"{', '.join(keys)} are never null in {model}",
+                     f"select * from {model} where {cond}")
+
+
+def _related(model: str, parent: str, *keys: str) -> DataCheck:
+    join = " and ".join(f"c.{k} = p.{k}" for k in keys)
+    return DataCheck(
+        f"relationship_to_{parent}", model, f"every row of {model} has its {parent} row",
+        f"select c.* from {model} c left join {parent} p on {join} "
+        f"where p.{keys[-1]} is null")
+
+
+CHECKS: tuple[DataCheck, ...] = (
+    _unique("fct_receipts", "location_id", "transaction_id"),
+    _not_null("fct_receipts", "location_id", "business_date", "transaction_id",
+              "transaction_type", "total_amount"),
+    _unique("fct_receipt_items", "location_id", "transaction_id", "item_key"),
+    _not_null("fct_receipt_items", "location_id", "transaction_id", "item_key", "net_amount",
+              "quantity"),
+    _related("fct_receipt_items", "fct_receipts", "location_id", "transaction_id"),
+    _unique("fct_payments", "location_id", "transaction_id", "payment_id"),
+    _related("fct_payments", "fct_receipts", "location_id", "transaction_id"),
+    _unique("fct_item_side_dishes", "location_id", "transaction_id", "item_key",
+            "side_dish_key"),
+    _related("fct_item_side_dishes", "fct_receipt_items", "location_id", "transaction_id",
+             "item_key"),
+    _unique("fct_turnover_daily", "location_id", "business_date"),
+    _unique("dim_products", "location_id", "product_id"),
+    _unique("dim_product_categories", "location_id", "category_id"),
+    _unique("dim_spots", "location_id", "spot_id"),
+    DataCheck(
+        "memberships_match_categories", "dim_products",
+        "every productGroupExternalId of a product names a category of the same snapshot",
+        "select m.* from stg_pos__product_category_memberships m "
+        "left join stg_pos__product_categories c on m.location_id = c.location_id "
+        "and m.snapshot_date = c.snapshot_date "
+        "and m.category_external_id = c.category_external_id "
+        "where c.category_id is null"),
+    DataCheck(
+        "payments_settle_total", "fct_receipts",
+        "the payments of each settled receipt sum to its totalAmount within a cent",
+        "select location_id, transaction_id, total_amount, payments_amount from fct_receipts "
+        "where transaction_type in ('Abrechnen', 'RechnungZurückholen') and payment_count > 0 "
+        "and abs(total_amount - payments_amount) > 0.01"),
+    DataCheck(
+        "turnover_rule_cross_check", "fct_turnover_daily",
+        "turnover_net equals the spec's rule recomputed from the staged lines",
+        """
+        with independent as (
+            select i.location_id, i.business_date, sum(i.net_amount * i.quantity) as net
+            from stg_pos__receipt_items i
+            where exists (
+                select 1 from stg_pos__receipts r
+                where r.location_id = i.location_id and r.transaction_id = i.transaction_id
+                  and r.payment_group_name = 'Umsatzwirksam'
+                  and r.transaction_type in ('Abrechnen', 'RechnungZurückholen'))
+            group by all
+        )
+        select coalesce(t.location_id, x.location_id) as location_id,
+               coalesce(t.business_date, x.business_date) as business_date,
+               t.turnover_net, x.net
+        from fct_turnover_daily t
+        full outer join independent x
+          on t.location_id = x.location_id and t.business_date = x.business_date
+        where coalesce(t.turnover_net, 0) <> coalesce(x.net, 0)
+        """),
+)
+
+
+@dataclass
+class CheckOutcome:
+    check: DataCheck
+    failing_rows: int
+    sample: list[tuple]
+
+    @property
+    def passed(self) -> bool:
+        return self.failing_rows == 0
+
+
+def run_checks(con: duckdb.DuckDBPyConnection) -> list[CheckOutcome]:
+    """Run every data check on an open warehouse."""
+    outcomes = []
+    for check in CHECKS:
+        rows = con.execute(f"select * from ({check.sql}) limit 5").fetchall()
+        count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0] if rows else 0
+        outcomes.append(CheckOutcome(check, count, rows))
+    return outcomes
