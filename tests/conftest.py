@@ -1,0 +1,45 @@
+"""Shared fixtures: the sandbox over real HTTP, settings pointing at it, sandbox truth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.sandbox import world
+from pipeline.sandbox.receipts import SandboxData
+from pipeline.sandbox.server import running_sandbox
+from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
+
+DATA = SandboxData()
+
+
+@pytest.fixture(scope="session")
+def sandbox_url():
+    """The default sandbox (quirks on, no faults) on a free loopback port."""
+    with running_sandbox() as url:
+        yield url
+
+
+def make_settings(base_url: str, data_dir: Path, **source) -> Settings:
+    """Settings for the sandbox's locations at ``base_url``; keys come from POS_TEST_KEY_<id>."""
+    return Settings(
+        source=SourceSettings(base_url=base_url, backoff_initial_seconds=0.01,
+                              backoff_max_seconds=0.05, **source),
+        warehouse=WarehouseSettings(data_dir=data_dir),
+        locations=[LocationSettings(id=loc.id, short_code=loc.short_code,
+                                    timezone=loc.timezone, api_key_env=f"POS_TEST_KEY_{loc.id}")
+                   for loc in world.LOCATIONS],
+    )
+
+
+@pytest.fixture
+def sandbox_keys(monkeypatch):
+    """Put each sandbox location's key into its environment variable."""
+    for loc in world.LOCATIONS:
+        monkeypatch.setenv(f"POS_TEST_KEY_{loc.id}", loc.api_key)
+
+
+@pytest.fixture
+def settings(sandbox_url, tmp_path, sandbox_keys) -> Settings:
+    return make_settings(sandbox_url, tmp_path / "data")

@@ -1,0 +1,169 @@
+"""The client against precise faults (httpx.MockTransport): retries, auth, paging guards."""
+
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from pipeline.pos_api.client import PosClient, parse_retry_after
+from pipeline.pos_api.errors import AuthError, ContractError, TransientError
+from pipeline.settings import SourceSettings
+
+SECRET = "sk-live-9f8e7d6c5b4a"
+AFTER = datetime(2026, 11, 20, tzinfo=UTC)
+BEFORE = AFTER + timedelta(days=1)
+
+
+def client(handler, sleeps=None, **source):
+    settings = SourceSettings(base_url="https://pos.test", backoff_initial_seconds=0.5,
+                              backoff_max_seconds=8, **source)
+    return PosClient(base_url="https://pos.test", api_key=SECRET, location_id=1001,
+                     source=settings, transport=httpx.MockTransport(handler),
+                     sleep=(sleeps.append if sleeps is not None else lambda s: None),
+                     key_hint="POS_KEY_VIE01")
+
+
+def receipts(n, start=0):
+    return [{"transactionId": f"t-{i}"} for i in range(start, start + n)]
+
+
+def test_retry_after_seconds_and_http_date_are_honoured():
+    calls, sleeps = [], []
+    when = (datetime.now(UTC) + timedelta(seconds=30)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+    def handler(request):
+        calls.append(request)
+        if len(calls) == 1:
+            return httpx.Response(429, headers={"Retry-After": "7"})
+        if len(calls) == 2:
+            return httpx.Response(429, headers={"Retry-After": when})
+        return httpx.Response(200, json=receipts(3))
+
+    with client(handler, sleeps) as c:
+        pages = list(c.receipt_pages(AFTER, BEFORE, page_size=10))
+    assert pages == [receipts(3)]
+    assert sleeps[0] == 7 and 25 < sleeps[1] <= 30
+    assert c.stats.retries == 2 and c.stats.requests == 3
+
+
+def test_5xx_and_transport_errors_back_off_with_full_jitter_then_succeed():
+    calls, sleeps = [], []
+
+    def handler(request):
+        calls.append(request)
+        if len(calls) == 1:
+            raise httpx.ConnectError("connection refused")
+        if len(calls) in (2, 3):
+            return httpx.Response(503)
+        return httpx.Response(200, json=receipts(2))
+
+    with client(handler, sleeps) as c:
+        assert list(c.receipt_pages(AFTER, BEFORE, page_size=5)) == [receipts(2)]
+    assert len(sleeps) == 3
+    assert all(0 <= s <= 8 for s in sleeps)
+
+
+def test_retry_budget_is_bounded():
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        return httpx.Response(502)
+
+    with client(handler, max_attempts=4) as c, pytest.raises(TransientError) as err:
+        list(c.receipt_pages(AFTER, BEFORE))
+    assert len(calls) == 4
+    assert "location 1001" in str(err.value) and "502" in str(err.value)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_auth_failures_are_not_retried_and_never_show_the_key(status):
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        assert request.headers["x-api-key"] == SECRET
+        return httpx.Response(status, text=f"bad key {SECRET}")
+
+    with client(handler) as c, pytest.raises(AuthError) as err:
+        list(c.receipt_pages(AFTER, BEFORE))
+    assert len(calls) == 1
+    message = str(err.value)
+    assert f"HTTP {status}" in message and "location 1001" in message
+    assert "POS_KEY_VIE01" in message and SECRET not in message
+
+
+def test_paging_sends_the_cursor_and_stops_on_a_short_page():
+    bodies = []
+
+    def handler(request):
+        import json
+        body = json.loads(request.content)
+        bodies.append(body)
+        start = 0 if "afterTransactionID" not in body else int(
+            body["afterTransactionID"][2:]) + 1
+        return httpx.Response(200, json=receipts(min(3, 7 - start), start))
+
+    with client(handler) as c:
+        pages = list(c.receipt_pages(AFTER, BEFORE, page_size=3))
+    assert [len(p) for p in pages] == [3, 3, 1]
+    assert [b.get("afterTransactionID") for b in bodies] == [None, "t-2", "t-5"]
+    assert all(b["after"] == AFTER.isoformat() and b["limit"] == 3 for b in bodies)
+
+
+def test_a_cursor_that_does_not_advance_is_an_error_not_a_loop():
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        return httpx.Response(200, json=receipts(3))  # the same page, whatever the cursor
+
+    with client(handler) as c, pytest.raises(ContractError, match="did not advance"):
+        list(c.receipt_pages(AFTER, BEFORE, page_size=3))
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("content", [b"[{\"transactionId\": ", b"{\"not\": \"a list\"}"])
+def test_malformed_pages_are_contract_errors(content):
+    with client(lambda r: httpx.Response(200, content=content)) as c, \
+            pytest.raises(ContractError, match="location 1001"):
+        list(c.receipt_pages(AFTER, BEFORE))
+
+
+def test_catalog_listing_restarts_once_on_a_changing_total_then_fails():
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        skip = int(request.url.params["skip"])
+        total = 4 if len(calls) % 2 else 5  # the total changes on every second page
+        return httpx.Response(200, json={"page": {"offset": skip, "limit": 2, "total": total},
+                                         "data": [{"id": skip}, {"id": skip + 1}]})
+
+    with client(handler) as c, pytest.raises(ContractError, match="total changed"):
+        c.catalog_listing("product", take=2)
+    assert len(calls) == 4
+    assert calls[0].url.params["filter['locationId']"] == "1001"
+
+
+def test_catalog_listing_recovers_when_the_restart_is_clean():
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        skip = int(request.url.params["skip"])
+        data = [{"id": 0}, {"id": 1}] if len(calls) == 2 else [{"id": skip}, {"id": skip + 1}]
+        return httpx.Response(200, json={"page": {"offset": skip, "limit": 2, "total": 4},
+                                         "data": data})
+
+    with client(handler) as c:
+        rows = c.catalog_listing("spot", take=2)
+    assert [r["id"] for r in rows] == [0, 1, 2, 3]
+
+
+def test_parse_retry_after():
+    now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    assert parse_retry_after("5") == 5
+    assert parse_retry_after("Sun, 22 Nov 2026 12:00:30 GMT", lambda: now) == 30
+    assert parse_retry_after("Sun, 22 Nov 2026 11:00:00 GMT", lambda: now) == 0
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None

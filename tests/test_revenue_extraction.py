@@ -1,0 +1,204 @@
+"""Revenue partitions in the lake: exact to the cent against the sandbox's own truth."""
+
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+import httpx
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import lake
+from pipeline.extract.revenue import load_revenue_partition
+from pipeline.pos_api.errors import ContractError
+from pipeline.sandbox.app import Faults, SandboxConfig
+from pipeline.sandbox.receipts import SandboxData, receipts_on
+from pipeline.sandbox.server import running_sandbox
+from pipeline.source import PosSource
+from tests.conftest import make_settings
+
+DAY = date(2026, 11, 20)
+TRUTH = SandboxData()
+
+
+def truth_turnover(location_id, day):
+    return sum((sum((i.net_amount * i.quantity for i in r.items), Decimal(0))
+                for r in receipts_on(location_id, day, TRUTH)
+                if r.payment_group.name == "Umsatzwirksam"
+                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")), Decimal(0))
+
+
+def lake_table(settings, table, location_id, day):
+    return lake.read_partition(settings.warehouse.lake_dir, table,
+                               {"location_id": location_id, "business_date": day.isoformat()})
+
+
+@pytest.mark.parametrize("location_id", [1001, 1002, 1003])
+def test_partition_matches_the_generator_to_the_cent(settings, location_id):
+    with PosSource(settings) as source:
+        part = load_revenue_partition(source, location_id, DAY)
+    truth = receipts_on(location_id, DAY, TRUTH)
+    receipts = lake_table(settings, "receipts", location_id, DAY)
+    items = lake_table(settings, "receipt_items", location_id, DAY)
+    payments = lake_table(settings, "payments", location_id, DAY)
+    sides = lake_table(settings, "item_side_dishes", location_id, DAY)
+    assert sorted(receipts["transaction_id"].to_pylist()) == sorted(
+        r.transaction_id for r in truth)
+    assert items.num_rows == sum(len(r.items) for r in truth)
+    assert payments.num_rows == sum(len(r.payments) for r in truth)
+    assert sides.num_rows == sum(len(i.side_dishes or []) for r in truth for i in r.items)
+    assert sum(payments["amount"].to_pylist()) == sum(p.amount for r in truth for p in r.payments)
+    lines = items.to_pylist()
+    assert sum(x["net_amount"] * x["quantity"] for x in lines) == sum(
+        i.net_amount * i.quantity for r in truth for i in r.items)
+    assert part.turnover_net == truth_turnover(location_id, DAY) > 0
+    assert pa.types.is_decimal(items.schema.field("net_amount").type)
+    assert pa.types.is_decimal(receipts.schema.field("total_amount").type)
+
+
+def test_fan_out_duplicates_are_dropped_and_counted(settings):
+    with PosSource(settings) as source:
+        part = load_revenue_partition(source, 1001, DAY)
+    assert part.duplicates_dropped["receipt_items"] > 0
+    assert part.duplicates_dropped["payments"] > 0
+    assert part.duplicates_dropped["item_side_dishes"] > 0
+
+
+def test_older_configuration_dedupes_on_item_id(settings):
+    with PosSource(settings) as source:
+        part = load_revenue_partition(source, 1003, DAY)
+    items = part.tables["receipt_items"]
+    assert items["unique_id"].null_count == items.num_rows
+    assert items["item_key"].to_pylist() == items["item_id"].to_pylist()
+    assert part.tables["item_side_dishes"].num_rows == 0
+    assert part.duplicates_dropped["receipt_items"] > 0
+
+
+def test_midnight_receipts_land_in_exactly_one_partition(settings):
+    days = [DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)]
+    with PosSource(settings) as source:
+        parts = [load_revenue_partition(source, 1001, d) for d in days]
+    ids = [t for p in parts for t in p.tables["receipts"]["transaction_id"].to_pylist()]
+    assert len(ids) == len(set(ids))
+    local = parts[1].tables["receipts"]["date_time_local"].to_pylist()
+    assert datetime(2026, 11, 20, 0, 0, 0) in local  # the Nullbeleg and the midnight payer
+    assert all(t.date() == DAY for t in local)
+    assert parts[1].outside_day > 0
+
+
+def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings):
+    day = date(2026, 10, 25)  # Vienna: 03:00 CEST -> 02:00 CET
+    with PosSource(settings) as source:
+        parts = [load_revenue_partition(source, 1002, d) for d in (day, day + timedelta(days=1))]
+    truth = receipts_on(1002, day, TRUTH) + receipts_on(1002, day + timedelta(days=1), TRUTH)
+    got = [t for p in parts for t in p.tables["receipts"]["transaction_id"].to_pylist()]
+    assert sorted(got) == sorted(r.transaction_id for r in truth)
+    rows = parts[0].tables["receipts"].to_pylist()
+    offsets = {(r["date_time_local"] - r["date_time_utc"].replace(tzinfo=None)) for r in rows}
+    assert offsets == {timedelta(hours=2), timedelta(hours=1)}
+    late = [r for r in rows if r["date_time_local"].hour >= 4]
+    assert all(r["date_time_local"] - r["date_time_utc"].replace(tzinfo=None)
+               == timedelta(hours=1) for r in late)
+
+
+def test_faults_are_recovered_with_identical_output(settings, tmp_path, sandbox_keys):
+    with PosSource(settings) as source:
+        clean = load_revenue_partition(source, 1002, DAY)
+    faults = Faults(rate_429=0.3, rate_5xx=0.2, retry_after_seconds=0)
+    with running_sandbox(SandboxConfig(faults=faults)) as url:
+        flaky_settings = make_settings(url, tmp_path / "flaky", page_size=60, max_attempts=20)
+        with PosSource(flaky_settings) as source:
+            flaky = load_revenue_partition(source, 1002, DAY)
+    assert flaky.stats.retries > 0
+    for name, table in clean.tables.items():
+        assert flaky.tables[name].equals(table), name
+
+
+def test_rerun_is_idempotent_and_leaves_no_temp_files(settings):
+    with PosSource(settings) as source:
+        first = load_revenue_partition(source, 1001, DAY)
+        before = {n: pq.read_table(p) for n, p in first.paths.items()}
+        second = load_revenue_partition(source, 1001, DAY)
+    for name, path in second.paths.items():
+        assert pq.read_table(path).equals(before[name])
+        assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
+
+
+def test_crash_mid_write_leaves_the_old_partition(settings, monkeypatch):
+    with PosSource(settings) as source:
+        old = load_revenue_partition(source, 1001, DAY)
+        old_tables = {n: pq.read_table(p) for n, p in old.paths.items()}
+        real_write = pq.write_table
+        written = []
+
+        def crash_on_third(table, where, **kwargs):
+            written.append(where)
+            if len(written) == 3:
+                raise OSError("disk full")
+            real_write(table, where, **kwargs)
+
+        monkeypatch.setattr(pq, "write_table", crash_on_third)
+        with pytest.raises(OSError, match="disk full"):
+            load_revenue_partition(source, 1001, DAY)
+    for name, path in old.paths.items():
+        assert pq.read_table(path).equals(old_tables[name])
+        assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
+
+
+def _mock_source(settings, pages):
+    """A source whose revenue report answers with the given receipt lists."""
+    import msgspec
+
+    def handler(request):
+        return httpx.Response(200, content=msgspec.json.encode(pages.pop(0) if pages else []))
+
+    return PosSource(settings, transport=httpx.MockTransport(handler))
+
+
+def _sandbox_rows(location_id=1001):
+    from pipeline.sandbox.receipts import wire_receipt
+    return [wire_receipt(r, True) for r in receipts_on(location_id, DAY, TRUTH)]
+
+
+@pytest.mark.parametrize(("break_it", "field"), [
+    (lambda r: r["items"][0].pop("netAmount"), "items.0.netAmount"),
+    (lambda r: r.update(dateTime="2026-13-45 25:00"), "dateTime"),
+    (lambda r: r["items"][0].update(quantity="lots"), "items.0.quantity"),
+    (lambda r: r.pop("paymentGroup"), "paymentGroup"),
+])
+def test_contract_breaks_name_location_date_and_field(settings, break_it, field):
+    rows = _sandbox_rows()
+    target = next(r for r in rows if r["items"] and r["transactionType"] == "Abrechnen")
+    break_it(target)
+    with _mock_source(settings, [rows]) as source, pytest.raises(ContractError) as err:
+        load_revenue_partition(source, 1001, DAY)
+    message = str(err.value)
+    assert "location 1001" in message and "2026-11-20" in message and field in message
+    assert not (settings.warehouse.lake_dir / "receipts").exists()
+
+
+def test_unknown_transaction_types_are_kept_and_counted(settings):
+    rows = _sandbox_rows()
+    rows[5]["transactionType"] = "Zauberbuchung"
+    with _mock_source(settings, [rows]) as source:
+        part = load_revenue_partition(source, 1001, DAY)
+    assert part.unknown_types == {"Zauberbuchung": 1}
+    assert "Zauberbuchung" in part.tables["receipts"]["transaction_type"].to_pylist()
+
+
+def test_decimal_strings_are_accepted_and_exact(settings):
+    rows = _sandbox_rows()
+    for r in rows:
+        for i in r["items"]:
+            i["netAmount"] = str(i["netAmount"])
+    with _mock_source(settings, [rows]) as source:
+        part = load_revenue_partition(source, 1001, DAY)
+    assert part.turnover_net == truth_turnover(1001, DAY)
+
+
+def test_the_api_key_never_reaches_the_lake(settings, sandbox_url):
+    with PosSource(settings) as source:
+        part = load_revenue_partition(source, 1001, DAY)
+    for path in part.paths.values():
+        assert b"sandbox-key-1001" not in path.read_bytes()
+
