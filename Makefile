@@ -25,6 +25,7 @@ sandbox: install
 
 dev: install
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/data/dagster_home}; mkdir -p $$DAGSTER_HOME; \
+	test -f $$DAGSTER_HOME/dagster.yaml || cp dagster.yaml $$DAGSTER_HOME/dagster.yaml; \
 	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml
 
 bench: install

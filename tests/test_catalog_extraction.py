@@ -1,0 +1,86 @@
+"""Catalog snapshots in the lake: complete, joinable, idempotent, strict about bad records."""
+
+from datetime import date
+
+import httpx
+import msgspec
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.extract.catalog import load_catalog_snapshot
+from pipeline.pos_api.errors import AuthError, ContractError
+from pipeline.sandbox import world
+from pipeline.source import PosSource
+
+SNAP = date(2026, 11, 22)
+
+
+@pytest.mark.parametrize("location_id", [1001, 1002, 1003])
+def test_snapshot_holds_the_whole_catalog(settings, location_id):
+    with PosSource(settings) as source:
+        snap = load_catalog_snapshot(source, location_id, SNAP)
+    products, categories = world.catalog(location_id)
+    counts = snap.row_counts
+    assert counts["products"] == len(products)
+    assert counts["product_categories"] == len(categories)
+    assert counts["spots"] == len(world.spots(location_id))
+    assert counts["product_category_memberships"] == sum(
+        len(p.product.product_group_external_ids) for p in products)
+    assert counts["product_localizations"] == sum(len(p.product.localizations) for p in products)
+    prices = dict(zip(snap.tables["products"]["product_id"].to_pylist(),
+                      snap.tables["products"]["pricing_default_price"].to_pylist(), strict=True))
+    assert prices == {p.product.id: p.product.pricing.default_price for p in products}
+    assert str(snap.paths["products"]).endswith(
+        f"products/location_id={location_id}/snapshot_date=2026-11-22/data.parquet")
+
+
+def test_every_membership_matches_a_category(settings):
+    with PosSource(settings) as source:
+        snap = load_catalog_snapshot(source, 1002, SNAP)
+    externals = set(snap.tables["product_categories"]["external_id"].to_pylist())
+    members = snap.tables["product_category_memberships"]["category_external_id"].to_pylist()
+    assert members and set(members) <= externals
+
+
+def test_unknown_spot_types_are_kept(settings):
+    with PosSource(settings) as source:
+        snap = load_catalog_snapshot(source, 1001, SNAP)
+    assert "DriveIn" in snap.tables["spots"]["type"].to_pylist()
+
+
+def test_paging_across_many_small_pages(settings):
+    with PosSource(settings) as source, source.client(1001) as client:
+        rows = client.catalog_listing("product", take=7)
+        assert client.stats.pages == -(-len(world.catalog(1001)[0]) // 7)
+    assert [r["id"] for r in rows] == [p.product.id for p in world.catalog(1001)[0]]
+
+
+def test_snapshot_is_idempotent(settings):
+    with PosSource(settings) as source:
+        first = load_catalog_snapshot(source, 1001, SNAP)
+        tables = {n: pq.read_table(p) for n, p in first.paths.items()}
+        second = load_catalog_snapshot(source, 1001, SNAP)
+    assert all(pq.read_table(p).equals(tables[n]) for n, p in second.paths.items())
+
+
+def test_wrong_key_fails_with_403_naming_the_location(settings, monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1002")
+    with PosSource(settings) as source, pytest.raises(AuthError) as err:
+        load_catalog_snapshot(source, 1001, SNAP)
+    assert "HTTP 403" in str(err.value) and "location 1001" in str(err.value)
+    assert "sandbox-key" not in str(err.value)
+
+
+def test_invalid_record_names_location_endpoint_record_and_field(settings):
+    def handler(request):
+        product = world.catalog(1001)[0][0].product.model_dump(mode="python", by_alias=True)
+        del product["pricing"]
+        body = {"page": {"offset": 0, "limit": 500, "total": 1}, "data": [product]}
+        return httpx.Response(200, content=msgspec.json.encode(body))
+
+    with PosSource(settings, transport=httpx.MockTransport(handler)) as source, \
+            pytest.raises(ContractError) as err:
+        load_catalog_snapshot(source, 1001, SNAP)
+    message = str(err.value)
+    assert "location 1001" in message and "product" in message and "pricing" in message
+    assert "record 1001001" in message

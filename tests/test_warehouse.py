@@ -1,0 +1,197 @@
+"""The warehouse: marts against independent Python totals, lineage, checks, atomic rebuilds."""
+
+import re
+import threading
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import lake
+from pipeline.checks import run_checks
+from pipeline.loader import run_load
+from pipeline.sandbox.receipts import SandboxData, receipts_on
+from pipeline.warehouse import build_order, build_warehouse, discover_models
+from tests.conftest import make_settings
+
+DAYS = [date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)]
+LOCATIONS = (1001, 1002, 1003)
+TRUTH = SandboxData()
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture(scope="module")
+def built(sandbox_url, tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    for loc in LOCATIONS:
+        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
+    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("wh") / "data")
+    report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None)
+    mp.undo()
+    assert report.ok, report.summary()
+    return settings
+
+
+def query(settings, sql):
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def truth_receipts():
+    return {(loc, day): receipts_on(loc, day, TRUTH) for loc in LOCATIONS for day in DAYS}
+
+
+def test_turnover_daily_equals_the_spec_rule_computed_in_python(built):
+    expected = {}
+    for (loc, day), receipts in truth_receipts().items():
+        kept = [r for r in receipts if r.payment_group.name == "Umsatzwirksam"
+                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")]
+        expected[(loc, day)] = (
+            len(kept),
+            sum((i.net_amount * i.quantity for r in kept for i in r.items), Decimal(0)),
+            sum((r.tip for r in kept), Decimal(0)),
+            sum((r.discount for r in kept), Decimal(0)),
+        )
+    rows = query(built, "select location_id, business_date, receipt_count, turnover_net, "
+                        "tip_amount, discount_amount from fct_turnover_daily")
+    assert {(r[0], r[1]): tuple(r[2:]) for r in rows} == expected
+
+
+def test_fact_tables_hold_each_distinct_line_and_payment_once(built):
+    truth = truth_receipts()
+    n_items = sum(len(r.items) for rs in truth.values() for r in rs)
+    n_payments = sum(len(r.payments) for rs in truth.values() for r in rs)
+    paid = sum((p.amount for rs in truth.values() for r in rs for p in r.payments), Decimal(0))
+    assert query(built, "select count(*) from fct_receipt_items")[0][0] == n_items
+    assert query(built, "select count(*), sum(amount) from fct_payments")[0] == (n_payments, paid)
+    assert query(built, "select count(*) from fct_receipts")[0][0] == sum(
+        len(rs) for rs in truth.values())
+
+
+def test_turnover_by_tax_rate_adds_up_to_the_daily_turnover(built):
+    by_rate = query(built, "select sum(net_amount), sum(gross_amount) from rpt_turnover_by_tax_rate")
+    daily = query(built, "select sum(turnover_net), sum(turnover_gross) from fct_turnover_daily")
+    assert by_rate == daily
+    rates = {r[0] for r in query(built, "select distinct tax_rate_percent from "
+                                        "rpt_turnover_by_tax_rate")}
+    assert {Decimal(10), Decimal(20)} <= rates <= {Decimal(10), Decimal(13), Decimal(20)}
+
+
+def test_reconciliation_balances_and_flags_differences(built, tmp_path):
+    assert query(built, "select count(*) from rpt_payment_reconciliation where has_difference"
+                 ) == [(0,)]
+    # Tamper with one payment in a copy of the lake: the report and the check must flag it.
+    lake_copy = tmp_path / "lake"
+    import shutil
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    part = {"location_id": 1001, "business_date": "2026-11-19"}
+    payments = lake.read_partition(lake_copy, "payments", part).to_pylist()
+    payments[0]["amount"] += Decimal("5.00")
+    from pipeline.extract.schemas import PAYMENTS
+    lake.write_partitions(lake_copy, {"payments": pa.Table.from_pylist(payments, PAYMENTS)}, part)
+    outcomes = []
+    result = build_warehouse(lake_copy, tmp_path / "wh.duckdb",
+                             on_built=lambda con: outcomes.extend(run_checks(con)))
+    with duckdb.connect(str(result.path), read_only=True) as con:
+        flagged = con.execute("select distinct location_id, business_date from "
+                              "rpt_payment_reconciliation where has_difference").fetchall()
+    assert flagged == [(1001, date(2026, 11, 19))]
+    failed = {o.check.name for o in outcomes if not o.passed}
+    assert failed == {"payments_settle_total"}
+
+
+def test_all_data_checks_pass_on_sandbox_data(built):
+    with duckdb.connect(str(built.warehouse.warehouse_path), read_only=True) as con:
+        outcomes = run_checks(con)
+    assert outcomes and all(o.passed for o in outcomes), [
+        (o.check.name, o.sample) for o in outcomes if not o.passed]
+
+
+def test_unmatched_items_are_the_voucher_sales(built):
+    names = {r[0] for r in query(built, "select product_name from rpt_unmatched_items")}
+    assert names and all(n.startswith("Gutschein") for n in names)
+
+
+def test_dimensions_hold_the_latest_snapshot_and_history_keeps_all(built, tmp_path):
+    import shutil
+    lake_copy = tmp_path / "lake"
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    for table in ("products", "product_category_memberships"):
+        for old in (lake_copy / table).glob("location_id=*/snapshot_date=*"):
+            older = old.parent / "snapshot_date=2020-01-01"
+            shutil.copytree(old, older)
+            if table == "products":  # the older snapshot had one product more
+                rows = pq.read_table(older / "data.parquet").to_pylist()
+                rows.append({**rows[0], "product_id": 999999})
+                pq.write_table(pa.Table.from_pylist(rows, pq.read_schema(
+                    older / "data.parquet")), older / "data.parquet")
+    result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
+    current = query(built, "select count(*) from dim_products")[0][0]
+    assert result.row_counts["dim_products"] == current
+    assert result.row_counts["dim_products_history"] == 2 * current + len(LOCATIONS)
+
+
+def test_dependencies_are_parsed_from_sql_and_ordered():
+    models = discover_models()
+    order = build_order(models)
+    assert models["fct_turnover_daily"].model_deps == {"fct_receipts"}
+    assert models["stg_pos__receipts"].lake_deps == {"receipts"}
+    for name, model in models.items():
+        assert all(order.index(dep) < order.index(name) for dep in model.model_deps)
+    assert {m.stage for m in models.values()} == {"staging", "marts", "reports"}
+
+
+def test_every_mart_and_report_carries_location_id(built):
+    for name, model in discover_models().items():
+        if model.stage != "staging":
+            cols = [r[0] for r in query(built, f"describe {name}")]
+            assert "location_id" in cols, name
+
+
+def test_reader_keeps_a_consistent_warehouse_during_a_rebuild(built):
+    path = built.warehouse.warehouse_path
+    reader = duckdb.connect(str(path), read_only=True)
+    before = reader.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
+    errors = []
+
+    def rebuild():
+        try:
+            build_warehouse(built.warehouse.lake_dir, path)
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=rebuild) for _ in range(2)]
+    for t in threads:
+        t.start()
+    during = [reader.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
+              for _ in range(20)]
+    for t in threads:
+        t.join()
+    assert not errors
+    assert set(during) == {before}
+    reader.close()
+    assert query(built, "select sum(turnover_net) from fct_turnover_daily")[0] == before
+    assert not list(path.parent.glob(".*.building*"))
+
+
+def test_readme_queries_run_on_the_warehouse(built):
+    text = README.read_text(encoding="utf-8")
+    queries = re.findall(r"```sql\n(.*?)```", text, flags=re.S)
+    assert len(queries) >= 4
+    for sql in queries:
+        assert query(built, sql), sql
+
+
+def test_staging_dedupes_a_partition_copied_twice(built, tmp_path):
+    import shutil
+    lake_copy = tmp_path / "lake"
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    folder = lake_copy / "receipts" / "location_id=1001" / "business_date=2026-11-19"
+    (folder / "older-copy.parquet").write_bytes((folder / "data.parquet").read_bytes())
+    result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
+    expected = query(built, "select count(*) from fct_receipts")[0][0]
+    assert result.row_counts["fct_receipts"] == expected
