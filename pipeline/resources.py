@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import dagster as dg
 from pydantic import PrivateAttr
@@ -26,6 +27,7 @@ class PosApiResource(dg.ConfigurableResource):
     def load(self) -> Settings:
         return load_settings(self.config_path)
 
+    @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[PosApiResource]:
         with PosSource(self.load()) as source:
             self._source = source

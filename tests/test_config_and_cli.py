@@ -1,0 +1,131 @@
+"""The config file contract, the `pos-etl load` command and the demo, end to end."""
+
+from datetime import date, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.cli import main
+from pipeline.demo import run_demo
+from pipeline.settings import ConfigError, load_settings
+
+GOOD = """
+[source]
+base_url = "{url}"
+
+[warehouse]
+data_dir = "out"
+
+[[locations]]
+id = 1001
+short_code = "VIE01"
+timezone = "Europe/Vienna"
+api_key_env = "POS_KEY_VIE01"
+
+[[locations]]
+id = 1003
+short_code = "GRZ01"
+api_key_env = "POS_KEY_GRZ01"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "pos.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_config_file_is_read_with_data_dir_relative_to_it(tmp_path):
+    settings = load_settings(write(tmp_path, GOOD.format(url="https://pos.example.com/")))
+    assert settings.source.base_url == "https://pos.example.com"
+    assert settings.warehouse.data_dir == tmp_path / "out"
+    assert [loc.id for loc in settings.locations] == [1001, 1003]
+    assert settings.locations[1].timezone == "Europe/Vienna"
+
+
+def test_every_problem_is_reported_at_once_with_its_key_path(tmp_path):
+    bad = """
+[source]
+base_url = "ftp://pos"
+page_size = 0
+
+[[locations]]
+id = 1001
+short_code = "VIE01"
+timezone = "Mars/Olympus"
+api_key_env = "POS KEY"
+
+[[locations]]
+short_code = "X"
+api_key_env = "K"
+"""
+    with pytest.raises(ConfigError) as err:
+        load_settings(write(tmp_path, bad))
+    message = str(err.value)
+    for where in ("source.base_url", "source.page_size", "locations.0.timezone",
+                  "locations.0.api_key_env", "locations.1.id"):
+        assert where in message, where
+
+
+def test_missing_key_variable_is_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("POS_KEY_VIE01", raising=False)
+    monkeypatch.setenv("POS_KEY_GRZ01", "x")
+    settings = load_settings(write(tmp_path, GOOD.format(url="https://pos.example.com")))
+    with pytest.raises(ConfigError, match="POS_KEY_VIE01") as err:
+        settings.require_keys()
+    assert "location 1001" in str(err.value) and "GRZ01" not in str(err.value)
+
+
+def test_no_config_means_the_sandbox(monkeypatch):
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    settings = load_settings()
+    assert settings.uses_sandbox and [loc.id for loc in settings.locations] == [1001, 1002, 1003]
+
+
+def test_load_command_exits_non_zero_naming_the_failed_partition(sandbox_url, tmp_path,
+                                                                 monkeypatch, capsys):
+    monkeypatch.setenv("POS_KEY_VIE01", "sandbox-key-1001")
+    monkeypatch.setenv("POS_KEY_GRZ01", "sandbox-key-1002")  # wrong location's key
+    config = write(tmp_path, GOOD.format(url=sandbox_url))
+    code = main(["load", "--config", str(config), "--start", "2026-11-19", "--end",
+                 "2026-11-20", "--no-models"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert "FAILED 1003 2026-11-19" in out.out and "FAILED 1003 2026-11-20" in out.out
+    assert "HTTP 403" in out.out and "sandbox-key" not in out.out + out.err
+    assert "2 loaded, 2 failed" in out.out
+    assert (tmp_path / "out/lake/receipts/location_id=1001/business_date=2026-11-20").exists()
+    assert not (tmp_path / "out/lake/receipts/location_id=1003").exists()
+
+
+def test_load_command_only_the_named_location(sandbox_url, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("POS_KEY_VIE01", "sandbox-key-1001")
+    config = write(tmp_path, GOOD.format(url=sandbox_url))
+    code = main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
+                 "2026-11-20", "--location", "1001"])
+    assert code == 0, capsys.readouterr()
+    with duckdb.connect(str(tmp_path / "out/warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("select distinct location_id from fct_turnover_daily").fetchall() \
+            == [(1001,)]
+
+
+def test_config_errors_exit_2(tmp_path, capsys):
+    assert main(["load", "--config", str(tmp_path / "nope.toml"), "--start", "2026-11-20",
+                 "--end", "2026-11-20"]) == 2
+    assert "config file not found" in capsys.readouterr().err
+
+
+def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    code = run_demo(tmp_path / "data", days=2, today=date(2026, 11, 22))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "result: OK" in out and "balanced" in out and "make dev" in out
+    yesterday = (date(2026, 11, 22) - timedelta(days=1)).isoformat()
+    with duckdb.connect(str(tmp_path / "data/warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute("select location_id, count(*) from fct_turnover_daily group by 1 "
+                           "order by 1").fetchall()
+        assert rows == [(1001, 2), (1002, 2), (1003, 2)]
+        assert con.execute("select max(business_date) from fct_turnover_daily").fetchone()[0] \
+            .isoformat() == yesterday
