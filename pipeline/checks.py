@@ -28,7 +28,7 @@ def _unique(model: str, *keys: str) -> DataCheck:
 
 def _not_null(model: str, *keys: str) -> DataCheck:
     cond = " or ".join(f"{k} is null" for k in keys)
-    return DataCheck(f"not_null_keys", model, f"{', '.join(keys)} are never null in {model}",
+    return DataCheck("not_null_keys", model, f"{', '.join(keys)} are never null in {model}",
                      f"select * from {model} where {cond}")
 
 

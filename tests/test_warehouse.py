@@ -73,7 +73,8 @@ def test_fact_tables_hold_each_distinct_line_and_payment_once(built):
 
 
 def test_turnover_by_tax_rate_adds_up_to_the_daily_turnover(built):
-    by_rate = query(built, "select sum(net_amount), sum(gross_amount) from rpt_turnover_by_tax_rate")
+    by_rate = query(built, "select sum(net_amount), sum(gross_amount) "
+                           "from rpt_turnover_by_tax_rate")
     daily = query(built, "select sum(turnover_net), sum(turnover_gross) from fct_turnover_daily")
     assert by_rate == daily
     rates = {r[0] for r in query(built, "select distinct tax_rate_percent from "

@@ -104,8 +104,8 @@ def _validate(rows: list[dict], model: type[BaseModel], where: str) -> list:
             first = exc.errors(include_url=False)[0]
             path = ".".join(str(p) for p in first["loc"])
             ident = row.get("id") if isinstance(row, dict) else None
-            raise ContractError(f"{where}: record {ident if ident is not None else '#' + str(index)}"
-                                f": field {path}: {first['msg']}") from None
+            name = ident if ident is not None else f"#{index}"
+            raise ContractError(f"{where}: record {name}: field {path}: {first['msg']}") from None
     return records
 
 

@@ -7,34 +7,45 @@ spec is asked which field is wrong, so the error names location, date and field.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from itertools import repeat
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import ValidationError
 
 from pipeline.extract import schemas
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
-from pipeline.pos_api.timestamps import local_to_utc, parse_pos_datetime, to_local_wall_clock
+from pipeline.pos_api.timestamps import (
+    POS_FORMAT,
+    format_pos_datetime,
+    parse_pos_datetime,
+    to_local_wall_clock,
+)
 
 ORDER_MANAGER = "BestellmanagerBestellung"
-KNOWN_TRANSACTION_TYPES = frozenset(
-    """Bonieren Verschieben Abrechnen Stornieren RechnungZurückholen DebitBonieren ARAusstellen
-    ARPreview ARNachdruck ARNachdruckOriginal Tagesabschluss TagesabschlussPreview
-    Kellnerabschlag KellnerabschlagPreview KellnerabschlagUndo Kelleruebergabe Startbeleg
-    Schlussbeleg Nullbeleg Monatsbeleg JahresBeleg Nacherfassungssammelbeleg TischOeffnen
-    TischSchliessen GaesteanzahlAendern GaesteanzahlKorrigieren WarenkorbErstellen
-    WarenkorbUpdate WarenkorbVerwerfen DatenExport UndoDatenExport Kassabuch Bargeldzählung
-    TerminalKassenschnitt Lieferantabschlag LieferantabschlagVorschau Ansehen Information
-    SchankanlageQrCode AbrechnenNachdruck""".split()
-) | {"Abrechnen HSK", "Abrechnen AR"} | {
+KNOWN_TRANSACTION_TYPES = frozenset({
+    "Bonieren", "Verschieben", "Abrechnen", "Stornieren", "RechnungZurückholen",
+    "DebitBonieren", "ARAusstellen", "ARPreview", "ARNachdruck", "ARNachdruckOriginal",
+    "Tagesabschluss", "TagesabschlussPreview", "Kellnerabschlag", "KellnerabschlagPreview",
+    "KellnerabschlagUndo", "Kelleruebergabe", "Startbeleg", "Schlussbeleg", "Nullbeleg",
+    "Monatsbeleg", "JahresBeleg", "Nacherfassungssammelbeleg", "TischOeffnen",
+    "TischSchliessen", "GaesteanzahlAendern", "GaesteanzahlKorrigieren", "WarenkorbErstellen",
+    "WarenkorbUpdate", "WarenkorbVerwerfen", "DatenExport", "UndoDatenExport", "Kassabuch",
+    "Bargeldzählung", "TerminalKassenschnitt", "Lieferantabschlag",
+    "LieferantabschlagVorschau", "Ansehen", "Information", "SchankanlageQrCode",
+    "AbrechnenNachdruck",
+}) | {"Abrechnen HSK", "Abrechnen AR"} | {
     ORDER_MANAGER + s for s in ("", "NextState", "SetFinaleState", "Undo", "Stornieren",
                                 "Verschieben", "NaechsterGang", "Statistik")}
 TURNOVER_GROUP = "Umsatzwirksam"
@@ -72,40 +83,95 @@ def request_window(day: date, tz: ZoneInfo, margin: timedelta) -> tuple[datetime
     return start - margin, end.replace(tzinfo=tz) + margin
 
 
-def _decimal(value) -> Decimal | int:
-    """A money value as sent: JSON number (Decimal/int) or a numeric string."""
-    t = type(value)
-    if t is Decimal or t is int:
-        return value
-    if t is str:
-        try:
-            return Decimal(value)
-        except InvalidOperation:
-            raise ValueError(f"not a decimal: {value!r}") from None
-    if value is None:
-        return None
+def _text_numbers(values: list) -> pa.Array:
+    """Decimal values as the exact text Arrow casts from (JSON numbers arrive as text)."""
+    try:
+        return pa.array(values, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (and Decimals) among the text
+        return pa.array([v if v.__class__ is str or v is None else str(v)
+                         if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
+                        pa.string())
+
+
+_NUMERIC = (int, Decimal)
+
+
+def _not_a_number(value):
     raise ValueError(f"not a decimal: {value!r}")
 
 
-class _Columns:
-    """Column lists of one table, filled row by row."""
+def _column(name: str, values: list, type_: pa.DataType, required: bool = False) -> pa.Array:
+    """One Arrow column; decimals are cast from their text, so nothing passes through float."""
+    try:
+        if isinstance(values, pa.Array):
+            array = values if values.type == type_ else values.cast(type_)
+        elif pa.types.is_decimal(type_):
+            array = _text_numbers(values).cast(type_)
+        else:
+            array = pa.array(values, type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        raise ValueError(f"field {name}: {exc}") from None
+    if required and array.null_count:
+        raise ValueError(f"field {name} is null")
+    return array
 
-    def __init__(self, schema: pa.Schema):
-        self.schema = schema
-        self.names = schema.names
-        self.data: dict[str, list] = {n: [] for n in self.names}
 
-    def table(self, where: str) -> pa.Table:
-        arrays = []
-        for f in self.schema:
-            values = self.data[f.name]
-            try:
-                arrays.append(pa.array(values, type=f.type))
-            except pa.ArrowTypeError:
-                arrays.append(pa.array([_decimal(v) for v in values], type=f.type))
-            except pa.ArrowInvalid as exc:
-                raise ValueError(f"{where}: field {f.name}: {exc}") from None
-        return pa.Table.from_arrays(arrays, schema=self.schema)
+def _get(rows: list[dict], key: str) -> list:
+    """``row.get(key)`` of every row (``map`` keeps the loop in C)."""
+    return list(map(dict.get, rows, repeat(key)))
+
+
+def _require(rows: list[dict], key: str) -> list:
+    """``row[key]`` of every row; a missing key raises ``KeyError``."""
+    return list(map(dict.__getitem__, rows, repeat(key)))
+
+
+def _sub(objects: list, key: str) -> list:
+    """``obj.get(key)`` of every nested object, None where the object is null."""
+    if None in objects:
+        return [o.get(key) if o else None for o in objects]
+    return list(map(dict.get, objects, repeat(key)))
+
+
+def _table(schema: pa.Schema, columns: dict[str, list]) -> pa.Table:
+    arrays = [_column(f.name, columns[f.name], f.type, required=not f.nullable) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _timestamps(stamps: list[str], tz: ZoneInfo) -> tuple[pa.Array, pa.Array]:
+    """Local wall-clock and UTC timestamps from ``dd.MM.yyyy HH:mm:ss`` strings.
+
+    In the autumn hour that occurs twice the first occurrence is taken; a time inside
+    the spring gap (no clock shows it) is read as the last instant before the gap.
+    """
+    local = pc.strptime(pa.array(stamps, pa.string()), format=POS_FORMAT, unit="s",
+                        error_is_null=False)
+    utc = pc.assume_timezone(local, tz.key, ambiguous="earliest", nonexistent="earliest")
+    return local, utc.cast(schemas.UTC_TS)
+
+
+def _pos_stamp(value, tz: ZoneInfo) -> str:
+    """A timestamp in the served form; ISO 8601 values are converted to local wall clock."""
+    if value.__class__ is str and len(value) == 19 and value[2] == "." and value[5] == ".":
+        return value
+    return format_pos_datetime(to_local_wall_clock(parse_pos_datetime(value), tz))
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cycle collector while a partition's JSON is decoded and flattened.
+
+    Decoded JSON holds no reference cycles, but its many new containers trigger full
+    collections that scan everything alive; pausing them doubles decode speed. Only the
+    caller that found the collector on switches it back on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def flatten_receipts(
@@ -115,183 +181,261 @@ def flatten_receipts(
 
     Receipts are kept when their local ``dateTime`` falls on ``business_date`` and are
     deduplicated on transactionId; item lines on (transactionId, uniqueId or id); side
-    dishes on uniqueId (or id) within their item; payments on payment id.
+    dishes on uniqueId (or id) within their item; payments on payment id within their
+    receipt. Money and quantities may arrive as JSON numbers (text or Decimal) or numeric
+    strings; they are cast to DECIMAL from their text.
     """
     where = f"location {location_id}, business date {business_date.isoformat()}"
     part = RevenuePartition(location_id, business_date, {})
-    receipts = _Columns(schemas.RECEIPTS)
-    items = _Columns(schemas.RECEIPT_ITEMS)
-    sides = _Columns(schemas.ITEM_SIDE_DISHES)
-    payments = _Columns(schemas.PAYMENTS)
-    R, I, S, P = receipts.data, items.data, sides.data, payments.data
-    seen_receipts: set[str] = set()
-    dropped = part.duplicates_dropped
-    turnover = Decimal(0)
-    for page in pages:
-        for index, r in enumerate(page):
-            part.receipts_seen += 1
-            try:
-                txn = r["transactionId"]
-                local = parse_pos_datetime(r["dateTime"])
-                if local.tzinfo is not None:
-                    local = to_local_wall_clock(local, tz)
-                if local.date() != business_date:
-                    part.outside_day += 1
-                    continue
-                if txn in seen_receipts:
-                    dropped["receipts"] += 1
-                    continue
-                if not isinstance(txn, str) or not txn:
-                    raise ValueError("transactionId must be a non-empty string")
-                seen_receipts.add(txn)
-                ttype = r["transactionType"]
-                if ttype not in KNOWN_TRANSACTION_TYPES:
-                    part.unknown_types[ttype] += 1
-                group = r["paymentGroup"]
-                counts_for_turnover = ttype in TURNOVER_TYPES and group["name"] == TURNOVER_GROUP
-                _receipt_row(R, r, location_id, business_date, txn, ttype, local, tz, group)
-                receipt_net = _item_rows(I, S, r, location_id, business_date, txn, dropped)
-                if counts_for_turnover:
-                    turnover += receipt_net
-                seen_payments: set[str] = set()
-                for pay in r["payments"] or ():
-                    pid = pay["id"]
-                    if pid in seen_payments:
-                        dropped["payments"] += 1
-                        continue
-                    seen_payments.add(pid)
-                    ptype = pay["paymentType"]
-                    P["location_id"].append(location_id)
-                    P["business_date"].append(business_date)
-                    P["transaction_id"].append(txn)
-                    P["payment_id"].append(pid)
-                    P["amount"].append(_decimal(pay["amount"]))
-                    P["payment_type_id"].append(ptype.get("id"))
-                    P["payment_type_nr"].append(ptype.get("nr"))
-                    P["payment_type_name"].append(ptype.get("name"))
-                    P["fibu_account_nr"].append(pay.get("fibuAccountNr"))
-            except (KeyError, TypeError, ValueError, AttributeError, InvalidOperation) as exc:
-                raise ContractError(f"{where}: {_explain(r, index, exc)}",
-                                    location_id=location_id) from None
-    part.turnover_net = turnover
+    seen_pages: list[list[dict]] = []
     try:
-        part.tables = {
-            "receipts": receipts.table(where),
-            "receipt_items": items.table(where),
-            "item_side_dishes": sides.table(where),
-            "payments": payments.table(where),
-        }
-    except ValueError as exc:
-        raise ContractError(str(exc), location_id=location_id) from None
+        with _gc_paused():
+            rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz)
+            part.tables = _build_tables(rows, location_id, business_date, tz)
+            part.turnover_net = _turnover(part.tables["receipt_items"], rows.item_revenue)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
+                            location_id=location_id) from None
     return part
 
 
-def _receipt_row(R, r, location_id, business_date, txn, ttype, local, tz, group) -> None:
-    business, loc, staff = r["business"] or {}, r["location"] or {}, r["staff"] or {}
-    table, area, customer = r["table"] or {}, r["area"] or {}, r.get("customer") or {}
-    R["location_id"].append(location_id)
-    R["business_date"].append(business_date)
-    R["transaction_id"].append(txn)
-    R["transaction_type"].append(ttype)
-    R["receipt_type"].append(r.get("receiptType"))
-    R["total_amount"].append(_decimal(r["totalAmount"]))
-    R["tip"].append(_decimal(r.get("tip")))
-    R["discount"].append(_decimal(r.get("discount")))
-    R["date_time_local"].append(local)
-    R["date_time_utc"].append(local_to_utc(local, tz))
-    R["business_id"].append(business.get("id"))
-    R["business_name"].append(business.get("name"))
-    R["resolved_location_id"].append(loc.get("id"))
-    R["resolved_location_name"].append(loc.get("name"))
-    R["staff_id"].append(staff.get("id"))
-    R["staff_number"].append(staff.get("number"))
-    R["staff_name"].append(staff.get("name"))
-    R["table_id"].append(table.get("id"))
-    R["table_number"].append(table.get("number"))
-    R["table_name"].append(table.get("name"))
-    R["area_id"].append(area.get("id"))
-    R["area_number"].append(area.get("number"))
-    R["area_name"].append(area.get("name"))
-    R["customer_id"].append(customer.get("id"))
-    R["customer_number"].append(customer.get("number"))
-    R["customer_name"].append(customer.get("name"))
-    R["payment_group_id"].append(group.get("id"))
-    R["payment_group_name"].append(group.get("name"))
-    R["guest_count"].append(r.get("guestCount") or 0)
+@dataclass
+class _Rows:
+    receipts: list[dict] = field(default_factory=list)
+    stamps: list[str] = field(default_factory=list)
+    items: list[dict] = field(default_factory=list)
+    item_txn: list[str] = field(default_factory=list)
+    item_key: list[str] = field(default_factory=list)
+    item_line: list[int] = field(default_factory=list)
+    item_revenue: list[bool] = field(default_factory=list)
+    sides: list[dict] = field(default_factory=list)
+    side_txn: list[str] = field(default_factory=list)
+    side_item: list[str] = field(default_factory=list)
+    side_key: list[str] = field(default_factory=list)
+    payments: list[dict] = field(default_factory=list)
+    payment_txn: list[str] = field(default_factory=list)
 
 
-def _item_rows(I, S, r, location_id, business_date, txn, dropped) -> Decimal:
-    """Append the receipt's distinct item lines and side dishes; return sum(net * quantity)."""
-    seen: set[str] = set()
-    receipt_net = Decimal(0)
-    for item in r["items"] or ():
-        key = item.get("uniqueId") or item["id"]
-        if key in seen:
-            dropped["receipt_items"] += 1
-            continue
-        seen.add(key)
-        net, qty = _decimal(item["netAmount"]), _decimal(item["quantity"])
-        receipt_net += net * qty
-        tax, cat = item.get("tax") or {}, item.get("category") or {}
-        book = item.get("bookDate")
-        I["location_id"].append(location_id)
-        I["business_date"].append(business_date)
-        I["transaction_id"].append(txn)
-        I["item_key"].append(key)
-        I["line_number"].append(len(seen))
-        I["item_id"].append(item["id"])
-        I["unique_id"].append(item.get("uniqueId"))
-        I["external_id"].append(item.get("externalId"))
-        I["product_number"].append(item.get("number"))
-        I["name"].append(item.get("name"))
-        I["book_date_local"].append(parse_pos_datetime(book) if book else None)
-        I["gross_amount"].append(_decimal(item["grossAmount"]))
-        I["net_amount"].append(net)
-        I["purchase_price"].append(_decimal(item.get("purchasePrice")))
-        I["quantity"].append(qty)
-        I["course"].append(item.get("course"))
-        I["tax_id"].append(tax.get("id"))
-        I["tax_rate_percent"].append(_decimal(tax.get("value")))
-        I["tax_name"].append(tax.get("name"))
-        I["category_id"].append(cat.get("id"))
-        I["category_number"].append(cat.get("number"))
-        I["category_name"].append(cat.get("name"))
-        side_seen: set[str] = set()
-        for side in item.get("sideDishes") or ():
-            side_key = side.get("uniqueId") or side["id"]
-            if side_key in side_seen:
-                dropped["item_side_dishes"] += 1
+def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
+                       tz: ZoneInfo) -> _Rows:
+    """One pass over the receipts: keep the day's, drop repeats at every level."""
+    day_prefix = business_date.strftime("%d.%m.%Y")
+    out = _Rows()
+    seen: set = set()
+    dropped = part.duplicates_dropped
+    keep_receipt, keep_stamp = out.receipts.append, out.stamps.append
+    keep_item, item_txn, item_key = out.items.append, out.item_txn.append, out.item_key.append
+    item_line, item_revenue = out.item_line.append, out.item_revenue.append
+    keep_side, side_txn = out.sides.append, out.side_txn.append
+    side_item, side_key_of = out.side_item.append, out.side_key.append
+    keep_payment, payment_txn = out.payments.append, out.payment_txn.append
+    for page in pages:
+        seen_pages.append(page)
+        part.receipts_seen += len(page)
+        for r in page:
+            stamp = r["dateTime"]
+            if not (stamp.__class__ is str and len(stamp) == 19 and stamp[2] == "."):
+                stamp = _pos_stamp(stamp, tz)
+            if stamp[:10] != day_prefix:
+                part.outside_day += 1
                 continue
-            side_seen.add(side_key)
-            S["location_id"].append(location_id)
-            S["business_date"].append(business_date)
-            S["transaction_id"].append(txn)
-            S["item_key"].append(key)
-            S["side_dish_key"].append(side_key)
-            S["side_dish_id"].append(side.get("id"))
-            S["unique_id"].append(side.get("uniqueId"))
-            S["product_number"].append(side.get("number"))
-            S["name"].append(side.get("name"))
-            S["gross_amount"].append(_decimal(side.get("grossAmount")))
-            S["net_amount"].append(_decimal(side.get("netAmount")))
-            S["quantity"].append(_decimal(side.get("quantity")))
-    return receipt_net
+            txn = r["transactionId"]
+            if txn in seen:
+                dropped["receipts"] += 1
+                continue
+            seen.add(txn)
+            keep_receipt(r)
+            keep_stamp(stamp)
+            ttype = r["transactionType"]
+            if ttype not in KNOWN_TRANSACTION_TYPES:
+                part.unknown_types[ttype] += 1
+            group_name = r["paymentGroup"]["name"]
+            lines = r["items"]
+            if lines:
+                revenue = ttype in TURNOVER_TYPES and group_name == TURNOVER_GROUP
+                keys: set = set()
+                for item in lines:
+                    key = item.get("uniqueId") or item["id"]
+                    if key in keys:
+                        dropped["receipt_items"] += 1
+                        continue
+                    keys.add(key)
+                    keep_item(item)
+                    item_txn(txn)
+                    item_key(key)
+                    item_line(len(keys))
+                    item_revenue(revenue)
+                    side_dishes = item.get("sideDishes")
+                    if side_dishes:
+                        side_keys: set = set()
+                        for side in side_dishes:
+                            side_key = side.get("uniqueId") or side["id"]
+                            if side_key in side_keys:
+                                dropped["item_side_dishes"] += 1
+                                continue
+                            side_keys.add(side_key)
+                            keep_side(side)
+                            side_txn(txn)
+                            side_item(key)
+                            side_key_of(side_key)
+            payments = r["payments"]
+            if payments:
+                payment_ids: set = set()
+                for payment in payments:
+                    pid = payment["id"]
+                    if pid in payment_ids:
+                        dropped["payments"] += 1
+                        continue
+                    payment_ids.add(pid)
+                    keep_payment(payment)
+                    payment_txn(txn)
+    return out
 
 
-def _explain(receipt, index: int, exc: Exception) -> str:
-    """Name the receipt and the field that breaks the contract, asking the spec's model."""
-    txn = receipt.get("transactionId") if isinstance(receipt, dict) else None
-    who = f"receipt {txn}" if txn else f"receipt #{index} of its page"
-    if not isinstance(receipt, dict):
-        return f"{who}: expected an object, got {type(receipt).__name__}"
+S, I32 = pa.string(), pa.int32()
+_REF = pa.struct([("id", S), ("number", I32), ("name", S)])
+# Non-decimal fields are converted by Arrow straight from the decoded dicts (extra keys
+# ignored, missing ones null); decimals go through ``_text_numbers``. Lake column ->
+# path in the wire object.
+_RECEIPT_STRUCT = pa.struct([
+    ("transactionType", S), ("receiptType", S), ("guestCount", I32),
+    ("business", _REF), ("location", _REF), ("staff", _REF), ("table", _REF),
+    ("area", _REF), ("customer", _REF), ("paymentGroup", pa.struct([("id", I32), ("name", S)])),
+])
+_RECEIPT_FIELDS = {
+    "transaction_type": "transactionType", "receipt_type": "receiptType",
+    "business_id": "business.id", "business_name": "business.name",
+    "resolved_location_id": "location.id", "resolved_location_name": "location.name",
+    "staff_id": "staff.id", "staff_number": "staff.number", "staff_name": "staff.name",
+    "table_id": "table.id", "table_number": "table.number", "table_name": "table.name",
+    "area_id": "area.id", "area_number": "area.number", "area_name": "area.name",
+    "customer_id": "customer.id", "customer_number": "customer.number",
+    "customer_name": "customer.name",
+    "payment_group_id": "paymentGroup.id", "payment_group_name": "paymentGroup.name",
+    "guest_count": "guestCount",
+}
+_ITEM_STRUCT = pa.struct([
+    ("id", S), ("number", I32), ("name", S), ("uniqueId", S), ("externalId", S),
+    ("course", I32), ("tax", pa.struct([("id", S), ("name", S)])), ("category", _REF),
+])
+_ITEM_FIELDS = {
+    "item_id": "id", "unique_id": "uniqueId", "external_id": "externalId",
+    "product_number": "number", "name": "name", "course": "course",
+    "tax_id": "tax.id", "tax_name": "tax.name", "category_id": "category.id",
+    "category_number": "category.number", "category_name": "category.name",
+}
+_SIDE_STRUCT = pa.struct([("id", S), ("uniqueId", S), ("number", I32), ("name", S)])
+_SIDE_FIELDS = {"side_dish_id": "id", "unique_id": "uniqueId", "product_number": "number",
+                "name": "name"}
+_PAYMENT_STRUCT = pa.struct([
+    ("id", S), ("fibuAccountNr", S),
+    ("paymentType", pa.struct([("id", I32), ("nr", I32), ("name", S)])),
+])
+_PAYMENT_FIELDS = {"payment_id": "id", "fibu_account_nr": "fibuAccountNr",
+                   "payment_type_id": "paymentType.id", "payment_type_nr": "paymentType.nr",
+                   "payment_type_name": "paymentType.name"}
+
+
+def _struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, str],
+                    what: str) -> dict[str, pa.Array]:
+    """Columns taken out of the wire objects by Arrow, one C++ pass for all of them."""
     try:
-        models.Receipt.model_validate(receipt)
-    except ValidationError as err:
-        first = err.errors(include_url=False)[0]
-        path = ".".join(str(p) for p in first["loc"])
-        return f"{who}: field {path}: {first['msg']}"
-    detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-    return f"{who}: {detail}"
+        array = pa.array(rows, struct)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    children: dict[str, pa.Array] = {}
+
+    def walk(prefix: str, parent: pa.StructArray) -> None:
+        # flatten() merges the parent's nulls into each child, at every level
+        for child_type, child in zip(parent.type, parent.flatten(), strict=True):
+            name = prefix + child_type.name
+            if pa.types.is_struct(child_type.type):
+                walk(name + ".", child)
+            else:
+                children[name] = child
+
+    walk("", array)
+    return {col: children[path] for col, path in fields.items()}
+
+
+def _build_tables(rows: _Rows, location_id: int, business_date: date,
+                  tz: ZoneInfo) -> dict[str, pa.Table]:
+    def keys(n: int, txns: list[str]) -> dict[str, list]:
+        return {"location_id": [location_id] * n, "business_date": [business_date] * n,
+                "transaction_id": txns}
+
+    rec = rows.receipts
+    local, utc = _timestamps(rows.stamps, tz)
+    receipt_cols = _struct_columns(rec, _RECEIPT_STRUCT, _RECEIPT_FIELDS, "receipt")
+    receipt_cols["guest_count"] = pc.fill_null(receipt_cols["guest_count"], 0)
+    receipts = _table(schemas.RECEIPTS, {
+        **keys(len(rec), _require(rec, "transactionId")), **receipt_cols,
+        "total_amount": _require(rec, "totalAmount"),
+        "tip": _get(rec, "tip"), "discount": _get(rec, "discount"),
+        "date_time_local": local, "date_time_utc": utc,
+    })
+    it = rows.items
+    tax = _get(it, "tax")
+    books = _get(it, "bookDate")
+    try:
+        book_local, _ = _timestamps(books, tz)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # ISO 8601 among them: convert those
+        book_local, _ = _timestamps([_pos_stamp(b, tz) if b else None for b in books], tz)
+    items = _table(schemas.RECEIPT_ITEMS, {
+        **keys(len(it), rows.item_txn),
+        **_struct_columns(it, _ITEM_STRUCT, _ITEM_FIELDS, "item"),
+        "item_key": rows.item_key, "line_number": rows.item_line,
+        "book_date_local": book_local,
+        "gross_amount": _require(it, "grossAmount"),
+        "net_amount": _require(it, "netAmount"),
+        "purchase_price": _get(it, "purchasePrice"),
+        "quantity": _require(it, "quantity"),
+        "tax_rate_percent": _sub(tax, "value"),
+    })
+    sd = rows.sides
+    sides = _table(schemas.ITEM_SIDE_DISHES, {
+        **keys(len(sd), rows.side_txn),
+        **_struct_columns(sd, _SIDE_STRUCT, _SIDE_FIELDS, "side dish"),
+        "item_key": rows.side_item, "side_dish_key": rows.side_key,
+        "gross_amount": _get(sd, "grossAmount"), "net_amount": _get(sd, "netAmount"),
+        "quantity": _get(sd, "quantity"),
+    })
+    pay = rows.payments
+    payments = _table(schemas.PAYMENTS, {
+        **keys(len(pay), rows.payment_txn),
+        **_struct_columns(pay, _PAYMENT_STRUCT, _PAYMENT_FIELDS, "payment"),
+        "amount": _require(pay, "amount"),
+    })
+    return {"receipts": receipts, "receipt_items": items, "item_side_dishes": sides,
+            "payments": payments}
+
+
+def _turnover(items: pa.Table, revenue: list[bool]) -> Decimal:
+    """The spec's revenue-effective turnover of the partition: sum of net * quantity."""
+    if not items.num_rows:
+        return Decimal(0)
+    kept = items.filter(pa.array(revenue, pa.bool_()))
+    total = pc.sum(pc.multiply(kept["net_amount"], kept["quantity"])).as_py()
+    return Decimal(0) if total is None else Decimal(format(total.normalize(), "f"))
+
+
+def _explain(pages: list[list[dict]], exc: Exception) -> str:
+    """Name the receipt and the field that breaks the contract, asking the spec's model."""
+    for page in pages:
+        for index, receipt in enumerate(page):
+            if not isinstance(receipt, dict):
+                return f"receipt #{index} of its page: expected an object, got " \
+                       f"{type(receipt).__name__}"
+            try:
+                models.Receipt.model_validate(receipt)
+            except ValidationError as err:
+                txn = receipt.get("transactionId")
+                who = f"receipt {txn}" if isinstance(txn, str) and txn else \
+                    f"receipt #{index} of its page"
+                first = err.errors(include_url=False)[0]
+                path = ".".join(str(p) for p in first["loc"])
+                return f"{who}: field {path}: {first['msg']}"
+    return f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
 def extract_revenue_partition(source, location_id: int, business_date: date) -> RevenuePartition:
