@@ -6,7 +6,8 @@ leaves the old file or the new one, never a torn one. (The folder itself is not
 fsynced: after a power cut the rename may be lost, which leaves the old file, and the
 next run writes it again.) When several tables of one partition are written together,
 all temp files are complete before the first rename. Files are small per partition, so
-they are written with snappy and without dictionaries, the cheapest settings to write.
+they are written with snappy, without dictionaries and statistics (DuckDB prunes on the
+Hive path), the cheapest settings to write.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def _write_temp(target: Path, table: pa.Table, metadata: Mapping[str, str]) -> P
     table = table.replace_schema_metadata(schema_meta)
     try:
         with open(temp, "wb") as fh:
-            pq.write_table(table, fh, compression="snappy", use_dictionary=False)
+            pq.write_table(table, fh, compression="snappy", use_dictionary=False,
+                           write_statistics=False)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:

@@ -87,13 +87,17 @@ def _text_numbers(values: list) -> pa.Array:
     """Decimal values as the exact text Arrow casts from (JSON numbers arrive as text)."""
     try:
         return pa.array(values, pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (and Decimals) among the text
-        return pa.array([v if v.__class__ is str or v is None else str(v)
-                         if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
-                        pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (or Decimals) among the text
+        pass
+    if set(map(type, values)) <= _TEXTUAL:  # no nulls, nothing odd: str() them all in C
+        return pa.array(list(map(str, values)), pa.string())
+    return pa.array([v if v.__class__ is str or v is None else str(v)
+                     if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
+                    pa.string())
 
 
 _NUMERIC = (int, Decimal)
+_TEXTUAL = {str, int, Decimal}
 
 
 def _not_a_number(value):
