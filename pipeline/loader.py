@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -76,25 +76,40 @@ def load_revenue_range(source: PosSource, location_ids: list[int], days: list[da
                        progress: Callable[[str], None] | None = None) -> list[PartitionOutcome]:
     """Load every (location, day) partition; a failing partition does not stop the others."""
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    jobs = [(loc, day) for day in days for loc in location_ids]
+    jobs = iter([(loc, day) for day in days for loc in location_ids])
+    total = len(days) * len(location_ids)
     outcomes: list[PartitionOutcome] = []
-    workers = min(len(jobs), source.settings.source.max_concurrent_requests) or 1
+    workers = min(total, source.settings.source.max_concurrent_requests) or 1
+    # At most `workers` partitions in flight, and each result dropped once reported, so
+    # memory is bounded by a few partitions however long the range is.
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="load") as pool:
-        futures = {pool.submit(load_revenue_partition, source, loc, day): (loc, day)
-                   for loc, day in jobs}
-        for done, future in enumerate(as_completed(futures), start=1):
-            loc, day = futures[future]
-            outcome = PartitionOutcome(loc, day)
-            try:
-                part = future.result()
-                outcome.receipts = part.row_counts["receipts"]
-                outcome.turnover_net = part.turnover_net
-                status = f"{outcome.receipts:6d} receipts  turnover {part.turnover_net:,.2f}"
-            except (PosApiError, ConfigError) as exc:
-                outcome.error = str(exc)
-                status = f"FAILED: {exc}"
-            outcomes.append(outcome)
-            progress(f"[{done:>4}/{len(jobs)}] revenue {loc} {day.isoformat()}  {status}")
+        running: dict = {}
+
+        def submit_next() -> None:
+            job = next(jobs, None)
+            if job is not None:
+                running[pool.submit(load_revenue_partition, source, *job)] = job
+
+        for _ in range(workers):
+            submit_next()
+        while running:
+            done_set, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done_set:
+                loc, day = running.pop(future)
+                outcome = PartitionOutcome(loc, day)
+                try:
+                    part = future.result()
+                    outcome.receipts = part.row_counts["receipts"]
+                    outcome.turnover_net = part.turnover_net
+                    status = f"{outcome.receipts:6d} receipts  turnover {part.turnover_net:,.2f}"
+                    del part
+                except (PosApiError, ConfigError) as exc:
+                    outcome.error = str(exc)
+                    status = f"FAILED: {exc}"
+                outcomes.append(outcome)
+                progress(f"[{len(outcomes):>4}/{total}] revenue {loc} {day.isoformat()}  "
+                         f"{status}")
+                submit_next()
     outcomes.sort(key=lambda o: (o.location_id, o.business_date))
     return outcomes
 

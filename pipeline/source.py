@@ -11,7 +11,7 @@ from contextlib import ExitStack
 
 import httpx
 
-from pipeline.pos_api.client import PosClient
+from pipeline.pos_api.client import PosClient, make_http_client
 from pipeline.settings import Settings
 
 
@@ -26,6 +26,8 @@ class PosSource:
         self.base_url = settings.source.base_url
         self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
         self._stack = ExitStack()
+        self._http: dict[int, httpx.Client] = {}
+        self._lock = threading.Lock()
 
     def __enter__(self) -> PosSource:
         if self.base_url is None:
@@ -35,23 +37,38 @@ class PosSource:
         return self
 
     def __exit__(self, *exc) -> None:
+        for http in self._http.values():
+            http.close()
+        self._http.clear()
         self._stack.close()
         if self.settings.uses_sandbox:
             self.base_url = None
 
     def client(self, location_id: int) -> PosClient:
-        """A client bound to one location's key (read from its environment variable now)."""
+        """A client bound to one location's key, with its own stats.
+
+        Clients of one location share one ``httpx.Client`` (connection pool, TLS context)
+        for as long as the source is open; the key is read from its variable when that
+        client is first made.
+        """
         if self.base_url is None:
             raise RuntimeError("PosSource is not open: use it as a context manager")
         loc = self.settings.location(location_id)
+        api_key = self.settings.api_key(loc)
+        with self._lock:
+            http = self._http.get(loc.id)
+            if http is None:
+                http = make_http_client(self.base_url, api_key, self.settings.source,
+                                        self.transport)
+                self._http[loc.id] = http
         extra = {"sleep": self.sleep} if self.sleep else {}
         return PosClient(
             base_url=self.base_url,
-            api_key=self.settings.api_key(loc),
+            api_key=api_key,
             location_id=loc.id,
             source=self.settings.source,
-            transport=self.transport,
             request_slots=self.request_slots,
             key_hint=None if self.settings.uses_sandbox else loc.api_key_env,
+            http=http,
             **extra,
         )

@@ -66,6 +66,18 @@ def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = No
     return max(0.0, (when - current).total_seconds())
 
 
+def make_http_client(base_url: str, api_key: str, source: SourceSettings,
+                     transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The ``httpx.Client`` of one location: base URL, timeouts, the key header."""
+    return httpx.Client(
+        base_url=base_url,
+        headers={"x-api-key": api_key, "accept": "application/json"},
+        timeout=httpx.Timeout(source.read_timeout_seconds,
+                              connect=source.connect_timeout_seconds),
+        transport=transport,
+    )
+
+
 @dataclass
 class ClientStats:
     """What a client did, for run metadata."""
@@ -89,6 +101,7 @@ class PosClient:
         sleep: Callable[[float], None] = time.sleep,
         request_slots: threading.Semaphore | None = None,
         key_hint: str | None = None,
+        http: httpx.Client | None = None,
     ):
         self.source = source or SourceSettings()
         self.location_id = location_id
@@ -96,16 +109,12 @@ class PosClient:
         self._sleep = sleep
         self._slots = request_slots
         self._key_hint = key_hint
-        self._http = httpx.Client(
-            base_url=base_url,
-            headers={"x-api-key": api_key, "accept": "application/json"},
-            timeout=httpx.Timeout(self.source.read_timeout_seconds,
-                                  connect=self.source.connect_timeout_seconds),
-            transport=transport,
-        )
+        self._owns_http = http is None
+        self._http = http or make_http_client(base_url, api_key, self.source, transport)
 
     def close(self) -> None:
-        self._http.close()
+        if self._owns_http:
+            self._http.close()
 
     def __enter__(self) -> PosClient:
         return self
