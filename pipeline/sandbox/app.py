@@ -17,9 +17,13 @@ from starlette.routing import Route
 
 from pipeline.pos_api import models as m
 from pipeline.sandbox import catalog, world
+from pipeline.sandbox.endpoints import extra_routes
 from pipeline.sandbox.filters import BadRequest, parse_catalog_query
+from pipeline.sandbox.menu import MenuStore
+from pipeline.sandbox.orders import OrderDesk
 from pipeline.sandbox.receipts import SandboxData
 from pipeline.sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
+from pipeline.sandbox.vouchers import VoucherLedger
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,11 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
 
         return endpoint
 
+    menus, ledger = MenuStore(), VoucherLedger(seed=config.data.seed)
+    desk = OrderDesk(book)
     routes = [
+        *extra_routes(menus, desk, ledger, json_response=json_response, error=error,
+                      key_location=key_location, unauthorized=Unauthorized),
         Route("/api/v1/reports/receipts", receipts, methods=["POST"]),
         Route("/api/v1/locations/{location}/reports/receipts", receipts, methods=["POST"]),
         *(Route(f"/api/v1/external/{name}", catalog_endpoint(name), methods=["GET"])
@@ -131,6 +139,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
     app = Starlette(routes=routes)
     app.state.config = config
     app.state.book = book
+    app.state.menus, app.state.desk, app.state.ledger = menus, desk, ledger
     faults = config.faults
     if faults.rate_429 or faults.rate_5xx or faults.latency_ms:
         app.add_middleware(_FaultMiddleware, faults=faults, rng=fault_rng, lock=fault_lock)

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
+from pipeline.pos_api import models as m
 from pipeline.pos_api.timestamps import local_to_utc, to_local_wall_clock
 from pipeline.sandbox import world
 from pipeline.sandbox.receipts import SandboxData, service_day, service_day_of, wire_receipt
@@ -43,7 +44,16 @@ class RevenueBook:
         self.data = data
         self.days_kept = days_kept
         self._days: OrderedDict[tuple[int, date], list[ServedReceipt]] = OrderedDict()
+        self._posted: dict[tuple[int, date], list[m.Receipt]] = {}
         self._lock = Lock()
+
+    def post(self, location_id: int, receipts: list[m.Receipt]) -> None:
+        """Book receipts made by the sandbox (external orders) into their service days."""
+        with self._lock:
+            for r in receipts:
+                key = (location_id, r.date_time.date())
+                self._posted.setdefault(key, []).append(r)
+                self._days.pop(key, None)
 
     def service_day(self, location_id: int, day: date) -> list[ServedReceipt]:
         key = (location_id, day)
@@ -52,15 +62,18 @@ class RevenueBook:
                 self._days.move_to_end(key)
                 return self._days[key]
         tz = world.location_by_id(location_id).tz
-        served = [
+        with self._lock:
+            posted = list(self._posted.get(key, ()))
+        receipts = service_day(location_id, day, self.data) + posted
+        served = sorted((
             ServedReceipt(r.date_time, r.transaction_id, local_to_utc(r.date_time, tz),
                           ENCODER.encode(wire_receipt(r, self.data.quirks)))
-            for r in service_day(location_id, day, self.data)
-        ]
+            for r in receipts), key=lambda r: (r.wall_clock, r.transaction_id))
         with self._lock:
-            self._days[key] = served
-            while len(self._days) > self.days_kept:
-                self._days.popitem(last=False)
+            if len(self._posted.get(key, ())) == len(posted):  # no order booked meanwhile
+                self._days[key] = served
+                while len(self._days) > self.days_kept:
+                    self._days.popitem(last=False)
         return served
 
     def calendar_date(self, location_id: int, day: date) -> list[ServedReceipt]:
