@@ -58,6 +58,13 @@ CHECKS: tuple[DataCheck, ...] = (
     _unique("dim_products", "location_id", "product_id"),
     _unique("dim_product_categories", "location_id", "category_id"),
     _unique("dim_spots", "location_id", "spot_id"),
+    _unique("dim_menu_entries", "location_id", "entry_key"),
+    _unique("dim_vouchers", "voucher_id"),
+    DataCheck(
+        "balance_within_bounds", "dim_vouchers",
+        "no voucher balance is negative or above its top-up ceiling",
+        "select * from dim_vouchers where balance_cents < 0 "
+        "or (max_amount_cents is not null and balance_cents > max_amount_cents)"),
     DataCheck(
         "memberships_match_categories", "dim_products",
         "every productGroupExternalId of a product names a category of the same snapshot",

@@ -1,10 +1,11 @@
-"""The ``pos-etl`` command: sandbox, load, demo."""
+"""The ``pos-etl`` command: sandbox, load, order, demo."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from datetime import date
+from pathlib import Path
 
 from pipeline.settings import ConfigError, load_settings
 
@@ -41,6 +42,33 @@ def cmd_load(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_order(args: argparse.Namespace) -> int:
+    import json
+
+    from pydantic import ValidationError
+
+    from pipeline.pos_api.errors import PosApiError
+    from pipeline.pos_api.models import OrderRequest
+    from pipeline.source import PosSource
+
+    settings = load_settings(args.config)
+    try:
+        order = OrderRequest.model_validate_json(Path(args.file).read_bytes())
+    except (OSError, ValidationError) as exc:
+        print(f"{args.file}: not a valid order: {exc}", file=sys.stderr)
+        return 2
+    location_id = args.location or order.location_id or settings.locations[0].id
+    with PosSource(settings) as source, source.client(location_id) as client:
+        try:
+            status, answer = client.place_order(order)
+        except PosApiError as exc:
+            print(f"order rejected: {exc}", file=sys.stderr)
+            return 1
+    print(f"HTTP {status}")
+    print(json.dumps(answer, indent=2, default=str))
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from pipeline.demo import run_demo
 
@@ -73,6 +101,13 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--no-catalog", action="store_true", help="skip the catalog snapshot")
     load.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     load.set_defaults(func=cmd_load)
+
+    order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
+    order.add_argument("file", help="order request as JSON")
+    order.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    order.add_argument("--location", type=int,
+                       help="whose API key to send (default: the order's locationId)")
+    order.set_defaults(func=cmd_order)
 
     demo = sub.add_parser("demo", help="the whole product on the sandbox, end to end")
     demo.add_argument("--data-dir", default="data")

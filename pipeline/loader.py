@@ -33,6 +33,9 @@ class LoadReport:
     partitions: list[PartitionOutcome] = field(default_factory=list)
     catalog: dict[int, dict[str, int]] = field(default_factory=dict)
     catalog_errors: dict[int, str] = field(default_factory=dict)
+    vouchers: dict[str, int] | None = None
+    vouchers_note: str | None = None
+    voucher_error: str | None = None
     models: list[str] = field(default_factory=list)
     warehouse_path: str | None = None
     check_failures: list[str] = field(default_factory=list)
@@ -43,7 +46,8 @@ class LoadReport:
 
     @property
     def ok(self) -> bool:
-        return not self.failed and not self.catalog_errors and not self.check_failures
+        return not (self.failed or self.catalog_errors or self.check_failures
+                    or self.voucher_error)
 
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
@@ -53,10 +57,17 @@ class LoadReport:
         for p in self.failed:
             lines.append(f"  FAILED {p.location_id} {p.business_date.isoformat()}: {p.error}")
         if self.catalog or self.catalog_errors:
-            lines.append(f"catalog snapshots: {len(self.catalog)} taken, "
+            lines.append(f"catalog and menu snapshots: {len(self.catalog)} locations taken, "
                          f"{len(self.catalog_errors)} failed")
             for loc, err in self.catalog_errors.items():
-                lines.append(f"  FAILED catalog {loc}: {err}")
+                lines.append(f"  FAILED catalog/menu {loc}: {err}")
+        if self.vouchers is not None:
+            lines.append(f"voucher ledger: {self.vouchers['vouchers']} vouchers, "
+                         f"{self.vouchers['voucher_transactions']} transactions")
+        elif self.vouchers_note:
+            lines.append(f"voucher ledger: {self.vouchers_note}")
+        if self.voucher_error:
+            lines.append(f"  FAILED voucher ledger: {self.voucher_error}")
         if self.warehouse_path:
             lines.append(f"warehouse: {self.warehouse_path} ({len(self.models)} models)")
             for failure in self.check_failures:
@@ -116,21 +127,39 @@ def load_revenue_range(source: PosSource, location_ids: list[int], days: list[da
 
 def load_catalogs(source: PosSource, location_ids: list[int], report: LoadReport,
                   progress: Callable[[str], None]) -> None:
-    """Take today's catalog snapshot of each location; failures are recorded, not raised."""
+    """Take today's catalog and menu snapshot of each location, and the voucher ledger's.
+
+    Failures are recorded, not raised; a ledger without ``voucher_url`` is reported.
+    """
     from pipeline.extract.catalog import load_catalog_snapshot
+    from pipeline.extract.menu import load_menu_snapshot
+    from pipeline.extract.vouchers import load_voucher_snapshot
     from pipeline.snapshot import snapshot_date
 
     day = snapshot_date(source.settings)
     for loc in location_ids:
         try:
             snap = load_catalog_snapshot(source, loc, day)
-            report.catalog[loc] = snap.row_counts
+            menus = load_menu_snapshot(source, loc, day)
+            report.catalog[loc] = {**snap.row_counts, **menus.row_counts}
             progress(f"catalog {loc} {day.isoformat()}  {snap.row_counts['products']} products, "
                      f"{snap.row_counts['product_categories']} categories, "
-                     f"{snap.row_counts['spots']} spots")
+                     f"{snap.row_counts['spots']} spots, "
+                     f"{menus.row_counts['menu_entries']} menu entries")
         except PosApiError as exc:
             report.catalog_errors[loc] = str(exc)
             progress(f"catalog {loc} FAILED: {exc}")
+    try:
+        vouchers = load_voucher_snapshot(source, day)
+    except (PosApiError, ConfigError) as exc:
+        report.voucher_error = str(exc)
+        progress(f"voucher ledger FAILED: {exc}")
+        return
+    if vouchers is None:
+        report.vouchers_note = "not loaded: source.voucher_url is not configured"
+    else:
+        report.vouchers = vouchers.row_counts
+    progress(f"voucher ledger: {report.vouchers or report.vouchers_note}")
 
 
 def run_load(settings, start: date, end: date, location_ids: list[int] | None = None, *,

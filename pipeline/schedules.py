@@ -6,8 +6,10 @@ from datetime import timedelta
 import dagster as dg
 
 from pipeline.assets.catalog import catalog_lake
+from pipeline.assets.menu import menu_lake
 from pipeline.assets.models import warehouse_models
 from pipeline.assets.revenue import revenue_lake
+from pipeline.assets.vouchers import voucher_lake
 from pipeline.partitions import SETTINGS, revenue_partition_key
 
 revenue_job = dg.define_asset_job(
@@ -15,8 +17,12 @@ revenue_job = dg.define_asset_job(
     description="Load revenue partitions (location x business date) into the lake.",
 )
 catalog_job = dg.define_asset_job(
-    "catalog_job", selection=dg.AssetSelection.assets(catalog_lake),
-    description="Take the catalog snapshot of a location.",
+    "catalog_job", selection=dg.AssetSelection.assets(catalog_lake, menu_lake),
+    description="Take the catalog and menu snapshots of a location.",
+)
+voucher_job = dg.define_asset_job(
+    "voucher_job", selection=dg.AssetSelection.assets(voucher_lake),
+    description="Take the voucher ledger's snapshot.",
 )
 warehouse_job = dg.define_asset_job(
     "warehouse_job", selection=dg.AssetSelection.assets(warehouse_models),
@@ -45,8 +51,8 @@ def nightly_revenue(context: dg.ScheduleEvaluationContext):
                                 partition_key=revenue_partition_key(day.isoformat(), loc.id))
 
 
-# Same cron as the revenue schedule: the catalog snapshot of every location, filed under
-# the day the run takes it.
+# Same cron as the revenue schedule: the catalog and menu snapshots of every location,
+# filed under the day the run takes them.
 @dg.schedule(
     cron_schedule=SETTINGS.schedule.cron,
     execution_timezone=SETTINGS.schedule.timezone,
@@ -54,7 +60,18 @@ def nightly_revenue(context: dg.ScheduleEvaluationContext):
     default_status=dg.DefaultScheduleStatus.STOPPED,
 )
 def nightly_catalog(context: dg.ScheduleEvaluationContext):
-    """Request today's catalog snapshot of every location."""
+    """Request today's catalog and menu snapshots of every location."""
     tick = context.scheduled_execution_time.isoformat()
     for loc in SETTINGS.locations:
         yield dg.RunRequest(run_key=f"catalog:{loc.id}:{tick}", partition_key=str(loc.id))
+
+
+# Same cron: the voucher ledger's daily snapshot (skipped where no voucher_url is set).
+nightly_vouchers = dg.ScheduleDefinition(
+    name="nightly_vouchers",
+    job=voucher_job,
+    cron_schedule=SETTINGS.schedule.cron,
+    execution_timezone=SETTINGS.schedule.timezone,
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Take the voucher ledger's daily snapshot.",
+)

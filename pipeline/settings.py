@@ -31,6 +31,9 @@ class SourceSettings(_Strict):
     base_url: str | None = None
     """``{base_url}`` of the POS; omitted means the built-in sandbox, started in-process."""
     voucher_url: str | None = None
+    """``{voucher_url}`` of the voucher ledger; unset means vouchers are not loaded."""
+    voucher_api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """Variable holding the ledger's key; unset means the first location's key."""
     connect_timeout_seconds: float = Field(10.0, gt=0)
     read_timeout_seconds: float = Field(60.0, gt=0)
     request_deadline_seconds: float = Field(300.0, gt=0)
@@ -126,6 +129,18 @@ class Settings(_Strict):
             return f"sandbox-key-{location.id}"
         raise ConfigError(f"location {location.id}: environment variable "
                           f"{location.api_key_env} (its API key) is not set")
+
+    def voucher_key(self) -> tuple[str, LocationSettings]:
+        """The voucher ledger's key, and the location whose key it is (or the first one)."""
+        env = self.source.voucher_api_key_env
+        first = self.locations[0]
+        if env is None:
+            return self.api_key(first), first
+        value = os.environ.get(env, "")
+        if not value:
+            raise ConfigError(f"voucher ledger: environment variable {env} (its API key) "
+                              "is not set")
+        return value, first
 
     def require_keys(self, location_ids: list[int] | None = None) -> None:
         """Fail with one message naming every missing key variable."""

@@ -27,13 +27,16 @@ class PosSource:
         self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
         self._stack = ExitStack()
         self._http: dict[int, httpx.Client] = {}
+        self.voucher_url: str | None = settings.source.voucher_url
         self._lock = threading.Lock()
 
     def __enter__(self) -> PosSource:
+        self.voucher_url = self.settings.source.voucher_url
         if self.base_url is None:
             from pipeline.sandbox.server import running_sandbox
 
             self.base_url = self._stack.enter_context(running_sandbox())
+            self.voucher_url = self.base_url  # the sandbox serves the ledger too
         return self
 
     def __exit__(self, *exc) -> None:
@@ -72,3 +75,16 @@ class PosSource:
             http=http,
             **extra,
         )
+
+    def voucher_client(self) -> PosClient | None:
+        """A client of the voucher ledger, or None where no ``voucher_url`` is configured."""
+        if self.voucher_url is None:
+            return None
+        api_key, loc = self.settings.voucher_key()
+        extra = {"sleep": self.sleep} if self.sleep else {}
+        return PosClient(
+            base_url=self.voucher_url, api_key=api_key, location_id=loc.id,
+            source=self.settings.source, transport=self.transport,
+            request_slots=self.request_slots,
+            key_hint=None if self.settings.uses_sandbox
+            else self.settings.source.voucher_api_key_env or loc.api_key_env, **extra)

@@ -24,12 +24,15 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.extract.catalog import CATALOG_TABLES
+from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.extract.vouchers import VOUCHER_TABLES
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "dbt_like_sql"
 STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
-LAKE_TABLES: dict[str, pa.Schema] = {**REVENUE_TABLES, **CATALOG_TABLES}
+LAKE_TABLES: dict[str, pa.Schema] = {**REVENUE_TABLES, **CATALOG_TABLES, **MENU_TABLES,
+                                     **VOUCHER_TABLES}
 
 
 class ModelError(Exception):

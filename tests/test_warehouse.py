@@ -147,8 +147,9 @@ def test_dependencies_are_parsed_from_sql_and_ordered():
 
 
 def test_every_mart_and_report_carries_location_id(built):
+    # The voucher ledger is tenant-wide: its records name no location (spec 2.6).
     for name, model in discover_models().items():
-        if model.stage != "staging":
+        if model.stage != "staging" and "voucher" not in name:
             cols = [r[0] for r in query(built, f"describe {name}")]
             assert "location_id" in cols, name
 

@@ -95,7 +95,7 @@ class CatalogSnapshot:
         return {name: t.num_rows for name, t in self.tables.items()}
 
 
-def _validate(rows: list[dict], model: type[BaseModel], where: str) -> list:
+def validate_records(rows: list[dict], model: type[BaseModel], where: str) -> list:
     records = []
     for index, row in enumerate(rows):
         try:
@@ -191,7 +191,7 @@ def extract_catalog_snapshot(source, location_id: int, snapshot_date: date) -> C
                 rows = client.catalog_listing(endpoint)
             except ContractError as exc:
                 raise ContractError(f"{where}: {exc}", location_id=location_id) from None
-            records = _validate(rows, model, f"{where}: {endpoint}")
+            records = validate_records(rows, model, f"{where}: {endpoint}")
             {"product": _product_rows, "product-category": _category_rows,
              "spot": _spot_rows}[endpoint](records, out)
         stats = client.stats

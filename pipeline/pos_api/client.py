@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import msgspec
+from pydantic import BaseModel
 from tenacity import (
     Retrying,
     retry_if_exception_type,
@@ -39,6 +40,12 @@ from pipeline.settings import SourceSettings
 
 _DECODER = msgspec.json.Decoder(float_hook=Decimal)
 _TEXT_DECODER = msgspec.json.Decoder(float_hook=str)
+_ENCODER = msgspec.json.Encoder(decimal_format="number")
+
+
+def encode_body(model: BaseModel) -> bytes:
+    """A request body from a spec model: wire names, no nulls, decimals as JSON numbers."""
+    return _ENCODER.encode(model.model_dump(mode="python", by_alias=True, exclude_none=True))
 CATALOG_TAKE_MAX = 500
 
 
@@ -284,3 +291,38 @@ class PosClient:
                 return rows
         raise ContractError(f"location {self.location_id}: {endpoint}: torn listing, twice: "
                             f"{problem}", location_id=self.location_id)
+
+    # --- menu (4.2), external order (4.3) -------------------------------------------------
+
+    def menus(self) -> list[dict]:
+        """The public menu tree of this location."""
+        body = self._decode(self._request("GET", f"/api/v1/locations/{self.location_id}/menus"),
+                            "menus")
+        if not isinstance(body, list):
+            raise ContractError(f"location {self.location_id}: menus: expected a JSON array",
+                                location_id=self.location_id)
+        return body
+
+    def place_order(self, order: BaseModel) -> tuple[int, Any]:
+        """POST an order (spec 2.4); returns the status and the decoded answer.
+
+        Rejections the spec leaves without a status (no location, grandTotal off) come back
+        as a ``RequestError`` with the server's message.
+        """
+        response = self._request("POST", "/api/v1/external/order", content=encode_body(order),
+                                 headers={"content-type": "application/json"})
+        body = self._decode(response, "order") if response.content else None
+        return response.status_code, body
+
+    # --- voucher ledger (4.5) -------------------------------------------------------------
+
+    def vouchers(self) -> list[dict]:
+        """Every voucher visible to the key; accepts a bare array or ``{"data": [...]}``."""
+        body = self._decode(self._request("GET", "/voucherservice/api/v1/vouchers"),
+                            "vouchers")
+        if isinstance(body, dict):
+            body = body.get("data")
+        if not isinstance(body, list):
+            raise ContractError("voucher ledger: GET /vouchers is neither an array nor "
+                                "{data: [...]}", location_id=self.location_id)
+        return body

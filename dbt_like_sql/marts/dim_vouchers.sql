@@ -1,0 +1,18 @@
+-- grain: one row per voucher_id, from the latest ledger snapshot (tenant-wide, no location)
+with
+
+vouchers as (
+
+    select * from stg_pos__vouchers
+
+),
+
+final as (
+
+    select *
+    from vouchers
+    qualify snapshot_date = max(snapshot_date) over ()
+
+)
+
+select * from final

@@ -1,0 +1,28 @@
+-- grain: one row per snapshot_date and category_id: the outstanding voucher liability
+with
+
+vouchers as (
+
+    select * from stg_pos__vouchers
+
+),
+
+final as (
+
+    select
+        snapshot_date,
+        category_id,
+        any_value(category_name) as category_name,
+        count(*) as voucher_count,
+        count(*) filter (where balance_cents > 0) as open_voucher_count,
+        sum(balance_cents) as outstanding_balance_cents,
+        sum(balance_cents) filter (where is_enabled and (expires_at is null
+            or expires_at >= cast(snapshot_date as timestamptz))) as redeemable_balance_cents,
+        sum(amount_cents) as face_value_cents
+
+    from vouchers
+    group by snapshot_date, category_id
+
+)
+
+select * from final
