@@ -29,7 +29,8 @@ def built(sandbox_url, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     for loc in LOCATIONS:
         mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
-    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("wh") / "data")
+    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("wh") / "data",
+                             voucher_url=sandbox_url)
     report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None)
     mp.undo()
     assert report.ok, report.summary()
