@@ -167,3 +167,24 @@ def test_parse_retry_after():
     assert parse_retry_after("Sun, 22 Nov 2026 12:00:30 GMT", lambda: now) == 30
     assert parse_retry_after("Sun, 22 Nov 2026 11:00:00 GMT", lambda: now) == 0
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_read_timeouts_are_retried_and_then_reported():
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        if len(calls) < 3:
+            raise httpx.ReadTimeout("the server took too long", request=request)
+        return httpx.Response(200, json=receipts(1))
+
+    with client(handler) as c:
+        assert list(c.receipt_pages(AFTER, BEFORE)) == [receipts(1)]
+    assert c.stats.retries == 2
+
+    def always_slow(request):
+        raise httpx.ReadTimeout("the server took too long", request=request)
+
+    with client(always_slow, max_attempts=3) as c, pytest.raises(TransientError) as err:
+        list(c.receipt_pages(AFTER, BEFORE))
+    assert "ReadTimeout" in str(err.value) and "location 1001" in str(err.value)
