@@ -133,8 +133,8 @@ def load_catalogs(source: PosSource, location_ids: list[int], report: LoadReport
     """
     from pipeline.extract.catalog import load_catalog_snapshot
     from pipeline.extract.menu import load_menu_snapshot
+    from pipeline.extract.snapshots import snapshot_date
     from pipeline.extract.vouchers import load_voucher_snapshot
-    from pipeline.snapshot import snapshot_date
 
     day = snapshot_date(source.settings)
     for loc in location_ids:

@@ -2,11 +2,11 @@
 
 import dagster as dg
 
+from pipeline.assets.pos_calls import call_pos, snapshot_results
 from pipeline.extract.menu import MENU_TABLES, load_menu_snapshot
+from pipeline.extract.snapshots import snapshot_date
 from pipeline.partitions import SETTINGS, locations
-from pipeline.pos_api.errors import PosApiError, TransientError
 from pipeline.resources import PosApiResource
-from pipeline.snapshot import snapshot_date
 
 MENU_SPECS = [
     dg.AssetSpec(["lake", name], description=f"Menu snapshot table {name}, per location and "
@@ -24,16 +24,6 @@ MENU_SPECS = [
 )
 def menu_lake(context: dg.AssetExecutionContext, pos: PosApiResource):
     """Snapshot one location's public menu tree into the lake."""
-    location_id = int(context.partition_key)
-    try:
-        snap = load_menu_snapshot(pos.source, location_id, snapshot_date(SETTINGS))
-    except TransientError as exc:
-        raise dg.RetryRequested(max_retries=2, seconds_to_wait=60) from exc
-    except PosApiError as exc:
-        raise dg.Failure(description=str(exc)) from None
-    for name, table in snap.tables.items():
-        yield dg.MaterializeResult(asset_key=["lake", name], metadata={
-            "dagster/row_count": table.num_rows,
-            "path": dg.MetadataValue.path(str(snap.paths[name])),
-            "snapshot_date": snap.snapshot_date.isoformat(),
-        })
+    snap = call_pos(context, load_menu_snapshot, pos.source, int(context.partition_key),
+                    snapshot_date(SETTINGS))
+    yield from snapshot_results(snap)

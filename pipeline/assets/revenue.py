@@ -5,10 +5,10 @@ from datetime import date
 
 import dagster as dg
 
+from pipeline.assets.pos_calls import call_pos
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.partitions import DATE_DIM, LOCATION_DIM, revenue_partitions
-from pipeline.pos_api.errors import PosApiError, TransientError
 from pipeline.resources import PosApiResource
 
 DESCRIPTIONS = {
@@ -22,7 +22,6 @@ REVENUE_SPECS = [
                  kinds={"parquet"})
     for name in REVENUE_TABLES
 ]
-TRANSIENT_RUN_RETRIES = 2
 
 
 @dg.multi_asset(
@@ -36,13 +35,7 @@ def revenue_lake(context: dg.AssetExecutionContext, pos: PosApiResource):
     """Load one location's revenue report for one business date into the lake."""
     keys = context.partition_key.keys_by_dimension
     location_id, business_date = int(keys[LOCATION_DIM]), date.fromisoformat(keys[DATE_DIM])
-    try:
-        part = load_revenue_partition(pos.source, location_id, business_date)
-    except TransientError as exc:
-        context.log.warning(f"{exc}; the run is retried")
-        raise dg.RetryRequested(max_retries=TRANSIENT_RUN_RETRIES, seconds_to_wait=60) from exc
-    except PosApiError as exc:
-        raise dg.Failure(description=str(exc)) from None
+    part = call_pos(context, load_revenue_partition, pos.source, location_id, business_date)
     shared = {
         "receipts_seen": part.receipts_seen,
         "receipts_outside_day": part.outside_day,

@@ -8,17 +8,13 @@ become child tables keyed by the parent id.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 
 import pyarrow as pa
-from pydantic import BaseModel, ValidationError
 
-from pipeline import lake
 from pipeline.extract.schemas import MONEY, PERCENT
+from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
 from pipeline.pos_api import models as m
-from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
 
 _KEYS = [pa.field("location_id", pa.int32(), nullable=False),
@@ -80,33 +76,6 @@ CATALOG_TABLES: dict[str, pa.Schema] = {
     ),
 }
 ENDPOINTS = {"product": m.Product, "product-category": m.ProductCategory, "spot": m.Spot}
-
-
-@dataclass
-class CatalogSnapshot:
-    location_id: int
-    snapshot_date: date
-    tables: dict[str, pa.Table]
-    stats: ClientStats | None = None
-    paths: dict[str, Path] = field(default_factory=dict)
-
-    @property
-    def row_counts(self) -> dict[str, int]:
-        return {name: t.num_rows for name, t in self.tables.items()}
-
-
-def validate_records(rows: list[dict], model: type[BaseModel], where: str) -> list:
-    records = []
-    for index, row in enumerate(rows):
-        try:
-            records.append(model.model_validate(row))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            path = ".".join(str(p) for p in first["loc"])
-            ident = row.get("id") if isinstance(row, dict) else None
-            name = ident if ident is not None else f"#{index}"
-            raise ContractError(f"{where}: record {name}: field {path}: {first['msg']}") from None
-    return records
 
 
 def _product_rows(products: list[m.Product], out: dict[str, list]) -> None:
@@ -181,8 +150,8 @@ def _spot_rows(spots: list[m.Spot], out: dict[str, list]) -> None:
             "flags_display_as_button": s.flags.display_as_button})
 
 
-def extract_catalog_snapshot(source, location_id: int, snapshot_date: date) -> CatalogSnapshot:
-    """List the three catalog endpoints of one location and flatten them into tables."""
+def load_catalog_snapshot(source, location_id: int, snapshot_date: date) -> Snapshot:
+    """List the three catalog endpoints of one location and replace its snapshot in the lake."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}"
     out: dict[str, list] = {name: [] for name in CATALOG_TABLES}
     with source.client(location_id) as client:
@@ -194,22 +163,5 @@ def extract_catalog_snapshot(source, location_id: int, snapshot_date: date) -> C
             records = validate_records(rows, model, f"{where}: {endpoint}")
             {"product": _product_rows, "product-category": _category_rows,
              "spot": _spot_rows}[endpoint](records, out)
-        stats = client.stats
-    tables = {}
-    for name, schema in CATALOG_TABLES.items():
-        rows = [{"location_id": location_id, "snapshot_date": snapshot_date, **r}
-                for r in out[name]]
-        try:
-            tables[name] = pa.Table.from_pylist(rows, schema=schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise ContractError(f"{where}: table {name}: {exc}", location_id=location_id) from None
-    return CatalogSnapshot(location_id, snapshot_date, tables, stats)
-
-
-def load_catalog_snapshot(source, location_id: int, snapshot_date: date) -> CatalogSnapshot:
-    """Take one location's catalog snapshot and replace it in the lake atomically."""
-    snap = extract_catalog_snapshot(source, location_id, snapshot_date)
-    snap.paths = lake.write_partitions(
-        source.settings.warehouse.lake_dir, snap.tables,
-        {"location_id": location_id, "snapshot_date": snapshot_date.isoformat()})
-    return snap
+    return write_snapshot(source, CATALOG_TABLES, out, snapshot_date, where, location_id,
+                          client.stats)

@@ -7,17 +7,13 @@ kept as columns too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date
-from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import lake
-from pipeline.extract.catalog import validate_records
 from pipeline.extract.schemas import MONEY
+from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
 from pipeline.pos_api import models as m
-from pipeline.pos_api.errors import ContractError
 
 S, I32, B = pa.string(), pa.int32(), pa.bool_()
 _KEYS = [pa.field("location_id", I32, nullable=False),
@@ -54,18 +50,6 @@ MENU_TABLES: dict[str, pa.Schema] = {
 DAY_NAMES = {m.Weekday.MONDAY: "Mon", m.Weekday.TUESDAY: "Tue", m.Weekday.WEDNESDAY: "Wed",
              m.Weekday.THURSDAY: "Thu", m.Weekday.FRIDAY: "Fri", m.Weekday.SATURDAY: "Sat",
              m.Weekday.SUNDAY: "Sun"}
-
-
-@dataclass
-class MenuSnapshot:
-    location_id: int
-    snapshot_date: date
-    tables: dict[str, pa.Table]
-    paths: dict[str, Path] = field(default_factory=dict)
-
-    @property
-    def row_counts(self) -> dict[str, int]:
-        return {name: t.num_rows for name, t in self.tables.items()}
 
 
 def _node_id(node) -> int | None:
@@ -130,21 +114,10 @@ def flatten_menus(menus: list[m.Menu]) -> dict[str, list[dict]]:
     return out
 
 
-def load_menu_snapshot(source, location_id: int, snapshot_date: date) -> MenuSnapshot:
+def load_menu_snapshot(source, location_id: int, snapshot_date: date) -> Snapshot:
     """Take one location's menu tree and replace its snapshot in the lake atomically."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}: menus"
     with source.client(location_id) as client:
         menus = validate_records(client.menus(), m.Menu, where)
-    tables = {}
-    for name, rows in flatten_menus(menus).items():
-        keyed = [{"location_id": location_id, "snapshot_date": snapshot_date, **r} for r in rows]
-        try:
-            tables[name] = pa.Table.from_pylist(keyed, schema=MENU_TABLES[name])
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise ContractError(f"{where}: table {name}: {exc}", location_id=location_id) \
-                from None
-    snap = MenuSnapshot(location_id, snapshot_date, tables)
-    snap.paths = lake.write_partitions(
-        source.settings.warehouse.lake_dir, tables,
-        {"location_id": location_id, "snapshot_date": snapshot_date.isoformat()})
-    return snap
+    return write_snapshot(source, MENU_TABLES, flatten_menus(menus), snapshot_date, where,
+                          location_id, client.stats)

@@ -8,16 +8,12 @@ sends one, becomes ``voucher_transactions``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import lake
-from pipeline.extract.catalog import validate_records
+from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
 from pipeline.pos_api import models as m
-from pipeline.pos_api.errors import ContractError
 
 S, I64, TS = pa.string(), pa.int64(), pa.timestamp("s", tz="UTC")
 _KEY = [pa.field("snapshot_date", pa.date32(), nullable=False)]
@@ -34,17 +30,6 @@ VOUCHER_TABLES: dict[str, pa.Schema] = {
 }
 
 
-@dataclass
-class VoucherSnapshot:
-    snapshot_date: date
-    tables: dict[str, pa.Table]
-    paths: dict[str, Path] = field(default_factory=dict)
-
-    @property
-    def row_counts(self) -> dict[str, int]:
-        return {name: t.num_rows for name, t in self.tables.items()}
-
-
 class _Transaction(m.PosModel):
     transaction_id: int
     type: str | None = None
@@ -53,7 +38,7 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def load_voucher_snapshot(source, snapshot_date: date) -> VoucherSnapshot | None:
+def load_voucher_snapshot(source, snapshot_date: date) -> Snapshot | None:
     """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured."""
     client = source.voucher_client()
     if client is None:
@@ -66,7 +51,7 @@ def load_voucher_snapshot(source, snapshot_date: date) -> VoucherSnapshot | None
     for v, body in zip(vouchers, raw, strict=True):
         gift = v.gift or m.Gift(amount=0)
         rows.append({
-            "snapshot_date": snapshot_date, "voucher_id": v.id, "voucher_code": v.voucher_code,
+            "voucher_id": v.id, "voucher_code": v.voucher_code,
             "category_id": v.category_id, "category_name": v.category_name,
             "amount_cents": gift.amount, "balance_cents": gift.balance,
             "max_amount_cents": gift.max_amount, "code_id": v.code_id,
@@ -77,20 +62,12 @@ def load_voucher_snapshot(source, snapshot_date: date) -> VoucherSnapshot | None
             "created_at": v.created_at, "discriminator": v.discriminator})
         listed = body.get("transactions") if isinstance(body, dict) else None
         for t in validate_records(listed or [], _Transaction, f"{where}: voucher {v.id}"):
-            txns.append({"snapshot_date": snapshot_date, "voucher_id": v.id,
-                         "transaction_id": t.transaction_id, "transaction_type": t.type,
-                         "amount_cents": t.amount, "created_at": _instant(t.created_at),
+            txns.append({"voucher_id": v.id, "transaction_id": t.transaction_id,
+                         "transaction_type": t.type, "amount_cents": t.amount,
+                         "created_at": _instant(t.created_at),
                          "client_reference": t.client_reference})
-    try:
-        tables = {"vouchers": pa.Table.from_pylist(rows, VOUCHER_TABLES["vouchers"]),
-                  "voucher_transactions": pa.Table.from_pylist(
-                      txns, VOUCHER_TABLES["voucher_transactions"])}
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ContractError(f"{where}: {exc}") from None
-    snap = VoucherSnapshot(snapshot_date, tables)
-    snap.paths = lake.write_partitions(source.settings.warehouse.lake_dir, tables,
-                                       {"snapshot_date": snapshot_date.isoformat()})
-    return snap
+    return write_snapshot(source, VOUCHER_TABLES, {"vouchers": rows, "voucher_transactions": txns},
+                          snapshot_date, where, stats=client.stats)
 
 
 def _instant(value: str | None) -> datetime | None:

@@ -1,0 +1,79 @@
+"""What the snapshot extractions (catalog, menu, vouchers) share.
+
+Their records are few, so each is validated with the spec's pydantic model (a bad one
+names the record and field), flattened to rows, made into Arrow tables with a fixed
+schema, and written as one atomic lake partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+from pydantic import BaseModel, ValidationError
+
+from pipeline import lake
+from pipeline.pos_api.client import ClientStats
+from pipeline.pos_api.errors import ContractError
+from pipeline.settings import Settings
+
+
+def snapshot_date(settings: Settings) -> date:
+    """The date a snapshot is filed under: today where the pipeline is scheduled."""
+    return datetime.now(ZoneInfo(settings.schedule.timezone)).date()
+
+
+@dataclass
+class Snapshot:
+    """The tables of one snapshot partition and where they were written."""
+
+    snapshot_date: date
+    tables: dict[str, pa.Table]
+    location_id: int | None = None
+    stats: ClientStats | None = None
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        return {name: t.num_rows for name, t in self.tables.items()}
+
+
+def validate_records(rows: list, model: type[BaseModel], where: str) -> list:
+    """Each row as ``model``; the first invalid one is a ``ContractError`` naming its field."""
+    records = []
+    for index, row in enumerate(rows):
+        try:
+            records.append(model.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            path = ".".join(str(p) for p in first["loc"])
+            ident = row.get("id") if isinstance(row, dict) else None
+            name = ident if ident is not None else f"#{index}"
+            raise ContractError(f"{where}: record {name}: field {path}: {first['msg']}") \
+                from None
+    return records
+
+
+def write_snapshot(source, schemas: Mapping[str, pa.Schema], rows: Mapping[str, list[dict]],
+                   snapshot_date: date, where: str, location_id: int | None = None,
+                   stats: ClientStats | None = None) -> Snapshot:
+    """Tables from flattened rows (partition keys added), written as one lake partition."""
+    keys: dict = {"location_id": location_id} if location_id is not None else {}
+    keys["snapshot_date"] = snapshot_date
+    tables = {}
+    for name, schema in schemas.items():
+        try:
+            tables[name] = pa.Table.from_pylist([{**keys, **r} for r in rows[name]],
+                                                schema=schema)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise ContractError(f"{where}: table {name}: {exc}", location_id=location_id) \
+                from None
+    snap = Snapshot(snapshot_date, tables, location_id, stats)
+    snap.paths = lake.write_partitions(
+        source.settings.warehouse.lake_dir, tables,
+        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
+    return snap
