@@ -42,11 +42,15 @@ def _write_temp(target: Path, table: pa.Table, metadata: Mapping[str, str]) -> P
     schema_meta.update({k.encode(): str(v).encode() for k, v in metadata.items()})
     table = table.replace_schema_metadata(schema_meta)
     try:
-        with open(temp, "wb") as fh:
-            pq.write_table(table, fh, compression="snappy", use_dictionary=False,
-                           write_statistics=False)
-            fh.flush()
-            os.fsync(fh.fileno())
+        # Arrow writes the file natively (no Python file object in the loop), then it is
+        # fsynced before anyone may rename it into place.
+        pq.write_table(table, str(temp), compression="snappy", use_dictionary=False,
+                       write_statistics=False)
+        fd = os.open(temp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise

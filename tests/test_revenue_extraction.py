@@ -2,6 +2,7 @@
 
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 import pyarrow as pa
@@ -133,7 +134,8 @@ def test_crash_mid_write_leaves_the_old_partition(settings, monkeypatch):
 
         def crash_on_third(table, where, **kwargs):
             written.append(where)
-            if len(written) == 3:
+            if len(written) == 3:  # half a file on disk, then the disk is full
+                Path(where).write_bytes(b"PAR1" + b"\0" * 100)
                 raise OSError("disk full")
             real_write(table, where, **kwargs)
 

@@ -85,11 +85,10 @@ def request_window(day: date, tz: ZoneInfo, margin: timedelta) -> tuple[datetime
 
 def _text_numbers(values: list) -> pa.Array:
     """Decimal values as the exact text Arrow casts from (JSON numbers arrive as text)."""
-    try:
+    kinds = set(map(type, values))
+    if kinds <= _TEXT:
         return pa.array(values, pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (or Decimals) among the text
-        pass
-    if set(map(type, values)) <= _TEXTUAL:  # no nulls, nothing odd: str() them all in C
+    if kinds <= _TEXTUAL:  # integers (or Decimals) among the text: str() them all in C
         return pa.array(list(map(str, values)), pa.string())
     return pa.array([v if v.__class__ is str or v is None else str(v)
                      if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
@@ -98,6 +97,7 @@ def _text_numbers(values: list) -> pa.Array:
 
 _NUMERIC = (int, Decimal)
 _TEXTUAL = {str, int, Decimal}
+_TEXT = {str, type(None)}
 
 
 def _not_a_number(value):
@@ -142,16 +142,20 @@ def _table(schema: pa.Schema, columns: dict[str, list]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _timestamps(stamps: list[str], tz: ZoneInfo) -> tuple[pa.Array, pa.Array]:
-    """Local wall-clock and UTC timestamps from ``dd.MM.yyyy HH:mm:ss`` strings.
+def _wall_clock(stamps: list[str]) -> pa.Array:
+    """Local wall-clock timestamps from ``dd.MM.yyyy HH:mm:ss`` strings."""
+    return pc.strptime(pa.array(stamps, pa.string()), format=POS_FORMAT, unit="s",
+                       error_is_null=False)
+
+
+def _utc(local: pa.Array, tz: ZoneInfo) -> pa.Array:
+    """The UTC instants of wall-clock times at the location.
 
     In the autumn hour that occurs twice the first occurrence is taken; a time inside
     the spring gap (no clock shows it) is read as the last instant before the gap.
     """
-    local = pc.strptime(pa.array(stamps, pa.string()), format=POS_FORMAT, unit="s",
-                        error_is_null=False)
     utc = pc.assume_timezone(local, tz.key, ambiguous="earliest", nonexistent="earliest")
-    return local, utc.cast(schemas.UTC_TS)
+    return utc.cast(schemas.UTC_TS)
 
 
 def _pos_stamp(value, tz: ZoneInfo) -> str:
@@ -197,6 +201,10 @@ def flatten_receipts(
             rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz)
             part.tables = _build_tables(rows, location_id, business_date, tz)
             part.turnover_net = _turnover(part.tables["receipt_items"], rows.item_revenue)
+            # Free the decoded JSON while the collector is still paused: the collection it
+            # has put off then finds little alive to scan.
+            del rows
+            seen_pages.clear()
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
                             location_id=location_id) from None
@@ -238,11 +246,12 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
         part.receipts_seen += len(page)
         for r in page:
             stamp = r["dateTime"]
-            if not (stamp.__class__ is str and len(stamp) == 19 and stamp[2] == "."):
-                stamp = _pos_stamp(stamp, tz)
-            if stamp[:10] != day_prefix:
-                part.outside_day += 1
-                continue
+            if not (stamp.__class__ is str and stamp.startswith(day_prefix)
+                    and len(stamp) == 19):
+                stamp = _pos_stamp(stamp, tz)  # another day, or another form (ISO 8601)
+                if not stamp.startswith(day_prefix):
+                    part.outside_day += 1
+                    continue
             txn = r["transactionId"]
             if txn in seen:
                 dropped["receipts"] += 1
@@ -364,27 +373,30 @@ def _struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, s
 
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
                   tz: ZoneInfo) -> dict[str, pa.Table]:
-    def keys(n: int, txns: list[str]) -> dict[str, list]:
-        return {"location_id": [location_id] * n, "business_date": [business_date] * n,
+    location = pa.scalar(location_id, pa.int32())
+    day = pa.scalar(business_date, pa.date32())
+
+    def keys(n: int, txns: list[str]) -> dict:
+        return {"location_id": pa.repeat(location, n), "business_date": pa.repeat(day, n),
                 "transaction_id": txns}
 
     rec = rows.receipts
-    local, utc = _timestamps(rows.stamps, tz)
+    local = _wall_clock(rows.stamps)
     receipt_cols = _struct_columns(rec, _RECEIPT_STRUCT, _RECEIPT_FIELDS, "receipt")
     receipt_cols["guest_count"] = pc.fill_null(receipt_cols["guest_count"], 0)
     receipts = _table(schemas.RECEIPTS, {
         **keys(len(rec), _require(rec, "transactionId")), **receipt_cols,
         "total_amount": _require(rec, "totalAmount"),
         "tip": _get(rec, "tip"), "discount": _get(rec, "discount"),
-        "date_time_local": local, "date_time_utc": utc,
+        "date_time_local": local, "date_time_utc": _utc(local, tz),
     })
     it = rows.items
     tax = _get(it, "tax")
     books = _get(it, "bookDate")
     try:
-        book_local, _ = _timestamps(books, tz)
+        book_local = _wall_clock(books)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # ISO 8601 among them: convert those
-        book_local, _ = _timestamps([_pos_stamp(b, tz) if b else None for b in books], tz)
+        book_local = _wall_clock([_pos_stamp(b, tz) if b else None for b in books])
     items = _table(schemas.RECEIPT_ITEMS, {
         **keys(len(it), rows.item_txn),
         **_struct_columns(it, _ITEM_STRUCT, _ITEM_FIELDS, "item"),
