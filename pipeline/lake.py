@@ -81,12 +81,3 @@ def write_partitions(
 def read_partition(lake_dir: Path, table: str, partition: Mapping[str, object]) -> pa.Table:
     """One partition's rows (for tests and checks)."""
     return pq.read_table(partition_file(lake_dir, table, partition))
-
-
-def clean_temp_files(lake_dir: Path) -> int:
-    """Remove temp files a crashed writer left behind; returns how many."""
-    count = 0
-    for temp in Path(lake_dir).rglob(f".{FILE_NAME}.*.tmp"):
-        temp.unlink(missing_ok=True)
-        count += 1
-    return count

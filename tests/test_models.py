@@ -57,6 +57,9 @@ def sample_resources():
         m.RedemptionResult(redemption=m.RedemptionAmount(amount=500), success=True,
                            transaction_id=42, voucher=voucher),
         m.TopUpResult(new_amount=1950, success=True, transaction_id=43, voucher=voucher),
+        m.Paged[m.Spot](page=m.PageInfo(offset=0, limit=50, total=1),
+                        data=[world.spots(1001)[0]]),
+        m.DataEnvelope[m.Voucher](data=voucher),
     ]
 
 

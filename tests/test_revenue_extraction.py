@@ -102,6 +102,13 @@ def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings):
                == timedelta(hours=1) for r in late)
 
 
+def test_no_receipt_is_stamped_inside_the_spring_gap():
+    day = date(2026, 3, 29)  # Vienna: 02:00 CET -> 03:00 CEST; the hotel bar is open
+    stamps = [r.date_time for r in receipts_on(1002, day, TRUTH)]
+    assert any(t.hour >= 3 for t in stamps if t < datetime(2026, 3, 29, 4))
+    assert not [t for t in stamps if datetime(2026, 3, 29, 2) <= t < datetime(2026, 3, 29, 3)]
+
+
 def test_faults_are_recovered_with_identical_output(settings, tmp_path, sandbox_keys):
     with PosSource(settings) as source:
         clean = load_revenue_partition(source, 1002, DAY)

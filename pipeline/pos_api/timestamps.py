@@ -7,7 +7,7 @@ by the caller, who knows the location's time zone.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 POS_FORMAT = "%d.%m.%Y %H:%M:%S"
@@ -59,11 +59,3 @@ def local_to_utc(wall_clock: datetime, tz: ZoneInfo) -> datetime:
     the gap, as ``zoneinfo`` does.
     """
     return wall_clock.replace(tzinfo=tz).astimezone(UTC).replace(tzinfo=None)
-
-
-def day_bounds_utc(day, tz: ZoneInfo) -> tuple[datetime, datetime]:
-    """Aware UTC instants of local midnight at ``day`` and at the day after."""
-    start = datetime(day.year, day.month, day.day, tzinfo=tz)
-    end_day = day + timedelta(days=1)
-    end = datetime(end_day.year, end_day.month, end_day.day, tzinfo=tz)
-    return start.astimezone(UTC), end.astimezone(UTC)

@@ -176,14 +176,14 @@ class OrderDesk:
         for n, (cp, unit, qty, addons) in enumerate(lines):
             sides = [m.SideDish(id=f"sd-{rng.getrandbits(40):010x}", number=int(
                 acp.product.product_nr), name=acp.product.name, unique_id=guid(rng),
-                gross_amount=price, net_amount=world._net(price, acp.vat), quantity=aq)
+                gross_amount=price, net_amount=world.net_of(price, acp.vat), quantity=aq)
                 for acp, price, aq in addons]
             items.append(m.Item(
                 id=f"it-{rng.getrandbits(48):012x}", number=int(cp.product.product_nr),
                 name=cp.product.name,
                 unique_id=None if loc.older_configuration else guid(rng),
                 external_id=None if loc.older_configuration else f"{ref}:{n}",
-                book_date=local, gross_amount=unit, net_amount=world._net(unit, cp.vat),
+                book_date=local, gross_amount=unit, net_amount=world.net_of(unit, cp.vat),
                 purchase_price=Decimal(0), quantity=qty,
                 tax=m.Tax(id=str(cp.product.pricing.tax_rate_id), value=cp.vat,
                           name=f"{cp.vat} %"),

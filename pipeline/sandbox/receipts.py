@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from pipeline.pos_api import models as m
@@ -110,10 +110,16 @@ class _DayBuilder:
         """Wall-clock time ``minutes`` after the service day's midnight, whole seconds."""
         return datetime.combine(self.day, time()) + timedelta(seconds=int(minutes * 60))
 
+    def shown(self, when: datetime) -> datetime:
+        """What the till's clock shows: a time in the spring-forward gap is an hour later."""
+        tz = self.loc.tz
+        return when.replace(tzinfo=tz).astimezone(UTC).astimezone(tz).replace(tzinfo=None)
+
     def receipt(self, when: datetime, ttype: str, *, items=(), payments=(), group=None,
                 table=None, staff=None, receipt_type="Beleg", tip=ZERO, discount=ZERO,
                 guests=0, total=None) -> m.Receipt:
         self.seq += 1
+        when = self.shown(when)
         spot = table
         gross = sum((i.gross_amount * i.quantity for i in items), ZERO)
         r = m.Receipt(
@@ -151,11 +157,11 @@ class _DayBuilder:
                 sides.append(m.SideDish(
                     id=f"sd-{rng.getrandbits(40):010x}", number=9000 + len(name), name=name,
                     unique_id=guid(rng), gross_amount=price,
-                    net_amount=world._net(price, product.vat), quantity=Decimal(1),
+                    net_amount=world.net_of(price, product.vat), quantity=Decimal(1),
                 ))
                 surcharge += price
         gross = product.gross + surcharge
-        net = world._net(gross, product.vat)
+        net = world.net_of(gross, product.vat)
         cat = product.category
         course = {"PG-VOR": 1, "PG-SUP": 1, "PG-HPT": 2, "PG-DES": 3}.get(cat.external_id)
         older = self.loc.older_configuration

@@ -179,7 +179,7 @@ class CatalogProduct:
     side_dishes: tuple[tuple[str, Decimal], ...] = field(default=())
 
 
-def _net(gross: Decimal, vat: Decimal) -> Decimal:
+def net_of(gross: Decimal, vat: Decimal) -> Decimal:
     return (gross * 100 / (100 + vat)).quantize(Decimal("0.01"))
 
 
