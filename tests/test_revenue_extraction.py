@@ -103,10 +103,14 @@ def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings):
 
 
 def test_no_receipt_is_stamped_inside_the_spring_gap():
-    day = date(2026, 3, 29)  # Vienna: 02:00 CET -> 03:00 CEST; the hotel bar is open
-    stamps = [r.date_time for r in receipts_on(1002, day, TRUTH)]
-    assert any(t.hour >= 3 for t in stamps if t < datetime(2026, 3, 29, 4))
-    assert not [t for t in stamps if datetime(2026, 3, 29, 2) <= t < datetime(2026, 3, 29, 3)]
+    def at_two(day):  # the hotel closes its night at 02:30
+        return [r.date_time for r in receipts_on(1002, day, TRUTH) if r.date_time.hour == 2]
+
+    assert at_two(date(2026, 3, 28))  # an ordinary night
+    assert not at_two(date(2026, 3, 29))  # Vienna: 02:00 CET -> 03:00 CEST, no 02:xx
+    moved = [r.date_time for r in receipts_on(1002, date(2026, 3, 29), TRUTH)
+             if r.transaction_type == "Tagesabschluss"]
+    assert moved == [datetime(2026, 3, 29, 3, 30)]
 
 
 def test_faults_are_recovered_with_identical_output(settings, tmp_path, sandbox_keys):

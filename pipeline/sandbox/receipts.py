@@ -317,7 +317,7 @@ class _DayBuilder:
             if (i + ordinal) % 3 == 0:
                 self.receipt(self.at(rng.uniform(9 * 60, 22 * 60)), ttype,
                              staff=rng.choice(self.staff))
-        close = self.at((24 + self.loc.closes_after_midnight) * 60 + 20)
+        close = self.at((24 + self.loc.closes_after_midnight) * 60 - 30)
         for waiter in self.staff[:3]:
             self.receipt(close - timedelta(minutes=5), "Kellnerabschlag", staff=waiter)
         self.receipt(close, "Tagesabschluss")
