@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from itertools import repeat
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,12 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
-from pipeline.extract import schemas
+from pipeline.extract import columns, schemas
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
 from pipeline.pos_api.timestamps import (
-    POS_FORMAT,
     format_pos_datetime,
     parse_pos_datetime,
     to_local_wall_clock,
@@ -81,81 +79,6 @@ def request_window(day: date, tz: ZoneInfo, margin: timedelta) -> tuple[datetime
     start = datetime(day.year, day.month, day.day, tzinfo=tz)
     end = start.replace(tzinfo=None) + timedelta(days=1)
     return start - margin, end.replace(tzinfo=tz) + margin
-
-
-def _text_numbers(values: list) -> pa.Array:
-    """Decimal values as the exact text Arrow casts from (JSON numbers arrive as text)."""
-    kinds = set(map(type, values))
-    if kinds <= _TEXT:
-        return pa.array(values, pa.string())
-    if kinds <= _TEXTUAL:  # integers (or Decimals) among the text: str() them all in C
-        return pa.array(list(map(str, values)), pa.string())
-    return pa.array([v if v.__class__ is str or v is None else str(v)
-                     if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
-                    pa.string())
-
-
-_NUMERIC = (int, Decimal)
-_TEXTUAL = {str, int, Decimal}
-_TEXT = {str, type(None)}
-
-
-def _not_a_number(value):
-    raise ValueError(f"not a decimal: {value!r}")
-
-
-def _column(name: str, values: list, type_: pa.DataType, required: bool = False) -> pa.Array:
-    """One Arrow column; decimals are cast from their text, so nothing passes through float."""
-    try:
-        if isinstance(values, pa.Array):
-            array = values if values.type == type_ else values.cast(type_)
-        elif pa.types.is_decimal(type_):
-            array = _text_numbers(values).cast(type_)
-        else:
-            array = pa.array(values, type_)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
-        raise ValueError(f"field {name}: {exc}") from None
-    if required and array.null_count:
-        raise ValueError(f"field {name} is null")
-    return array
-
-
-def _get(rows: list[dict], key: str) -> list:
-    """``row.get(key)`` of every row (``map`` keeps the loop in C)."""
-    return list(map(dict.get, rows, repeat(key)))
-
-
-def _require(rows: list[dict], key: str) -> list:
-    """``row[key]`` of every row; a missing key raises ``KeyError``."""
-    return list(map(dict.__getitem__, rows, repeat(key)))
-
-
-def _sub(objects: list, key: str) -> list:
-    """``obj.get(key)`` of every nested object, None where the object is null."""
-    if None in objects:
-        return [o.get(key) if o else None for o in objects]
-    return list(map(dict.get, objects, repeat(key)))
-
-
-def _table(schema: pa.Schema, columns: dict[str, list]) -> pa.Table:
-    arrays = [_column(f.name, columns[f.name], f.type, required=not f.nullable) for f in schema]
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _wall_clock(stamps: list[str]) -> pa.Array:
-    """Local wall-clock timestamps from ``dd.MM.yyyy HH:mm:ss`` strings."""
-    return pc.strptime(pa.array(stamps, pa.string()), format=POS_FORMAT, unit="s",
-                       error_is_null=False)
-
-
-def _utc(local: pa.Array, tz: ZoneInfo) -> pa.Array:
-    """The UTC instants of wall-clock times at the location.
-
-    In the autumn hour that occurs twice the first occurrence is taken; a time inside
-    the spring gap (no clock shows it) is read as the last instant before the gap.
-    """
-    utc = pc.assume_timezone(local, tz.key, ambiguous="earliest", nonexistent="earliest")
-    return utc.cast(schemas.UTC_TS)
 
 
 def _pos_stamp(value, tz: ZoneInfo) -> str:
@@ -349,28 +272,6 @@ _PAYMENT_FIELDS = {"payment_id": "id", "fibu_account_nr": "fibuAccountNr",
                    "payment_type_name": "paymentType.name"}
 
 
-def _struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, str],
-                    what: str) -> dict[str, pa.Array]:
-    """Columns taken out of the wire objects by Arrow, one C++ pass for all of them."""
-    try:
-        array = pa.array(rows, struct)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ValueError(f"{what}: {exc}") from None
-    children: dict[str, pa.Array] = {}
-
-    def walk(prefix: str, parent: pa.StructArray) -> None:
-        # flatten() merges the parent's nulls into each child, at every level
-        for child_type, child in zip(parent.type, parent.flatten(), strict=True):
-            name = prefix + child_type.name
-            if pa.types.is_struct(child_type.type):
-                walk(name + ".", child)
-            else:
-                children[name] = child
-
-    walk("", array)
-    return {col: children[path] for col, path in fields.items()}
-
-
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
                   tz: ZoneInfo) -> dict[str, pa.Table]:
     location = pa.scalar(location_id, pa.int32())
@@ -381,46 +282,46 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
                 "transaction_id": txns}
 
     rec = rows.receipts
-    local = _wall_clock(rows.stamps)
-    receipt_cols = _struct_columns(rec, _RECEIPT_STRUCT, _RECEIPT_FIELDS, "receipt")
+    local = columns.wall_clock(rows.stamps)
+    receipt_cols = columns.struct_columns(rec, _RECEIPT_STRUCT, _RECEIPT_FIELDS, "receipt")
     receipt_cols["guest_count"] = pc.fill_null(receipt_cols["guest_count"], 0)
-    receipts = _table(schemas.RECEIPTS, {
-        **keys(len(rec), _require(rec, "transactionId")), **receipt_cols,
-        "total_amount": _require(rec, "totalAmount"),
-        "tip": _get(rec, "tip"), "discount": _get(rec, "discount"),
-        "date_time_local": local, "date_time_utc": _utc(local, tz),
+    receipts = columns.table(schemas.RECEIPTS, {
+        **keys(len(rec), columns.require(rec, "transactionId")), **receipt_cols,
+        "total_amount": columns.require(rec, "totalAmount"),
+        "tip": columns.get(rec, "tip"), "discount": columns.get(rec, "discount"),
+        "date_time_local": local, "date_time_utc": columns.utc(local, tz),
     })
     it = rows.items
-    tax = _get(it, "tax")
-    books = _get(it, "bookDate")
+    tax = columns.get(it, "tax")
+    books = columns.get(it, "bookDate")
     try:
-        book_local = _wall_clock(books)
+        book_local = columns.wall_clock(books)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # ISO 8601 among them: convert those
-        book_local = _wall_clock([_pos_stamp(b, tz) if b else None for b in books])
-    items = _table(schemas.RECEIPT_ITEMS, {
+        book_local = columns.wall_clock([_pos_stamp(b, tz) if b else None for b in books])
+    items = columns.table(schemas.RECEIPT_ITEMS, {
         **keys(len(it), rows.item_txn),
-        **_struct_columns(it, _ITEM_STRUCT, _ITEM_FIELDS, "item"),
+        **columns.struct_columns(it, _ITEM_STRUCT, _ITEM_FIELDS, "item"),
         "item_key": rows.item_key, "line_number": rows.item_line,
         "book_date_local": book_local,
-        "gross_amount": _require(it, "grossAmount"),
-        "net_amount": _require(it, "netAmount"),
-        "purchase_price": _get(it, "purchasePrice"),
-        "quantity": _require(it, "quantity"),
-        "tax_rate_percent": _sub(tax, "value"),
+        "gross_amount": columns.require(it, "grossAmount"),
+        "net_amount": columns.require(it, "netAmount"),
+        "purchase_price": columns.get(it, "purchasePrice"),
+        "quantity": columns.require(it, "quantity"),
+        "tax_rate_percent": columns.sub(tax, "value"),
     })
     sd = rows.sides
-    sides = _table(schemas.ITEM_SIDE_DISHES, {
+    sides = columns.table(schemas.ITEM_SIDE_DISHES, {
         **keys(len(sd), rows.side_txn),
-        **_struct_columns(sd, _SIDE_STRUCT, _SIDE_FIELDS, "side dish"),
+        **columns.struct_columns(sd, _SIDE_STRUCT, _SIDE_FIELDS, "side dish"),
         "item_key": rows.side_item, "side_dish_key": rows.side_key,
-        "gross_amount": _get(sd, "grossAmount"), "net_amount": _get(sd, "netAmount"),
-        "quantity": _get(sd, "quantity"),
+        "gross_amount": columns.get(sd, "grossAmount"), "net_amount": columns.get(sd, "netAmount"),
+        "quantity": columns.get(sd, "quantity"),
     })
     pay = rows.payments
-    payments = _table(schemas.PAYMENTS, {
+    payments = columns.table(schemas.PAYMENTS, {
         **keys(len(pay), rows.payment_txn),
-        **_struct_columns(pay, _PAYMENT_STRUCT, _PAYMENT_FIELDS, "payment"),
-        "amount": _require(pay, "amount"),
+        **columns.struct_columns(pay, _PAYMENT_STRUCT, _PAYMENT_FIELDS, "payment"),
+        "amount": columns.require(pay, "amount"),
     })
     return {"receipts": receipts, "receipt_items": items, "item_side_dishes": sides,
             "payments": payments}

@@ -1,0 +1,114 @@
+"""Arrow columns out of decoded JSON, fast: the helpers of the revenue flattening.
+
+Decimals travel as their exact JSON text and are cast to DECIMAL by Arrow, never through
+float; nested records are converted by Arrow in one C++ pass.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from itertools import repeat
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.extract.schemas import UTC_TS
+from pipeline.pos_api.timestamps import POS_FORMAT
+
+
+_NUMERIC = (int, Decimal)
+_TEXTUAL = {str, int, Decimal}
+_TEXT = {str, type(None)}
+
+
+def text_numbers(values: list) -> pa.Array:
+    """Decimal values as the exact text Arrow casts from (JSON numbers arrive as text)."""
+    kinds = set(map(type, values))
+    if kinds <= _TEXT:
+        return pa.array(values, pa.string())
+    if kinds <= _TEXTUAL:  # integers (or Decimals) among the text: str() them all in C
+        return pa.array(list(map(str, values)), pa.string())
+    return pa.array([v if v.__class__ is str or v is None else str(v)
+                     if v.__class__ in _NUMERIC else _not_a_number(v) for v in values],
+                    pa.string())
+
+
+def _not_a_number(value):
+    raise ValueError(f"not a decimal: {value!r}")
+
+
+def column(name: str, values: list, type_: pa.DataType, required: bool = False) -> pa.Array:
+    """One Arrow column; decimals are cast from their text, so nothing passes through float."""
+    try:
+        if isinstance(values, pa.Array):
+            array = values if values.type == type_ else values.cast(type_)
+        elif pa.types.is_decimal(type_):
+            array = text_numbers(values).cast(type_)
+        else:
+            array = pa.array(values, type_)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        raise ValueError(f"field {name}: {exc}") from None
+    if required and array.null_count:
+        raise ValueError(f"field {name} is null")
+    return array
+
+
+def get(rows: list[dict], key: str) -> list:
+    """``row.get(key)`` of every row (``map`` keeps the loop in C)."""
+    return list(map(dict.get, rows, repeat(key)))
+
+
+def require(rows: list[dict], key: str) -> list:
+    """``row[key]`` of every row; a missing key raises ``KeyError``."""
+    return list(map(dict.__getitem__, rows, repeat(key)))
+
+
+def sub(objects: list, key: str) -> list:
+    """``obj.get(key)`` of every nested object, None where the object is null."""
+    if None in objects:
+        return [o.get(key) if o else None for o in objects]
+    return list(map(dict.get, objects, repeat(key)))
+
+
+def table(schema: pa.Schema, columns: dict[str, list]) -> pa.Table:
+    arrays = [column(f.name, columns[f.name], f.type, required=not f.nullable) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def wall_clock(stamps: list[str]) -> pa.Array:
+    """Local wall-clock timestamps from ``dd.MM.yyyy HH:mm:ss`` strings."""
+    return pc.strptime(pa.array(stamps, pa.string()), format=POS_FORMAT, unit="s",
+                       error_is_null=False)
+
+
+def utc(local: pa.Array, tz: ZoneInfo) -> pa.Array:
+    """The UTC instants of wall-clock times at the location.
+
+    In the autumn hour that occurs twice the first occurrence is taken; a time inside
+    the spring gap (no clock shows it) is read as the last instant before the gap.
+    """
+    utc = pc.assume_timezone(local, tz.key, ambiguous="earliest", nonexistent="earliest")
+    return utc.cast(UTC_TS)
+
+
+def struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, str],
+                    what: str) -> dict[str, pa.Array]:
+    """Columns taken out of the wire objects by Arrow, one C++ pass for all of them."""
+    try:
+        array = pa.array(rows, struct)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    children: dict[str, pa.Array] = {}
+
+    def walk(prefix: str, parent: pa.StructArray) -> None:
+        # flatten() merges the parent's nulls into each child, at every level
+        for child_type, child in zip(parent.type, parent.flatten(), strict=True):
+            name = prefix + child_type.name
+            if pa.types.is_struct(child_type.type):
+                walk(name + ".", child)
+            else:
+                children[name] = child
+
+    walk("", array)
+    return {col: children[path] for col, path in fields.items()}
