@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 from pipeline.extract.schemas import UTC_TS
 from pipeline.pos_api.timestamps import POS_FORMAT
 
-
 _NUMERIC = (int, Decimal)
 _TEXTUAL = {str, int, Decimal}
 _TEXT = {str, type(None)}
