@@ -1,7 +1,7 @@
 """Menu and voucher snapshots in the lake and warehouse; an order flowing to the marts."""
 
 import json
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 import duckdb
@@ -84,8 +84,9 @@ def test_an_order_placed_with_the_cli_reaches_fct_receipt_items(tmp_path, monkey
         assert main(["order", str(order_file), "--config", str(config)]) == 0
         assert "HTTP 201" in capsys.readouterr().out
         today = datetime.now(world.location_by_id(1001).tz).date()
-        assert main(["load", "--config", str(config), "--start", today.isoformat(),
-                     "--end", today.isoformat(), "--no-catalog"]) == 0
+        days = [today - timedelta(days=1), today + timedelta(days=1)]  # midnight-proof
+        assert main(["load", "--config", str(config), "--start", days[0].isoformat(),
+                     "--end", days[1].isoformat(), "--no-catalog"]) == 0
     with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
         rows = con.execute("select transaction_type, quantity, is_revenue_effective "
                            "from fct_receipt_items where external_id = 'cli-order-1:0' "

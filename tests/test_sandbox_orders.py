@@ -1,6 +1,6 @@
 """External order intake (spec 2.4, 4.3): routing, idempotency, re-pricing, booking."""
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import httpx
@@ -111,9 +111,9 @@ def test_a_paid_order_appears_in_the_revenue_report(url):
     r = post(url, order(guid="flow-1", isPaid=True, tip=2.0,
                         grandTotal=float(SCHNITZEL.gross * 2 + 2)))
     ids = set(r.json()["transactionIds"])
-    now = datetime.now(world.location_by_id(1001).tz).replace(tzinfo=None)
-    window = {"after": now.replace(hour=0, minute=0, second=0).isoformat(),
-              "before": now.replace(hour=23, minute=59, second=59).isoformat()}
+    now = datetime.now(world.location_by_id(1001).tz).replace(tzinfo=None, microsecond=0)
+    window = {"after": (now - timedelta(hours=1)).isoformat(),
+              "before": (now + timedelta(hours=1)).isoformat()}
     rows = httpx.post(f"{url}/api/v1/reports/receipts", json=window, headers=KEY,
                       timeout=30).json()
     booked = {row["transactionId"]: row for row in rows if row["transactionId"] in ids}

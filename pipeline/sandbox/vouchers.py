@@ -95,8 +95,11 @@ class VoucherLedger:
         return self._next_transaction
 
     def _seed(self, seed: int) -> None:
+        # Dates relative to the ledger's clock, so every check code stays reachable in any
+        # year: some vouchers expired, one not started yet, the rest valid for years.
         rng = random.Random(seed)
-        start = datetime(2026, 9, 1, 10, 0, tzinfo=UTC)
+        today = self.now().replace(hour=10, minute=0, second=0, microsecond=0)
+        start = today - timedelta(days=80)
         for n in range(40):
             category = 1 + n % 3
             amount = rng.choice((2500, 5000, 10000, 15000))
@@ -107,8 +110,8 @@ class VoucherLedger:
                 balance=amount, max_amount=amount * 2 if category == 2 else None,
                 created_at=created,
                 expiration_date=created + timedelta(days=3 * 365) if n % 13 else
-                datetime(2026, 10, 31, 23, 59, tzinfo=UTC),
-                start_date=datetime(2027, 1, 1, tzinfo=UTC) if n == 7 else None,
+                today - timedelta(days=3),
+                start_date=today + timedelta(days=40) if n == 7 else None,
                 enabled=n % 17 != 5,
             )
             self._vouchers[v.id] = v
@@ -117,6 +120,8 @@ class VoucherLedger:
             when = created
             for _ in range(rng.randint(0, 3)):
                 when += timedelta(days=rng.randint(1, 10), hours=rng.randint(0, 5))
+                if when > today:
+                    break
                 if v.balance and rng.random() < 0.8:
                     debit = min(v.balance, rng.choice((990, 1850, 2500, 4200)))
                     v.balance -= debit
