@@ -129,3 +129,14 @@ def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
         assert rows == [(1001, 2), (1002, 2), (1003, 2)]
         assert con.execute("select max(business_date) from fct_turnover_daily").fetchone()[0] \
             .isoformat() == yesterday
+
+
+def test_the_readme_config_example_is_valid(tmp_path):
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```toml\n(.*?)```", readme, flags=re.S).group(1)
+    settings = load_settings(write(tmp_path, example))
+    assert settings.source.base_url == "https://pos.example.com"
+    assert settings.locations[0].api_key_env == "POS_KEY_VIE01"
+    assert settings.schedule.lookback_days == 3
