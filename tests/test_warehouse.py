@@ -198,3 +198,10 @@ def test_staging_dedupes_a_partition_copied_twice(built, tmp_path):
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     expected = query(built, "select count(*) from fct_receipts")[0][0]
     assert result.row_counts["fct_receipts"] == expected
+
+
+def test_no_api_key_in_the_lake_or_the_warehouse(built):
+    files = [built.warehouse.warehouse_path, *built.warehouse.lake_dir.rglob("*.parquet")]
+    assert len(files) > 10
+    for path in files:
+        assert b"sandbox-key-" not in path.read_bytes(), path
