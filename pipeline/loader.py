@@ -39,6 +39,7 @@ class LoadReport:
     models: list[str] = field(default_factory=list)
     warehouse_path: str | None = None
     check_failures: list[str] = field(default_factory=list)
+    model_error: str | None = None
 
     @property
     def failed(self) -> list[PartitionOutcome]:
@@ -47,7 +48,7 @@ class LoadReport:
     @property
     def ok(self) -> bool:
         return not (self.failed or self.catalog_errors or self.check_failures
-                    or self.voucher_error)
+                    or self.voucher_error or self.model_error)
 
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
@@ -72,6 +73,9 @@ class LoadReport:
             lines.append(f"warehouse: {self.warehouse_path} ({len(self.models)} models)")
             for failure in self.check_failures:
                 lines.append(f"  CHECK FAILED {failure}")
+        if self.model_error:
+            lines.append(f"  FAILED warehouse build (the previous warehouse is kept): "
+                         f"{self.model_error}")
         lines.append("result: OK" if self.ok else "result: FAILED")
         return "\n".join(lines)
 
@@ -180,11 +184,17 @@ def run_load(settings, start: date, end: date, location_ids: list[int] | None = 
             load_catalogs(src, ids, report, progress)
     if models:
         from pipeline.checks import run_checks
-        from pipeline.warehouse import build_warehouse
+        from pipeline.warehouse import ModelError, build_warehouse
 
         outcomes = []
-        result = build_warehouse(settings.warehouse.lake_dir, settings.warehouse.warehouse_path,
-                                 on_built=lambda con: outcomes.extend(run_checks(con)))
+        try:
+            result = build_warehouse(settings.warehouse.lake_dir,
+                                     settings.warehouse.warehouse_path,
+                                     on_built=lambda con: outcomes.extend(run_checks(con)))
+        except ModelError as exc:  # the old warehouse stays in place
+            report.model_error = str(exc)
+            progress(f"warehouse build FAILED: {exc}")
+            return report
         report.models = result.order
         report.warehouse_path = str(result.path)
         report.check_failures = [f"{o.check.model}.{o.check.name}: {o.failing_rows} rows"
