@@ -205,3 +205,21 @@ def test_no_api_key_in_the_lake_or_the_warehouse(built):
     assert len(files) > 10
     for path in files:
         assert b"sandbox-key-" not in path.read_bytes(), path
+
+
+def test_a_broken_model_fails_the_build_and_keeps_the_old_warehouse(built, tmp_path):
+    import shutil
+
+    from pipeline.warehouse import MODELS_DIR, ModelError
+
+    models_dir = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models_dir)
+    (models_dir / "reports" / "rpt_broken.sql").write_text(
+        "-- grain: nothing\nselect no_such_column from fct_receipts\n")
+    target = tmp_path / "wh.duckdb"
+    build_warehouse(built.warehouse.lake_dir, target)
+    before = target.read_bytes()
+    with pytest.raises(ModelError, match="rpt_broken"):
+        build_warehouse(built.warehouse.lake_dir, target, discover_models(models_dir))
+    assert target.read_bytes() == before
+    assert not list(tmp_path.glob(".*.building*"))
