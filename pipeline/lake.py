@@ -36,25 +36,26 @@ def partition_file(lake_dir: Path, table: str, partition: Mapping[str, object]) 
 
 
 def _write_temp(target: Path, table: pa.Table, metadata: Mapping[str, str]) -> Path:
+    """Arrow writes the file natively, next to its target, under a temp name."""
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
     schema_meta = dict(table.schema.metadata or {})
     schema_meta.update({k.encode(): str(v).encode() for k, v in metadata.items()})
-    table = table.replace_schema_metadata(schema_meta)
     try:
-        # Arrow writes the file natively (no Python file object in the loop), then it is
-        # fsynced before anyone may rename it into place.
-        pq.write_table(table, str(temp), compression="snappy", use_dictionary=False,
-                       write_statistics=False)
-        fd = os.open(temp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        pq.write_table(table.replace_schema_metadata(schema_meta), str(temp),
+                       compression="snappy", use_dictionary=False, write_statistics=False)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
     return temp
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_partitions(
@@ -63,12 +64,18 @@ def write_partitions(
     partition: Mapping[str, object],
     metadata: Mapping[str, str] | None = None,
 ) -> dict[str, Path]:
-    """Replace one partition of each table atomically; returns the written file paths."""
+    """Replace one partition of each table atomically; returns the written file paths.
+
+    Every temp file is written before the first fsync, so one journal commit usually
+    carries them all; only fsynced files are renamed into place.
+    """
     targets = {name: partition_file(lake_dir, name, partition) for name in tables}
     temps: dict[str, Path] = {}
     try:
         for name, table in tables.items():
             temps[name] = _write_temp(targets[name], table, metadata or {})
+        for temp in temps.values():
+            _fsync(temp)
     except BaseException:
         for temp in temps.values():
             temp.unlink(missing_ok=True)
