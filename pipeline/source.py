@@ -31,7 +31,6 @@ class PosSource:
         self._lock = threading.Lock()
 
     def __enter__(self) -> PosSource:
-        self.voucher_url = self.settings.source.voucher_url
         if self.base_url is None:
             from pipeline.sandbox.server import running_sandbox
 
@@ -45,7 +44,7 @@ class PosSource:
         self._http.clear()
         self._stack.close()
         if self.settings.uses_sandbox:
-            self.base_url = None
+            self.base_url, self.voucher_url = None, self.settings.source.voucher_url
 
     def client(self, location_id: int) -> PosClient:
         """A client bound to one location's key, with its own stats.
@@ -64,27 +63,21 @@ class PosSource:
                 http = make_http_client(self.base_url, api_key, self.settings.source,
                                         self.transport)
                 self._http[loc.id] = http
-        extra = {"sleep": self.sleep} if self.sleep else {}
-        return PosClient(
-            base_url=self.base_url,
-            api_key=api_key,
-            location_id=loc.id,
-            source=self.settings.source,
-            request_slots=self.request_slots,
-            key_hint=None if self.settings.uses_sandbox else loc.api_key_env,
-            http=http,
-            **extra,
-        )
+        return self._client(self.base_url, api_key, loc.id, loc.api_key_env, http)
 
     def voucher_client(self) -> PosClient | None:
         """A client of the voucher ledger, or None where no ``voucher_url`` is configured."""
         if self.voucher_url is None:
             return None
         api_key, loc = self.settings.voucher_key()
+        return self._client(self.voucher_url, api_key, loc.id,
+                            self.settings.source.voucher_api_key_env or loc.api_key_env)
+
+    def _client(self, base_url: str, api_key: str, location_id: int, key_env: str,
+                http: httpx.Client | None = None) -> PosClient:
         extra = {"sleep": self.sleep} if self.sleep else {}
         return PosClient(
-            base_url=self.voucher_url, api_key=api_key, location_id=loc.id,
+            base_url=base_url, api_key=api_key, location_id=location_id,
             source=self.settings.source, transport=self.transport,
-            request_slots=self.request_slots,
-            key_hint=None if self.settings.uses_sandbox
-            else self.settings.source.voucher_api_key_env or loc.api_key_env, **extra)
+            request_slots=self.request_slots, http=http,
+            key_hint=None if self.settings.uses_sandbox else key_env, **extra)
