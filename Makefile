@@ -32,7 +32,7 @@ bench: install
 	$(BIN)/python benchmarks/run.py
 
 lint: install
-	$(BIN)/ruff check pipeline tests benchmarks
+	$(BIN)/ruff check pipeline pos_sandbox tests benchmarks
 
 clean:
 	rm -rf data/lake data/warehouse*.duckdb* data/dagster_home

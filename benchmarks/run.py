@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake import write_partitions  # noqa: E402
 from pipeline.pos_api.client import _TEXT_DECODER  # noqa: E402
-from pipeline.sandbox import world  # noqa: E402
-from pipeline.sandbox.receipts import SandboxData  # noqa: E402
-from pipeline.sandbox.revenue import RevenueBook  # noqa: E402
+from pos_sandbox import world  # noqa: E402
+from pos_sandbox.receipts import SandboxData  # noqa: E402
+from pos_sandbox.revenue import RevenueBook  # noqa: E402
 
 PAGE_SIZE = 500
 

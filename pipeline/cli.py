@@ -18,9 +18,9 @@ def _date(value: str) -> date:
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
-    from pipeline.sandbox.app import Faults, SandboxConfig
-    from pipeline.sandbox.receipts import SandboxData
-    from pipeline.sandbox.server import serve_forever
+    from pos_sandbox.app import Faults, SandboxConfig
+    from pos_sandbox.receipts import SandboxData
+    from pos_sandbox.server import serve_forever
 
     config = SandboxConfig(
         data=SandboxData(seed=args.seed, transactions_per_day=args.volume,

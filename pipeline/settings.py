@@ -157,7 +157,7 @@ class Settings(_Strict):
 
 def sandbox_settings(data_dir: Path | str = "data") -> Settings:
     """Settings for the built-in sandbox's three locations."""
-    from pipeline.sandbox import world
+    from pos_sandbox import world
 
     return Settings(
         warehouse=WarehouseSettings(data_dir=Path(data_dir)),

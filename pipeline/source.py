@@ -32,7 +32,7 @@ class PosSource:
 
     def __enter__(self) -> PosSource:
         if self.base_url is None:
-            from pipeline.sandbox.server import running_sandbox
+            from pos_sandbox.server import running_sandbox
 
             self.base_url = self._stack.enter_context(running_sandbox())
             self.voucher_url = self.base_url  # the sandbox serves the ledger too

@@ -6,19 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sandbox import world
-from pipeline.sandbox.receipts import SandboxData
-from pipeline.sandbox.server import running_sandbox
+from pos_sandbox import world
+from pos_sandbox.receipts import SandboxData
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 
 DATA = SandboxData()
-
-
-@pytest.fixture(scope="session")
-def sandbox_url():
-    """The default sandbox (quirks on, no faults) on a free loopback port."""
-    with running_sandbox() as url:
-        yield url
 
 
 def make_settings(base_url: str, data_dir: Path, **source) -> Settings:

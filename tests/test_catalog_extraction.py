@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.extract.catalog import load_catalog_snapshot
 from pipeline.pos_api.errors import AuthError, ContractError
-from pipeline.sandbox import world
+from pos_sandbox import world
 from pipeline.source import PosSource
 
 SNAP = date(2026, 11, 22)

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 
 from pipeline.pos_api import models as m
 from pipeline.pos_api.client import decode_json
-from pipeline.sandbox import world
-from pipeline.sandbox.receipts import SandboxData, service_day
+from pos_sandbox import world
+from pos_sandbox.receipts import SandboxData, service_day
 
 ENCODER = msgspec.json.Encoder(decimal_format="number")
 

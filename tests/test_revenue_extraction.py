@@ -12,9 +12,9 @@ import pytest
 from pipeline import lake
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.pos_api.errors import ContractError
-from pipeline.sandbox.app import Faults, SandboxConfig
-from pipeline.sandbox.receipts import SandboxData, receipts_on
-from pipeline.sandbox.server import running_sandbox
+from pos_sandbox.app import Faults, SandboxConfig
+from pos_sandbox.receipts import SandboxData, receipts_on
+from pos_sandbox.server import running_sandbox
 from pipeline.source import PosSource
 from tests.conftest import make_settings
 
@@ -169,7 +169,7 @@ def _mock_source(settings, pages):
 
 
 def _sandbox_rows(location_id=1001):
-    from pipeline.sandbox.receipts import wire_receipt
+    from pos_sandbox.receipts import wire_receipt
     return [wire_receipt(r, True) for r in receipts_on(location_id, DAY, TRUTH)]
 
 

@@ -14,7 +14,7 @@ import pytest
 from pipeline import lake
 from pipeline.checks import run_checks
 from pipeline.loader import run_load
-from pipeline.sandbox.receipts import SandboxData, receipts_on
+from pos_sandbox.receipts import SandboxData, receipts_on
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from tests.conftest import make_settings
 

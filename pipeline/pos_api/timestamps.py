@@ -7,7 +7,7 @@ by the caller, who knows the location's time zone.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 POS_FORMAT = "%d.%m.%Y %H:%M:%S"
@@ -49,13 +49,3 @@ def to_local_wall_clock(value: datetime, tz: ZoneInfo) -> datetime:
     if value.tzinfo is None:
         return value
     return value.astimezone(tz).replace(tzinfo=None)
-
-
-def local_to_utc(wall_clock: datetime, tz: ZoneInfo) -> datetime:
-    """The UTC instant of a naive wall-clock time at the location (DST-correct).
-
-    In the autumn hour that occurs twice the first occurrence is taken (fold=0); a
-    time inside the spring gap, which no clock shows, is read with the offset before
-    the gap, as ``zoneinfo`` does.
-    """
-    return wall_clock.replace(tzinfo=tz).astimezone(UTC).replace(tzinfo=None)

@@ -11,16 +11,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from threading import Lock
 from zoneinfo import ZoneInfo
 
 import msgspec
 
 from pipeline.pos_api import models as m
-from pipeline.pos_api.timestamps import local_to_utc, to_local_wall_clock
-from pipeline.sandbox import world
-from pipeline.sandbox.receipts import SandboxData, service_day, service_day_of, wire_receipt
+from pos_sandbox import world
+from pos_sandbox.receipts import SandboxData, service_day, service_day_of, wire_receipt
 
 ENCODER = msgspec.json.Encoder(decimal_format="number")
 
@@ -66,7 +65,7 @@ class RevenueBook:
             posted = list(self._posted.get(key, ()))
         receipts = service_day(location_id, day, self.data) + posted
         served = sorted((
-            ServedReceipt(r.date_time, r.transaction_id, local_to_utc(r.date_time, tz),
+            ServedReceipt(r.date_time, r.transaction_id, _utc(r.date_time, tz),
                           ENCODER.encode(wire_receipt(r, self.data.quirks)))
             for r in receipts), key=lambda r: (r.wall_clock, r.transaction_id))
         with self._lock:
@@ -102,8 +101,8 @@ class RevenueBook:
         tz: ZoneInfo = world.location_by_id(location_id).tz
         after_utc = _as_utc(after, tz)
         before_utc = _as_utc(before, tz)
-        first = to_local_wall_clock(after, tz).date() if after.tzinfo else after.date()
-        last = to_local_wall_clock(before, tz).date() if before.tzinfo else before.date()
+        first = after.astimezone(tz).date() if after.tzinfo else after.date()
+        last = before.astimezone(tz).date() if before.tzinfo else before.date()
         cursor = None
         if after_transaction_id:
             cursor = self.cursor_key(location_id, after_transaction_id)
@@ -119,7 +118,16 @@ class RevenueBook:
             day += timedelta(days=1)
 
 
+def _utc(wall_clock: datetime, tz: ZoneInfo) -> datetime:
+    """The naive UTC instant of a wall-clock time at the location (DST-correct).
+
+    In the autumn hour that occurs twice the first occurrence is taken (fold=0); a time
+    inside the spring gap is read with the offset before the gap, as ``zoneinfo`` does.
+    """
+    return wall_clock.replace(tzinfo=tz).astimezone(UTC).replace(tzinfo=None)
+
+
 def _as_utc(value: datetime, tz: ZoneInfo) -> datetime:
     if value.tzinfo is None:
-        return local_to_utc(value, tz)
-    return to_local_wall_clock(value, ZoneInfo("UTC"))
+        return _utc(value, tz)
+    return value.astimezone(UTC).replace(tzinfo=None)

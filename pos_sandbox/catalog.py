@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox import world
-from pipeline.sandbox.filters import BadRequest, CatalogQuery
-from pipeline.sandbox.world import SandboxLocation
+from pos_sandbox import world
+from pos_sandbox.filters import BadRequest, CatalogQuery
+from pos_sandbox.world import SandboxLocation
 
 
 def resolve_location(query: CatalogQuery) -> SandboxLocation:

@@ -17,7 +17,7 @@ from threading import Lock
 from typing import Any
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox import world
+from pos_sandbox import world
 
 WEEKDAYS = m.weekday_mask(m.Weekday.MONDAY, m.Weekday.TUESDAY, m.Weekday.WEDNESDAY,
                           m.Weekday.THURSDAY, m.Weekday.FRIDAY)

@@ -16,8 +16,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox import world
-from pipeline.sandbox.world import SandboxLocation
+from pos_sandbox import world
+from pos_sandbox.world import SandboxLocation
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")

@@ -6,8 +6,8 @@ from decimal import Decimal
 import httpx
 import pytest
 
-from pipeline.sandbox import world
-from pipeline.sandbox.server import running_sandbox
+from pos_sandbox import world
+from pos_sandbox.server import running_sandbox
 
 KEY = {"x-api-key": "sandbox-key-1001"}
 PRODUCTS = world.catalog(1001)[0]

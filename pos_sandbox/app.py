@@ -16,14 +16,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox import catalog, world
-from pipeline.sandbox.endpoints import extra_routes
-from pipeline.sandbox.filters import BadRequest, parse_catalog_query
-from pipeline.sandbox.menu import MenuStore
-from pipeline.sandbox.orders import OrderDesk
-from pipeline.sandbox.receipts import SandboxData
-from pipeline.sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
-from pipeline.sandbox.vouchers import VoucherLedger
+from pos_sandbox import catalog, world
+from pos_sandbox.endpoints import extra_routes
+from pos_sandbox.filters import BadRequest, parse_catalog_query
+from pos_sandbox.menu import MenuStore
+from pos_sandbox.orders import OrderDesk
+from pos_sandbox.receipts import SandboxData
+from pos_sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
+from pos_sandbox.vouchers import VoucherLedger
 
 
 @dataclass(frozen=True)

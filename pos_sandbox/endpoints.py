@@ -9,10 +9,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pipeline.sandbox import world
-from pipeline.sandbox.menu import MenuError, MenuStore
-from pipeline.sandbox.orders import OrderDesk, OrderRejected
-from pipeline.sandbox.vouchers import VoucherError, VoucherLedger
+from pos_sandbox import world
+from pos_sandbox.menu import MenuError, MenuStore
+from pos_sandbox.orders import OrderDesk, OrderRejected
+from pos_sandbox.vouchers import VoucherError, VoucherLedger
 
 VOUCHERS = "/voucherservice/api/v1/vouchers"
 

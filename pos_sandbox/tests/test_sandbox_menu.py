@@ -4,7 +4,7 @@ import httpx
 import pytest
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox.server import running_sandbox
+from pos_sandbox.server import running_sandbox
 
 KEY = {"x-api-key": "sandbox-key-1001"}
 

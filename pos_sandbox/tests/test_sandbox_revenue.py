@@ -9,9 +9,9 @@ import pytest
 
 from pipeline.extract.revenue import KNOWN_TRANSACTION_TYPES
 from pipeline.pos_api.client import decode_json
-from pipeline.sandbox.app import SandboxConfig
-from pipeline.sandbox.receipts import SandboxData, receipts_on
-from pipeline.sandbox.server import running_sandbox
+from pos_sandbox.app import SandboxConfig
+from pos_sandbox.receipts import SandboxData, receipts_on
+from pos_sandbox.server import running_sandbox
 
 VIENNA = ZoneInfo("Europe/Vienna")
 DAY = date(2026, 11, 20)
@@ -153,7 +153,7 @@ def test_decimals_are_json_numbers(sandbox_url):
 
 @pytest.mark.parametrize("rate", [{"rate_429": 1.0}, {"rate_5xx": 1.0}])
 def test_fault_injection_answers_429_with_retry_after_and_5xx(rate):
-    from pipeline.sandbox.app import Faults
+    from pos_sandbox.app import Faults
 
     with running_sandbox(SandboxConfig(faults=Faults(**rate, retry_after_seconds=3))) as url:
         r = post(url, "sandbox-key-1001", WINDOW)

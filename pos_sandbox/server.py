@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import uvicorn
 
-from pipeline.sandbox import world
-from pipeline.sandbox.app import SandboxConfig, create_app
+from pos_sandbox import world
+from pos_sandbox.app import SandboxConfig, create_app
 
 
 @contextmanager

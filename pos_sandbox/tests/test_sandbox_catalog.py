@@ -3,7 +3,7 @@
 import httpx
 import pytest
 
-from pipeline.sandbox import world
+from pos_sandbox import world
 
 KEY = {"x-api-key": "sandbox-key-1001"}
 

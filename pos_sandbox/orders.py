@@ -23,9 +23,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from pipeline.pos_api import models as m
-from pipeline.sandbox import world
-from pipeline.sandbox.receipts import BUSINESS, NO_AREA, NO_TABLE, guid, transaction_guid
-from pipeline.sandbox.revenue import RevenueBook
+from pos_sandbox import world
+from pos_sandbox.receipts import BUSINESS, NO_AREA, NO_TABLE, guid, transaction_guid
+from pos_sandbox.revenue import RevenueBook
 
 TOLERANCE = Decimal("0.01")
 ONLINE = world.PAYMENT_TYPES[5]
