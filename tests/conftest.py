@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
-from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 
 DATA = SandboxData()
 

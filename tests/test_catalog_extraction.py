@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.extract.catalog import load_catalog_snapshot
 from pipeline.pos_api.errors import AuthError, ContractError
-from pos_sandbox import world
 from pipeline.source import PosSource
+from pos_sandbox import world
 
 SNAP = date(2026, 11, 22)
 

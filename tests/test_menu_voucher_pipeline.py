@@ -12,9 +12,9 @@ from pipeline.cli import main
 from pipeline.extract.menu import load_menu_snapshot
 from pipeline.extract.vouchers import load_voucher_snapshot
 from pipeline.loader import run_load
+from pipeline.source import PosSource
 from pos_sandbox import world
 from pos_sandbox.server import running_sandbox
-from pipeline.source import PosSource
 from tests.conftest import make_settings
 
 SNAP = date(2026, 11, 22)

@@ -12,10 +12,10 @@ import pytest
 from pipeline import lake
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.pos_api.errors import ContractError
+from pipeline.source import PosSource
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from pipeline.source import PosSource
 from tests.conftest import make_settings
 
 DAY = date(2026, 11, 20)

@@ -14,8 +14,8 @@ import pytest
 from pipeline import lake
 from pipeline.checks import run_checks
 from pipeline.loader import run_load
-from pos_sandbox.receipts import SandboxData, receipts_on
 from pipeline.warehouse import build_order, build_warehouse, discover_models
+from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import make_settings
 
 DAYS = [date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)]
