@@ -77,7 +77,7 @@ CHECKS: tuple[DataCheck, ...] = (
         "payments_settle_total", "fct_receipts",
         "the payments of each settled receipt sum to its totalAmount within a cent",
         "select location_id, transaction_id, total_amount, payments_amount from fct_receipts "
-        "where transaction_type in ('Abrechnen', 'RechnungZurückholen') and payment_count > 0 "
+        "where is_settlement and payment_count > 0 "
         "and abs(total_amount - payments_amount) > 0.01"),
     DataCheck(
         "turnover_rule_cross_check", "fct_turnover_daily",
@@ -89,8 +89,7 @@ CHECKS: tuple[DataCheck, ...] = (
             where exists (
                 select 1 from stg_pos__receipts r
                 where r.location_id = i.location_id and r.transaction_id = i.transaction_id
-                  and r.payment_group_name = 'Umsatzwirksam'
-                  and r.transaction_type in ('Abrechnen', 'RechnungZurückholen'))
+                  and is_revenue_effective(r.payment_group_name, r.transaction_type))
             group by all
         )
         select coalesce(t.location_id, x.location_id) as location_id,

@@ -1,6 +1,8 @@
 """The DuckDB warehouse: SQL models found in ``dbt_like_sql/``, built into a new file.
 
-A model is one ``.sql`` file; its name is the file name. A model reads lake tables as
+The models are package data of ``dbt_like_sql``, so they travel with every install; a
+build that finds none fails. Macros in ``dbt_like_sql/macros/`` (the spec's revenue rules)
+are created first. A model is one ``.sql`` file; its name is the file name. A model reads lake tables as
 ``lake.<table>`` and other models by name; dependencies are parsed from the SQL with
 sqlglot, never listed by hand. A build writes a fresh file next to the warehouse and
 renames it over the old one, so a reader holding the old file open keeps a consistent
@@ -10,6 +12,7 @@ copy and never sees half-built models. A file lock keeps builds one at a time.
 from __future__ import annotations
 
 import fcntl
+import importlib.resources
 import os
 import uuid
 from collections.abc import Iterator
@@ -28,7 +31,7 @@ from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
 
-MODELS_DIR = Path(__file__).resolve().parent.parent / "dbt_like_sql"
+MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
 LAKE_TABLES: dict[str, pa.Schema] = {**REVENUE_TABLES, **CATALOG_TABLES, **MENU_TABLES,
@@ -81,6 +84,10 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
                 raise ModelError(f"model {path.stem} is defined twice")
             found[path.stem] = Model(path.stem, stage, path, sql, frozenset(models),
                                      frozenset(lake_tables))
+    if not found:
+        raise ModelError(f"no SQL models found below {models_dir} (expected "
+                         f"{', '.join(STAGES)} folders of .sql files): is the package "
+                         "installed without its SQL files?")
     for model in found.values():
         unknown = model.model_deps - found.keys()
         if unknown:
@@ -90,6 +97,12 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
             raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
                              f"which the pipeline does not write")
     return found
+
+
+def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
+    """The ``create macro`` statements of ``macros/``, in file name order."""
+    return [path.read_text(encoding="utf-8")
+            for path in sorted((models_dir / "macros").glob("*.sql"))]
 
 
 def build_order(models: dict[str, Model]) -> list[str]:
@@ -108,8 +121,7 @@ def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> None:
                 f"create view {LAKE_SCHEMA}.{table} as select * from read_parquet("
                 f"'{glob}', hive_partitioning = true, union_by_name = true)")
         else:
-            empty = schema.empty_table()  # noqa: F841 - read by DuckDB's replacement scan
-            con.execute(f"create table {LAKE_SCHEMA}.{table} as select * from empty")
+            con.from_arrow(schema.empty_table()).create(f"{LAKE_SCHEMA}.{table}")
 
 
 @contextmanager
@@ -145,6 +157,10 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
         try:
             counts: dict[str, int] = {}
             with duckdb.connect(str(temp)) as con:
+                # Only named tables are read: never a Python variable of the same name.
+                con.execute("set python_enable_replacements = false")
+                for sql in macro_sql():
+                    con.execute(sql)
                 _create_lake_views(con, Path(lake_dir))
                 for name in order:
                     try:

@@ -223,3 +223,12 @@ def test_a_broken_model_fails_the_build_and_keeps_the_old_warehouse(built, tmp_p
         build_warehouse(built.warehouse.lake_dir, target, discover_models(models_dir))
     assert target.read_bytes() == before
     assert not list(tmp_path.glob(".*.building*"))
+
+
+def test_a_build_without_sql_models_fails_loudly(tmp_path):
+    from pipeline.warehouse import ModelError
+
+    with pytest.raises(ModelError, match="no SQL models found .* without its SQL files"):
+        build_warehouse(tmp_path / "lake", tmp_path / "warehouse.duckdb",
+                        discover_models(tmp_path / "empty"))
+    assert not (tmp_path / "warehouse.duckdb").exists()

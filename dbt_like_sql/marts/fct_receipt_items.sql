@@ -24,8 +24,7 @@ final as (
         receipts.transaction_type,
         receipts.payment_group_name,
         receipts.receipted_at_local,
-        receipts.payment_group_name = 'Umsatzwirksam'
-            and receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen')
+        is_revenue_effective(receipts.payment_group_name, receipts.transaction_type)
             as is_revenue_effective
 
     from items

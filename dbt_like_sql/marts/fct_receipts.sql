@@ -50,10 +50,9 @@ final as (
 
     select
         receipts.*,
-        receipts.payment_group_name = 'Umsatzwirksam'
-            and receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen')
+        is_revenue_effective(receipts.payment_group_name, receipts.transaction_type)
             as is_revenue_effective,
-        receipts.transaction_type in ('Abrechnen', 'RechnungZurückholen') as is_settlement,
+        is_settlement(receipts.transaction_type) as is_settlement,
         coalesce(item_totals.item_line_count, 0) as item_line_count,
         coalesce(item_totals.items_net_amount, 0) as items_net_amount,
         coalesce(item_totals.items_gross_amount, 0) as items_gross_amount,

@@ -1,6 +1,6 @@
 -- grain: one row per location_id and business_date with revenue-effective receipts
--- turnover_net follows the spec (2.2): paymentGroup.name = 'Umsatzwirksam', transactionType
--- Abrechnen or RechnungZurückholen, sum of netAmount * quantity over the receipt's items.
+-- turnover_net follows the spec (2.2): the receipts the macro is_revenue_effective keeps, sum of
+-- netAmount * quantity over their items.
 with
 
 receipts as (
@@ -13,8 +13,7 @@ revenue_receipts as (
 
     select *
     from receipts
-    where payment_group_name = 'Umsatzwirksam'
-        and transaction_type in ('Abrechnen', 'RechnungZurückholen')
+    where is_revenue_effective
 
 ),
 

@@ -17,6 +17,8 @@ renamed as (
         node_id as category_node_id,
         position as category_position,
         name as category_name,
+        description as category_description,
+        image_url as category_image_url,
         badge as category_badge
 
     from source

@@ -16,6 +16,8 @@ renamed as (
         node_id as menu_node_id,
         position as menu_position,
         name as menu_name,
+        description as menu_description,
+        image_url as menu_image_url,
         price_name,
         badge as menu_badge
 

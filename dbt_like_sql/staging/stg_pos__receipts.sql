@@ -33,6 +33,9 @@ renamed as (
         area_id,
         area_number,
         area_name,
+        customer_id,
+        customer_number,
+        customer_name,
         payment_group_id,
         payment_group_name,
         guest_count

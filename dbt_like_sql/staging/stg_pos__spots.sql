@@ -21,6 +21,7 @@ renamed as (
         qr_code,
         type as spot_type,
         capacity,
+        location_location_id as spot_location_id,
         location_short_code,
         area_id,
         area_name,

@@ -70,6 +70,34 @@ def sub(objects: list, key: str) -> list:
     return list(map(dict.get, objects, repeat(key)))
 
 
+def at_path(rows: list[dict], path: str, required: bool = False) -> list:
+    """The value at a dotted wire path (``tax.value``) of every row; None where it is absent.
+
+    A required top-level key that is missing raises ``KeyError`` (the caller names it).
+    """
+    head, *rest = path.split(".")
+    values = require(rows, head) if required and not rest else get(rows, head)
+    for key in rest:
+        values = sub(values, key)
+    return values
+
+
+def wire_struct(paths: dict[str, tuple[str, pa.DataType]]) -> pa.StructType:
+    """The nested struct type that holds every ``column: (wire path, type)`` of a table."""
+    tree: dict = {}
+    for path, type_ in paths.values():
+        *parents, leaf = path.split(".")
+        node = tree
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = type_
+
+    def build(node: dict) -> pa.StructType:
+        return pa.struct([(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
+
+    return build(tree)
+
+
 def table(schema: pa.Schema, columns: dict[str, list]) -> pa.Table:
     arrays = [column(f.name, columns[f.name], f.type, required=not f.nullable) for f in schema]
     return pa.Table.from_arrays(arrays, schema=schema)

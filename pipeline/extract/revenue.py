@@ -7,10 +7,8 @@ spec is asked which field is wrong, so the error names location, date and field.
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -88,23 +86,6 @@ def _pos_stamp(value, tz: ZoneInfo) -> str:
     return format_pos_datetime(to_local_wall_clock(parse_pos_datetime(value), tz))
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cycle collector while a partition's JSON is decoded and flattened.
-
-    Decoded JSON holds no reference cycles, but its many new containers trigger full
-    collections that scan everything alive; pausing them doubles decode speed. Only the
-    caller that found the collector on switches it back on.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def flatten_receipts(
     pages: Iterable[list[dict]], *, location_id: int, business_date: date, tz: ZoneInfo,
 ) -> RevenuePartition:
@@ -120,14 +101,10 @@ def flatten_receipts(
     part = RevenuePartition(location_id, business_date, {})
     seen_pages: list[list[dict]] = []
     try:
-        with _gc_paused():
-            rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz)
-            part.tables = _build_tables(rows, location_id, business_date, tz)
-            part.turnover_net = _turnover(part.tables["receipt_items"], rows.item_revenue)
-            # Free the decoded JSON while the collector is still paused: the collection it
-            # has put off then finds little alive to scan.
-            del rows
-            seen_pages.clear()
+        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz)
+        part.tables = _build_tables(rows, location_id, business_date, tz)
+        part.turnover_net = _turnover(part.tables["receipt_items"],
+                                      [revenue for *_, revenue in rows.items])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
                             location_id=location_id) from None
@@ -136,19 +113,17 @@ def flatten_receipts(
 
 @dataclass
 class _Rows:
-    receipts: list[dict] = field(default_factory=list)
-    stamps: list[str] = field(default_factory=list)
-    items: list[dict] = field(default_factory=list)
-    item_txn: list[str] = field(default_factory=list)
-    item_key: list[str] = field(default_factory=list)
-    item_line: list[int] = field(default_factory=list)
-    item_revenue: list[bool] = field(default_factory=list)
-    sides: list[dict] = field(default_factory=list)
-    side_txn: list[str] = field(default_factory=list)
-    side_item: list[str] = field(default_factory=list)
-    side_key: list[str] = field(default_factory=list)
-    payments: list[dict] = field(default_factory=list)
-    payment_txn: list[str] = field(default_factory=list)
+    """The rows of each table, one record per row, in served order.
+
+    receipts: (receipt, local stamp); items: (item, transaction id, item key, line
+    number, is revenue-effective); sides: (side dish, transaction id, item key, side dish
+    key); payments: (payment, transaction id).
+    """
+
+    receipts: list[tuple] = field(default_factory=list)
+    items: list[tuple] = field(default_factory=list)
+    sides: list[tuple] = field(default_factory=list)
+    payments: list[tuple] = field(default_factory=list)
 
 
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
@@ -158,12 +133,8 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
     out = _Rows()
     seen: set = set()
     dropped = part.duplicates_dropped
-    keep_receipt, keep_stamp = out.receipts.append, out.stamps.append
-    keep_item, item_txn, item_key = out.items.append, out.item_txn.append, out.item_key.append
-    item_line, item_revenue = out.item_line.append, out.item_revenue.append
-    keep_side, side_txn = out.sides.append, out.side_txn.append
-    side_item, side_key_of = out.side_item.append, out.side_key.append
-    keep_payment, payment_txn = out.payments.append, out.payment_txn.append
+    keep_receipt, keep_item = out.receipts.append, out.items.append
+    keep_side, keep_payment = out.sides.append, out.payments.append
     for page in pages:
         seen_pages.append(page)
         part.receipts_seen += len(page)
@@ -180,8 +151,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                 dropped["receipts"] += 1
                 continue
             seen.add(txn)
-            keep_receipt(r)
-            keep_stamp(stamp)
+            keep_receipt((r, stamp))
             ttype = r["transactionType"]
             if ttype not in KNOWN_TRANSACTION_TYPES:
                 part.unknown_types[ttype] += 1
@@ -196,11 +166,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         dropped["receipt_items"] += 1
                         continue
                     keys.add(key)
-                    keep_item(item)
-                    item_txn(txn)
-                    item_key(key)
-                    item_line(len(keys))
-                    item_revenue(revenue)
+                    keep_item((item, txn, key, len(keys), revenue))
                     side_dishes = item.get("sideDishes")
                     if side_dishes:
                         side_keys: set = set()
@@ -210,10 +176,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                                 dropped["item_side_dishes"] += 1
                                 continue
                             side_keys.add(side_key)
-                            keep_side(side)
-                            side_txn(txn)
-                            side_item(key)
-                            side_key_of(side_key)
+                            keep_side((side, txn, key, side_key))
             payments = r["payments"]
             if payments:
                 payment_ids: set = set()
@@ -223,53 +186,43 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         dropped["payments"] += 1
                         continue
                     payment_ids.add(pid)
-                    keep_payment(payment)
-                    payment_txn(txn)
+                    keep_payment((payment, txn))
     return out
 
 
-S, I32 = pa.string(), pa.int32()
-_REF = pa.struct([("id", S), ("number", I32), ("name", S)])
-# Non-decimal fields are converted by Arrow straight from the decoded dicts (extra keys
-# ignored, missing ones null); decimals go through ``_text_numbers``. Lake column ->
-# path in the wire object.
-_RECEIPT_STRUCT = pa.struct([
-    ("transactionType", S), ("receiptType", S), ("guestCount", I32),
-    ("business", _REF), ("location", _REF), ("staff", _REF), ("table", _REF),
-    ("area", _REF), ("customer", _REF), ("paymentGroup", pa.struct([("id", I32), ("name", S)])),
-])
-_RECEIPT_FIELDS = {
-    "transaction_type": "transactionType", "receipt_type": "receiptType",
-    "business_id": "business.id", "business_name": "business.name",
-    "resolved_location_id": "location.id", "resolved_location_name": "location.name",
-    "staff_id": "staff.id", "staff_number": "staff.number", "staff_name": "staff.name",
-    "table_id": "table.id", "table_number": "table.number", "table_name": "table.name",
-    "area_id": "area.id", "area_number": "area.number", "area_name": "area.name",
-    "customer_id": "customer.id", "customer_number": "customer.number",
-    "customer_name": "customer.name",
-    "payment_group_id": "paymentGroup.id", "payment_group_name": "paymentGroup.name",
-    "guest_count": "guestCount",
-}
-_ITEM_STRUCT = pa.struct([
-    ("id", S), ("number", I32), ("name", S), ("uniqueId", S), ("externalId", S),
-    ("course", I32), ("tax", pa.struct([("id", S), ("name", S)])), ("category", _REF),
-])
-_ITEM_FIELDS = {
-    "item_id": "id", "unique_id": "uniqueId", "external_id": "externalId",
-    "product_number": "number", "name": "name", "course": "course",
-    "tax_id": "tax.id", "tax_name": "tax.name", "category_id": "category.id",
-    "category_number": "category.number", "category_name": "category.name",
-}
-_SIDE_STRUCT = pa.struct([("id", S), ("uniqueId", S), ("number", I32), ("name", S)])
-_SIDE_FIELDS = {"side_dish_id": "id", "unique_id": "uniqueId", "product_number": "number",
-                "name": "name"}
-_PAYMENT_STRUCT = pa.struct([
-    ("id", S), ("fibuAccountNr", S),
-    ("paymentType", pa.struct([("id", I32), ("nr", I32), ("name", S)])),
-])
-_PAYMENT_FIELDS = {"payment_id": "id", "fibu_account_nr": "fibuAccountNr",
-                   "payment_type_id": "paymentType.id", "payment_type_nr": "paymentType.nr",
-                   "payment_type_name": "paymentType.name"}
+def _transpose(records: list[tuple], width: int) -> list[list]:
+    """Columns of row records (``zip`` keeps the loop in C)."""
+    return [list(c) for c in zip(*records, strict=True)] if records else [[]] * width
+
+
+def _struct_paths(schema: pa.Schema) -> dict[str, tuple[str, pa.DataType]]:
+    """Columns Arrow takes straight out of the wire objects: not decimals, not timestamps."""
+    return {f.name: (path, f.type) for f in schema
+            if (path := schemas.wire_path(f))
+            and not pa.types.is_decimal(f.type) and not pa.types.is_timestamp(f.type)}
+
+
+_STRUCT_COLUMNS = {name: _struct_paths(schema)
+                   for name, schema in schemas.REVENUE_TABLES.items()}
+_STRUCTS = {name: columns.wire_struct(paths) for name, paths in _STRUCT_COLUMNS.items()}
+
+
+def _table(name: str, wire_rows: list[dict], derived: dict, what: str) -> pa.Table:
+    """One lake table: derived columns as given, the rest read from the wire at its path.
+
+    Decimals are read as their exact text (``at_path``), everything else by Arrow's
+    struct conversion in one pass.
+    """
+    schema = schemas.REVENUE_TABLES[name]
+    paths = _STRUCT_COLUMNS[name]
+    values = columns.struct_columns(wire_rows, _STRUCTS[name],
+                                    {col: path for col, (path, _) in paths.items()}, what)
+    for f in schema:
+        if f.name not in derived and f.name not in values:
+            values[f.name] = columns.at_path(wire_rows, schemas.wire_path(f),
+                                             required=not f.nullable)
+    values.update(derived)
+    return columns.table(schema, values)
 
 
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
@@ -281,48 +234,31 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
         return {"location_id": pa.repeat(location, n), "business_date": pa.repeat(day, n),
                 "transaction_id": txns}
 
-    rec = rows.receipts
-    local = columns.wall_clock(rows.stamps)
-    receipt_cols = columns.struct_columns(rec, _RECEIPT_STRUCT, _RECEIPT_FIELDS, "receipt")
-    receipt_cols["guest_count"] = pc.fill_null(receipt_cols["guest_count"], 0)
-    receipts = columns.table(schemas.RECEIPTS, {
-        **keys(len(rec), columns.require(rec, "transactionId")), **receipt_cols,
-        "total_amount": columns.require(rec, "totalAmount"),
-        "tip": columns.get(rec, "tip"), "discount": columns.get(rec, "discount"),
+    rec, stamps = _transpose(rows.receipts, 2)
+    local = columns.wall_clock(stamps)
+    receipts = _table("receipts", rec, {
+        **keys(len(rec), columns.require(rec, "transactionId")),
         "date_time_local": local, "date_time_utc": columns.utc(local, tz),
-    })
-    it = rows.items
-    tax = columns.get(it, "tax")
+    }, "receipt")
+    receipts = receipts.set_column(  # spec 2.1: guestCount is 0 when not recorded
+        receipts.schema.get_field_index("guest_count"), receipts.schema.field("guest_count"),
+        pc.fill_null(receipts["guest_count"], 0))
+    it, item_txn, item_key, item_line, _ = _transpose(rows.items, 5)
     books = columns.get(it, "bookDate")
     try:
         book_local = columns.wall_clock(books)
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # ISO 8601 among them: convert those
         book_local = columns.wall_clock([_pos_stamp(b, tz) if b else None for b in books])
-    items = columns.table(schemas.RECEIPT_ITEMS, {
-        **keys(len(it), rows.item_txn),
-        **columns.struct_columns(it, _ITEM_STRUCT, _ITEM_FIELDS, "item"),
-        "item_key": rows.item_key, "line_number": rows.item_line,
+    items = _table("receipt_items", it, {
+        **keys(len(it), item_txn), "item_key": item_key, "line_number": item_line,
         "book_date_local": book_local,
-        "gross_amount": columns.require(it, "grossAmount"),
-        "net_amount": columns.require(it, "netAmount"),
-        "purchase_price": columns.get(it, "purchasePrice"),
-        "quantity": columns.require(it, "quantity"),
-        "tax_rate_percent": columns.sub(tax, "value"),
-    })
-    sd = rows.sides
-    sides = columns.table(schemas.ITEM_SIDE_DISHES, {
-        **keys(len(sd), rows.side_txn),
-        **columns.struct_columns(sd, _SIDE_STRUCT, _SIDE_FIELDS, "side dish"),
-        "item_key": rows.side_item, "side_dish_key": rows.side_key,
-        "gross_amount": columns.get(sd, "grossAmount"), "net_amount": columns.get(sd, "netAmount"),
-        "quantity": columns.get(sd, "quantity"),
-    })
-    pay = rows.payments
-    payments = columns.table(schemas.PAYMENTS, {
-        **keys(len(pay), rows.payment_txn),
-        **columns.struct_columns(pay, _PAYMENT_STRUCT, _PAYMENT_FIELDS, "payment"),
-        "amount": columns.require(pay, "amount"),
-    })
+    }, "item")
+    sd, side_txn, side_item, side_key = _transpose(rows.sides, 4)
+    sides = _table("item_side_dishes", sd, {
+        **keys(len(sd), side_txn), "item_key": side_item, "side_dish_key": side_key,
+    }, "side dish")
+    pay, payment_txn = _transpose(rows.payments, 2)
+    payments = _table("payments", pay, keys(len(pay), payment_txn), "payment")
     return {"receipts": receipts, "receipt_items": items, "item_side_dishes": sides,
             "payments": payments}
 

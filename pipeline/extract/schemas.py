@@ -1,4 +1,11 @@
-"""Arrow schemas of the lake tables. Money and quantities are DECIMAL, never float."""
+"""Arrow schemas of the revenue lake tables. Money and quantities are DECIMAL, never float.
+
+Each column that comes from the wire names its path in the spec's receipt (2.1) in the
+field's metadata (``wire``: ``business.id``, ``tax.value``); the flattening derives what
+it reads from these paths, and a test holds them against the pydantic models field by
+field, so a field of the spec cannot be dropped on the way silently. Columns without a
+path are derived: the partition keys, the parent's ``transaction_id``, dedupe keys.
+"""
 
 from __future__ import annotations
 
@@ -9,88 +16,95 @@ MONEY = pa.decimal128(18, 4)
 PERCENT = pa.decimal128(9, 4)
 LOCAL_TS = pa.timestamp("s")
 UTC_TS = pa.timestamp("s", tz="UTC")
-
-_KEYS = [
-    pa.field("location_id", pa.int32(), nullable=False),
-    pa.field("business_date", pa.date32(), nullable=False),
-    pa.field("transaction_id", pa.string(), nullable=False),
-]
+S, I32 = pa.string(), pa.int32()
+WIRE = b"wire"
 
 
-def _schema(*fields: tuple) -> pa.Schema:
-    return pa.schema(_KEYS + [pa.field(*f) for f in fields])
+def _field(name: str, type_: pa.DataType, nullable: bool = True,
+           wire: str | None = None) -> pa.Field:
+    return pa.field(name, type_, nullable, metadata={WIRE: wire.encode()} if wire else None)
+
+
+def wire_path(field: pa.Field) -> str | None:
+    """The field's path in the wire object (``tax.value``), or None for a derived column."""
+    meta = field.metadata or {}
+    return meta[WIRE].decode() if WIRE in meta else None
+
+
+def _schema(*fields: tuple, transaction_id_wire: str | None = None) -> pa.Schema:
+    keys = [_field("location_id", I32, False), _field("business_date", pa.date32(), False),
+            _field("transaction_id", S, False, transaction_id_wire)]
+    return pa.schema(keys + [_field(*f) for f in fields])
+
+
+def _ref(prefix: str, wire: str) -> list[tuple]:
+    """The id, number and name of a small record of the receipt (Staff, Table, Area, ...)."""
+    return [(f"{prefix}_id", S, True, f"{wire}.id"),
+            (f"{prefix}_number", I32, True, f"{wire}.number"),
+            (f"{prefix}_name", S, True, f"{wire}.name")]
 
 
 RECEIPTS = _schema(
-    ("transaction_type", pa.string(), False),
-    ("receipt_type", pa.string()),
-    ("total_amount", MONEY, False),
-    ("tip", MONEY),
-    ("discount", MONEY),
-    ("date_time_local", LOCAL_TS, False),
-    ("date_time_utc", UTC_TS, False),
-    ("business_id", pa.string()),
-    ("business_name", pa.string()),
-    ("resolved_location_id", pa.string()),
-    ("resolved_location_name", pa.string()),
-    ("staff_id", pa.string()),
-    ("staff_number", pa.int32()),
-    ("staff_name", pa.string()),
-    ("table_id", pa.string()),
-    ("table_number", pa.int32()),
-    ("table_name", pa.string()),
-    ("area_id", pa.string()),
-    ("area_number", pa.int32()),
-    ("area_name", pa.string()),
-    ("customer_id", pa.string()),
-    ("customer_number", pa.int32()),
-    ("customer_name", pa.string()),
-    ("payment_group_id", pa.int32()),
-    ("payment_group_name", pa.string()),
-    ("guest_count", pa.int32()),
+    ("transaction_type", S, False, "transactionType"),
+    ("receipt_type", S, True, "receiptType"),
+    ("total_amount", MONEY, False, "totalAmount"),
+    ("tip", MONEY, True, "tip"),
+    ("discount", MONEY, True, "discount"),
+    ("date_time_local", LOCAL_TS, False, "dateTime"),
+    ("date_time_utc", UTC_TS, False, "dateTime"),
+    ("business_id", S, True, "business.id"),
+    ("business_name", S, True, "business.name"),
+    ("resolved_location_id", S, True, "location.id"),
+    ("resolved_location_name", S, True, "location.name"),
+    *_ref("staff", "staff"),
+    *_ref("table", "table"),
+    *_ref("area", "area"),
+    *_ref("customer", "customer"),
+    ("payment_group_id", I32, True, "paymentGroup.id"),
+    ("payment_group_name", S, True, "paymentGroup.name"),
+    ("guest_count", I32, True, "guestCount"),
+    transaction_id_wire="transactionId",
 )
 
 RECEIPT_ITEMS = _schema(
-    ("item_key", pa.string(), False),
-    ("line_number", pa.int32(), False),
-    ("item_id", pa.string(), False),
-    ("unique_id", pa.string()),
-    ("external_id", pa.string()),
-    ("product_number", pa.int32()),
-    ("name", pa.string()),
-    ("book_date_local", LOCAL_TS),
-    ("gross_amount", MONEY, False),
-    ("net_amount", MONEY, False),
-    ("purchase_price", MONEY),
-    ("quantity", MONEY, False),
-    ("course", pa.int32()),
-    ("tax_id", pa.string()),
-    ("tax_rate_percent", PERCENT),
-    ("tax_name", pa.string()),
-    ("category_id", pa.string()),
-    ("category_number", pa.int32()),
-    ("category_name", pa.string()),
+    ("item_key", S, False),
+    ("line_number", I32, False),
+    ("item_id", S, False, "id"),
+    ("unique_id", S, True, "uniqueId"),
+    ("external_id", S, True, "externalId"),
+    ("product_number", I32, True, "number"),
+    ("name", S, True, "name"),
+    ("book_date_local", LOCAL_TS, True, "bookDate"),
+    ("gross_amount", MONEY, False, "grossAmount"),
+    ("net_amount", MONEY, False, "netAmount"),
+    ("purchase_price", MONEY, True, "purchasePrice"),
+    ("quantity", MONEY, False, "quantity"),
+    ("course", I32, True, "course"),
+    ("tax_id", S, True, "tax.id"),
+    ("tax_rate_percent", PERCENT, True, "tax.value"),
+    ("tax_name", S, True, "tax.name"),
+    *_ref("category", "category"),
 )
 
 ITEM_SIDE_DISHES = _schema(
-    ("item_key", pa.string(), False),
-    ("side_dish_key", pa.string(), False),
-    ("side_dish_id", pa.string()),
-    ("unique_id", pa.string()),
-    ("product_number", pa.int32()),
-    ("name", pa.string()),
-    ("gross_amount", MONEY),
-    ("net_amount", MONEY),
-    ("quantity", MONEY),
+    ("item_key", S, False),
+    ("side_dish_key", S, False),
+    ("side_dish_id", S, True, "id"),
+    ("unique_id", S, True, "uniqueId"),
+    ("product_number", I32, True, "number"),
+    ("name", S, True, "name"),
+    ("gross_amount", MONEY, True, "grossAmount"),
+    ("net_amount", MONEY, True, "netAmount"),
+    ("quantity", MONEY, True, "quantity"),
 )
 
 PAYMENTS = _schema(
-    ("payment_id", pa.string(), False),
-    ("amount", MONEY, False),
-    ("payment_type_id", pa.int32()),
-    ("payment_type_nr", pa.int32()),
-    ("payment_type_name", pa.string()),
-    ("fibu_account_nr", pa.string()),
+    ("payment_id", S, False, "id"),
+    ("amount", MONEY, False, "amount"),
+    ("payment_type_id", I32, True, "paymentType.id"),
+    ("payment_type_nr", I32, True, "paymentType.nr"),
+    ("payment_type_name", S, True, "paymentType.name"),
+    ("fibu_account_nr", S, True, "fibuAccountNr"),
 )
 
 REVENUE_TABLES: dict[str, pa.Schema] = {

@@ -1,0 +1,11 @@
+-- The spec's revenue rules (2.2), written down once: every model and data check that needs
+-- them calls these macros, and they stay in the warehouse for analysts to use too.
+
+-- A settlement: a paid receipt, or the reversal of one.
+create or replace macro is_settlement(transaction_type) as
+    transaction_type in ('Abrechnen', 'RechnungZurückholen');
+
+-- Revenue-effective: a settlement in the payment group 'Umsatzwirksam'. Turnover is the sum
+-- of netAmount * quantity over the items of these receipts.
+create or replace macro is_revenue_effective(payment_group_name, transaction_type) as
+    payment_group_name = 'Umsatzwirksam' and is_settlement(transaction_type);

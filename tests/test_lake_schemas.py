@@ -1,0 +1,77 @@
+"""The lake's revenue tables against the spec's receipt: every wire field has its column."""
+
+import types
+import typing
+
+from pydantic import BaseModel
+
+from pipeline.extract.schemas import REVENUE_TABLES, wire_path
+from pipeline.pos_api import models
+
+# Lists of the receipt that are tables of their own, and the table each one's rows go to.
+CHILD_TABLES = {"items": "receipt_items", "items.sideDishes": "item_side_dishes",
+                "payments": "payments"}
+
+
+def _model_of(annotation) -> type[BaseModel] | None:
+    """The pydantic model inside ``X``, ``X | None`` or ``list[X] | None``, if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) in (
+            typing.Union, list):
+        for arg in typing.get_args(annotation):
+            if (found := _model_of(arg)) is not None:
+                return found
+    return None
+
+
+def _leaf_paths(model: type[BaseModel], out: dict[str, set[str]], group: str = "",
+                prefix: str = "") -> dict[str, set[str]]:
+    """Wire paths of every leaf field, grouped by the list they sit in ("" = the receipt)."""
+    for name, info in model.model_fields.items():
+        path = prefix + (info.alias or name)
+        nested = _model_of(info.annotation)
+        is_list = typing.get_origin(info.annotation) is list or any(
+            typing.get_origin(a) is list for a in typing.get_args(info.annotation))
+        if nested is None:
+            out.setdefault(group, set()).add(path)
+        elif is_list:  # rows of a child table: paths start again at the element
+            _leaf_paths(nested, out, f"{group}.{path}".lstrip("."), "")
+        else:
+            _leaf_paths(nested, out, group, path + ".")
+    return out
+
+
+def test_every_field_of_the_spec_receipt_has_a_lake_column():
+    by_table = {CHILD_TABLES.get(group, "receipts"): paths
+                for group, paths in _leaf_paths(models.Receipt, {}).items()}
+    assert set(by_table) == set(REVENUE_TABLES)
+    for table, schema in REVENUE_TABLES.items():
+        stored = {wire_path(f) for f in schema} - {None}
+        assert by_table[table] - stored == set(), f"{table}: wire fields without a column"
+        assert stored - by_table[table] == set(), f"{table}: columns of no wire field"
+
+
+def test_staging_models_carry_every_lake_column():
+    """A staging model names every column of the lake table it reads: none is dropped."""
+    import sqlglot
+    from sqlglot import exp
+
+    from pipeline.warehouse import LAKE_TABLES, discover_models
+
+    staged = {}
+    for model in discover_models().values():
+        if model.stage == "staging":
+            for table in model.lake_deps:
+                staged[table] = model
+    missing = {}
+    for table, schema in LAKE_TABLES.items():
+        if table not in staged:
+            missing[table] = ["(no staging model reads it)"]
+            continue
+        tree = sqlglot.parse_one(staged[table].sql, dialect="duckdb")
+        named = {c.name for c in tree.find_all(exp.Column)}
+        lost = [f.name for f in schema if f.name not in named]
+        if lost:
+            missing[table] = lost
+    assert missing == {}
