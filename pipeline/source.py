@@ -60,8 +60,7 @@ class PosSource:
         with self._lock:
             http = self._http.get(loc.id)
             if http is None:
-                http = make_http_client(self.base_url, api_key, self.settings.source,
-                                        self.transport)
+                http = make_http_client(self.base_url, self.settings.source, self.transport)
                 self._http[loc.id] = http
         return self._client(self.base_url, api_key, loc.id, loc.api_key_env, http)
 

@@ -188,3 +188,21 @@ def test_read_timeouts_are_retried_and_then_reported():
     with client(always_slow, max_attempts=3) as c, pytest.raises(TransientError) as err:
         list(c.receipt_pages(AFTER, BEFORE))
     assert "ReadTimeout" in str(err.value) and "location 1001" in str(err.value)
+
+
+def test_clients_sharing_one_connection_pool_send_their_own_keys():
+    from pipeline.pos_api.client import make_http_client
+
+    seen = []
+
+    def handler(request):
+        seen.append((request.url.path, request.headers["x-api-key"]))
+        return httpx.Response(200, json=[])
+
+    settings = SourceSettings(base_url="https://pos.test")
+    with make_http_client("https://pos.test", settings, httpx.MockTransport(handler)) as http:
+        for location_id, key in ((1001, "key-a"), (1002, "key-b")):
+            PosClient(base_url="https://pos.test", api_key=key, location_id=location_id,
+                      source=settings, http=http).menus()
+    assert seen == [("/api/v1/locations/1001/menus", "key-a"),
+                    ("/api/v1/locations/1002/menus", "key-b")]

@@ -73,12 +73,16 @@ def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = No
     return max(0.0, (when - current).total_seconds())
 
 
-def make_http_client(base_url: str, api_key: str, source: SourceSettings,
+def make_http_client(base_url: str, source: SourceSettings,
                      transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """The ``httpx.Client`` of one location: base URL, timeouts, the key header."""
+    """An ``httpx.Client`` for one base URL: timeouts and headers, no key.
+
+    The key travels with each request of a ``PosClient``, so a shared client never sends
+    the key of another location.
+    """
     return httpx.Client(
         base_url=base_url,
-        headers={"x-api-key": api_key, "accept": "application/json"},
+        headers={"accept": "application/json"},
         timeout=httpx.Timeout(source.read_timeout_seconds,
                               connect=source.connect_timeout_seconds),
         transport=transport,
@@ -117,7 +121,8 @@ class PosClient:
         self._slots = request_slots
         self._key_hint = key_hint
         self._owns_http = http is None
-        self._http = http or make_http_client(base_url, api_key, self.source, transport)
+        self._http = http or make_http_client(base_url, self.source, transport)
+        self._auth = {"x-api-key": api_key}
 
     def close(self) -> None:
         if self._owns_http:
@@ -144,7 +149,8 @@ class PosClient:
     def _attempt(self, method: str, path: str, kwargs: dict) -> httpx.Response:
         with self._slots or nullcontext():
             self.stats.requests += 1
-            response = self._http.request(method, path, **kwargs)
+            headers = {**kwargs.get("headers", {}), **self._auth}
+            response = self._http.request(method, path, **{**kwargs, "headers": headers})
         if response.status_code == 429 or response.status_code >= 500:
             raise RetryableStatus(response.status_code,
                                   parse_retry_after(response.headers.get("retry-after")))
@@ -183,9 +189,9 @@ class PosClient:
         return response
 
     def _excerpt(self, response: httpx.Response) -> str:
-        text = response.text[:300]
-        key = self._http.headers.get("x-api-key")
-        return text.replace(key, "<API_KEY>") if key else text
+        key = self._auth["x-api-key"]
+        text = response.text.replace(key, "<API_KEY>") if key else response.text
+        return text[:300]
 
     def _decode(self, response: httpx.Response, what: str, decoder=_DECODER) -> Any:
         try:
