@@ -3,10 +3,10 @@
 The models are package data of ``dbt_like_sql``, so they travel with every install; a
 build that finds none fails. Macros in ``dbt_like_sql/macros/`` (the spec's revenue
 rules) are created first. A model is one ``.sql`` file; its name is the file name. A
-model reads lake tables as ``lake.<table>`` and other models by name; dependencies are parsed from the SQL with
-sqlglot, never listed by hand. A build writes a fresh file next to the warehouse and
-renames it over the old one, so a reader holding the old file open keeps a consistent
-copy and never sees half-built models. A file lock keeps builds one at a time.
+model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
+parsed from the SQL with sqlglot, never listed by hand. A build writes a fresh file next
+to the warehouse and renames it over the old one, so a reader holding the old file open
+keeps a consistent copy and never sees half-built models. A file lock keeps builds one at a time.
 """
 
 from __future__ import annotations
