@@ -23,10 +23,9 @@ test: install
 sandbox: install
 	$(BIN)/pos-etl sandbox --port 8765
 
+# The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
 dev: install
-	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/data/dagster_home}; mkdir -p $$DAGSTER_HOME; \
-	test -f $$DAGSTER_HOME/dagster.yaml || cp dagster.yaml $$DAGSTER_HOME/dagster.yaml; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml
+	DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) $(BIN)/dagster dev -w workspace.yaml
 
 bench: install
 	$(BIN)/python benchmarks/run.py

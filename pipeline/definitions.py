@@ -1,26 +1,31 @@
-"""Dagster definitions: wiring only."""
+"""Dagster definitions: wiring only. The config file is read once, when the code loads."""
+
+from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.assets.catalog import catalog_lake
-from pipeline.assets.menu import menu_lake
-from pipeline.assets.models import warehouse_models
-from pipeline.assets.revenue import revenue_lake
-from pipeline.assets.vouchers import voucher_lake
-from pipeline.resources import PosApiResource
-from pipeline.schedules import (
-    catalog_job,
-    nightly_catalog,
-    nightly_revenue,
-    nightly_vouchers,
-    revenue_job,
-    voucher_job,
-    warehouse_job,
-)
+from pipeline.assets.models import build_warehouse_asset
+from pipeline.assets.revenue import build_revenue_asset
+from pipeline.assets.snapshots import build_snapshot_assets
+from pipeline.partitions import business_dates
+from pipeline.resources import build_resources
+from pipeline.schedules import build_jobs, build_nightly_schedule
+from pipeline.settings import Settings, load_settings
 
-defs = dg.Definitions(
-    assets=[revenue_lake, catalog_lake, menu_lake, voucher_lake, warehouse_models],
-    jobs=[revenue_job, catalog_job, voucher_job, warehouse_job],
-    schedules=[nightly_revenue, nightly_catalog, nightly_vouchers],
-    resources={"pos": PosApiResource()},
-)
+
+def build_defs(settings: Settings, loggers: dict | None = None) -> dg.Definitions:
+    """Everything of one configuration: assets, checks, jobs, the schedule, the resources."""
+    return dg.Definitions(
+        assets=[build_revenue_asset(settings, business_dates(settings)),
+                *build_snapshot_assets(settings), build_warehouse_asset()],
+        jobs=build_jobs(),
+        schedules=[build_nightly_schedule(settings)],
+        resources=build_resources(settings),
+        loggers=loggers,
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location: ``$POS_ETL_CONFIG``, else the built-in sandbox."""
+    return build_defs(load_settings())

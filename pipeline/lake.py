@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -88,3 +89,22 @@ def write_partitions(
 def read_partition(lake_dir: Path, table: str, partition: Mapping[str, object]) -> pa.Table:
     """One partition's rows (for tests and checks)."""
     return pq.read_table(partition_file(lake_dir, table, partition))
+
+
+@dataclass(frozen=True)
+class Lake:
+    """The lake of one pipeline: where its tables live. The Dagster resource ``lake``."""
+
+    root: Path
+
+    def write(self, tables: Mapping[str, pa.Table], partition: Mapping[str, object],
+              metadata: Mapping[str, str] | None = None) -> dict[str, Path]:
+        """Replace one partition of each table atomically."""
+        return write_partitions(self.root, tables, partition, metadata)
+
+    def read(self, table: str, partition: Mapping[str, object]) -> pa.Table:
+        return read_partition(self.root, table, partition)
+
+    def has(self, table: str, partition: Mapping[str, object]) -> bool:
+        """Whether the partition has been written."""
+        return partition_file(self.root, table, partition).exists()

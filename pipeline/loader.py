@@ -1,83 +1,33 @@
-"""Load a range of partitions outside Dagster (the ``pos-etl load`` command).
+"""``pos-etl load``: the Dagster job ``load_job``, run in this process over a date range.
 
-Runs the same functions as the Dagster assets, partitions in parallel under the
-source's request budget, and reports every partition's outcome.
+The CLI has no load of its own: it runs the same job as the nightly schedule, on the
+Dagster instance of ``$DAGSTER_HOME`` (default ``<data_dir>/dagster_home``), as one run
+over the partition range. So a CLI load is in the run history and its days are
+materialized partitions in the UI, with the same metadata as a scheduled load. What it
+prints comes from the run's own events.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
-from pipeline.extract.revenue import load_revenue_partition
-from pipeline.pos_api.errors import PosApiError
-from pipeline.settings import ConfigError
-from pipeline.source import PosSource
+import dagster as dg
 
+from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.definitions import build_defs
+from pipeline.instance import open_instance
+from pipeline.partitions import range_tags
+from pipeline.schedules import LOAD_JOB
+from pipeline.settings import ConfigError, Settings
 
-@dataclass
-class PartitionOutcome:
-    location_id: int
-    business_date: date
-    receipts: int = 0
-    turnover_net: Decimal | None = None
-    error: str | None = None
-
-
-@dataclass
-class LoadReport:
-    partitions: list[PartitionOutcome] = field(default_factory=list)
-    catalog: dict[int, dict[str, int]] = field(default_factory=dict)
-    catalog_errors: dict[int, str] = field(default_factory=dict)
-    vouchers: dict[str, int] | None = None
-    vouchers_note: str | None = None
-    voucher_error: str | None = None
-    models: list[str] = field(default_factory=list)
-    warehouse_path: str | None = None
-    check_failures: list[str] = field(default_factory=list)
-    model_error: str | None = None
-
-    @property
-    def failed(self) -> list[PartitionOutcome]:
-        return [p for p in self.partitions if p.error]
-
-    @property
-    def ok(self) -> bool:
-        return not (self.failed or self.catalog_errors or self.check_failures
-                    or self.voucher_error or self.model_error)
-
-    def summary(self) -> str:
-        """What a person reads after a load: counts, turnover, and every failure by name."""
-        loaded = [p for p in self.partitions if not p.error]
-        lines = [f"revenue partitions: {len(loaded)} loaded, {len(self.failed)} failed; "
-                 f"{sum(p.receipts for p in loaded)} receipts"]
-        for p in self.failed:
-            lines.append(f"  FAILED {p.location_id} {p.business_date.isoformat()}: {p.error}")
-        if self.catalog or self.catalog_errors:
-            lines.append(f"catalog and menu snapshots: {len(self.catalog)} locations taken, "
-                         f"{len(self.catalog_errors)} failed")
-            for loc, err in self.catalog_errors.items():
-                lines.append(f"  FAILED catalog/menu {loc}: {err}")
-        if self.vouchers is not None:
-            lines.append(f"voucher ledger: {self.vouchers['vouchers']} vouchers, "
-                         f"{self.vouchers['voucher_transactions']} transactions")
-        elif self.vouchers_note:
-            lines.append(f"voucher ledger: {self.vouchers_note}")
-        if self.voucher_error:
-            lines.append(f"  FAILED voucher ledger: {self.voucher_error}")
-        if self.warehouse_path:
-            lines.append(f"warehouse: {self.warehouse_path} ({len(self.models)} models)")
-            for failure in self.check_failures:
-                lines.append(f"  CHECK FAILED {failure}")
-        if self.model_error:
-            lines.append(f"  FAILED warehouse build (the previous warehouse is kept): "
-                         f"{self.model_error}")
-        lines.append("result: OK" if self.ok else "result: FAILED")
-        return "\n".join(lines)
+SNAPSHOT_AREAS = ("catalog", "menu", "vouchers")
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -87,118 +37,198 @@ def date_range(start: date, end: date) -> list[date]:
     return [start + timedelta(days=n) for n in range((end - start).days + 1)]
 
 
-def load_revenue_range(source: PosSource, location_ids: list[int], days: list[date],
-                       progress: Callable[[str], None] | None = None) -> list[PartitionOutcome]:
-    """Load every (location, day) partition; a failing partition does not stop the others."""
-    progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    jobs = iter([(loc, day) for day in days for loc in location_ids])
-    total = len(days) * len(location_ids)
-    outcomes: list[PartitionOutcome] = []
-    workers = min(total, source.settings.source.max_concurrent_requests) or 1
-    # At most `workers` partitions in flight, and each result dropped once reported, so
-    # memory is bounded by a few partitions however long the range is.
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="load") as pool:
-        running: dict = {}
-
-        def submit_next() -> None:
-            job = next(jobs, None)
-            if job is not None:
-                running[pool.submit(load_revenue_partition, source, *job)] = job
-
-        for _ in range(workers):
-            submit_next()
-        while running:
-            done_set, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done_set:
-                loc, day = running.pop(future)
-                outcome = PartitionOutcome(loc, day)
-                try:
-                    part = future.result()
-                    outcome.receipts = part.row_counts["receipts"]
-                    outcome.turnover_net = part.turnover_net
-                    status = f"{outcome.receipts:6d} receipts  turnover {part.turnover_net:,.2f}"
-                    del part
-                except (PosApiError, ConfigError) as exc:
-                    outcome.error = str(exc)
-                    status = f"FAILED: {exc}"
-                outcomes.append(outcome)
-                progress(f"[{len(outcomes):>4}/{total}] revenue {loc} {day.isoformat()}  "
-                         f"{status}")
-                submit_next()
-    outcomes.sort(key=lambda o: (o.location_id, o.business_date))
-    return outcomes
-
-
-def load_catalogs(source: PosSource, location_ids: list[int], report: LoadReport,
-                  progress: Callable[[str], None]) -> None:
-    """Take today's catalog and menu snapshot of each location, and the voucher ledger's.
-
-    Failures are recorded, not raised; a ledger without ``voucher_url`` is reported.
-    """
-    from pipeline.extract.catalog import load_catalog_snapshot
-    from pipeline.extract.menu import load_menu_snapshot
-    from pipeline.extract.snapshots import snapshot_date
-    from pipeline.extract.vouchers import load_voucher_snapshot
-
-    day = snapshot_date(source.settings)
-    for loc in location_ids:
-        try:
-            snap = load_catalog_snapshot(source, loc, day)
-            menus = load_menu_snapshot(source, loc, day)
-            report.catalog[loc] = {**snap.row_counts, **menus.row_counts}
-            progress(f"catalog {loc} {day.isoformat()}  {snap.row_counts['products']} products, "
-                     f"{snap.row_counts['product_categories']} categories, "
-                     f"{snap.row_counts['spots']} spots, "
-                     f"{menus.row_counts['menu_entries']} menu entries")
-        except PosApiError as exc:
-            report.catalog_errors[loc] = str(exc)
-            progress(f"catalog {loc} FAILED: {exc}")
-    try:
-        vouchers = load_voucher_snapshot(source, day)
-    except (PosApiError, ConfigError) as exc:
-        report.voucher_error = str(exc)
-        progress(f"voucher ledger FAILED: {exc}")
-        return
-    if vouchers is None:
-        report.vouchers_note = "not loaded: source.voucher_url is not configured"
-    else:
-        report.vouchers = vouchers.row_counts
-    progress(f"voucher ledger: {report.vouchers or report.vouchers_note}")
-
-
-def run_load(settings, start: date, end: date, location_ids: list[int] | None = None, *,
-             catalog: bool = True, models: bool = True,
-             progress: Callable[[str], None] | None = None, source: PosSource | None = None
-             ) -> LoadReport:
-    """``pos-etl load``: revenue partitions of the range, catalog snapshots, then the models."""
-    progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    ids = location_ids or [loc.id for loc in settings.locations]
-    for loc in ids:
-        settings.location(loc)
-    settings.require_keys(ids)
+def check_dates(settings: Settings, start: date, end: date) -> list[date]:
+    """The business dates of the range, each a partition: from the first to today."""
     days = date_range(start, end)
-    report = LoadReport()
-    with (source or PosSource(settings)) as src:
-        report.partitions = load_revenue_range(src, ids, days, progress)
-        if catalog:
-            load_catalogs(src, ids, report, progress)
-    if models:
-        from pipeline.checks import run_checks
-        from pipeline.warehouse import ModelError, build_warehouse
+    first = settings.schedule.start_date
+    today = datetime.now(ZoneInfo(settings.schedule.timezone)).date()
+    if start < first:
+        raise ConfigError(f"--start {start} is before the first business date, "
+                          f"schedule.start_date = {first}")
+    if end > today:
+        raise ConfigError(f"--end {end} is in the future (today is {today} in "
+                          f"{settings.schedule.timezone})")
+    return days
 
-        outcomes = []
-        try:
-            result = build_warehouse(settings.warehouse.lake_dir,
-                                     settings.warehouse.warehouse_path,
-                                     on_built=lambda con: outcomes.extend(run_checks(con)))
-        except ModelError as exc:  # the old warehouse stays in place
-            report.model_error = str(exc)
-            progress(f"warehouse build FAILED: {exc}")
-            return report
-        report.models = result.order
-        report.warehouse_path = str(result.path)
-        report.check_failures = [f"{o.check.model}.{o.check.name}: {o.failing_rows} rows"
-                                 for o in outcomes if not o.passed]
-        progress(f"warehouse {result.path}: {len(result.order)} models built, "
-                 f"{len(outcomes) - len(report.check_failures)}/{len(outcomes)} checks passed")
+
+@dataclass
+class LoadReport:
+    """What a load did, read from its run's events."""
+
+    run_id: str
+    success: bool
+    days: int
+    locations: int = 0
+    partitions: int = 0
+    receipts: int = 0
+    turnover_net: Decimal = Decimal(0)
+    failed_partitions: list[dict] = field(default_factory=list)
+    never_loaded: dict[int, int] = field(default_factory=dict)
+    """Locations not in this load that have no revenue of some of its dates (how many)."""
+    snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
+    snapshot_failures: dict[str, str] = field(default_factory=dict)
+    voucher_note: str | None = None
+    models: int = 0
+    warehouse_path: str | None = None
+    failed_checks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """The run succeeded and nothing failed (a run without the warehouse step can
+        succeed with failed partitions: they are in its failed checks)."""
+        return self.success and not (self.failed_partitions or self.snapshot_failures
+                                     or self.failed_checks or self.errors)
+
+    @classmethod
+    def from_run(cls, result: dg.ExecuteInProcessResult, days: int) -> LoadReport:
+        report = cls(result.run_id, result.success, days)
+        for event in result.get_asset_materialization_events():
+            mat = event.event_specific_data.materialization
+            meta = {k: v.value for k, v in mat.metadata.items()}
+            area = mat.asset_key.path[-1]
+            if mat.asset_key == REVENUE_KEY:
+                report.receipts += meta["dagster/row_count"]
+                report.turnover_net += Decimal(meta["turnover_net"])
+            elif mat.asset_key.path[0] == "lake":
+                report.snapshots[area] = meta["row_counts"]
+            else:
+                report.models += 1
+                report.warehouse_path = meta["warehouse"]
+        for evaluation in result.get_asset_check_evaluations():
+            meta = {k: v.value for k, v in evaluation.metadata.items()}
+            if evaluation.check_name == LOADED_CHECK:
+                report.never_loaded = {int(k): v for k, v in
+                                       meta["dates_never_loaded_by_location"].items()}
+                report.partitions = meta["dates"] * meta["locations"]
+                report.locations = meta["locations"]
+            if evaluation.passed:
+                continue
+            name = f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}"
+            if evaluation.check_name == LOADED_CHECK:
+                report.failed_partitions = meta["failed_list"]
+            elif evaluation.asset_key.path[0] == "lake":
+                for failure in meta["failed_list"]:
+                    report.snapshot_failures[f"{evaluation.asset_key.path[-1]} "
+                                             f"{failure['location']}"] = failure["error"]
+            else:
+                report.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
+        for event in result.all_events:
+            if event.is_step_failure:
+                report.errors.append(f"{event.step_key}: "
+                                     f"{event.step_failure_data.error.message.strip()}")
+        return report
+
+    def summary(self) -> str:
+        """What a person reads after a load: counts, turnover, and every failure by name."""
+        loaded = self.partitions - len(self.failed_partitions)
+        lines = [f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} "
+                 f"business dates x {self.locations} locations); {self.receipts:,} receipts, "
+                 f"turnover {self.turnover_net:,.2f}"]
+        for f in self.failed_partitions:
+            lines.append(f"  FAILED {f['location']} {f['business_date']}: {f['error']}")
+        for loc, n in self.never_loaded.items():
+            lines.append(f"  note: location {loc} (not in this load) has no revenue of {n} of "
+                         f"these dates yet")
+        for area in SNAPSHOT_AREAS:
+            if area in self.snapshots:
+                counts = ", ".join(f"{n:,} {table}" for table, n in self.snapshots[area].items())
+                lines.append(f"{area} snapshot: {counts}")
+        if self.voucher_note:
+            lines.append(f"vouchers: {self.voucher_note}")
+        for what, error in self.snapshot_failures.items():
+            lines.append(f"  FAILED {what}: {error}")
+        if self.warehouse_path:
+            lines.append(f"warehouse: {self.warehouse_path} ({self.models} models)")
+        for check in self.failed_checks:
+            lines.append(f"  CHECK FAILED {check}")
+        for error in self.errors:
+            lines.append(f"  FAILED {error}")
+        lines.append(f"dagster run: {self.run_id}")
+        lines.append("result: OK" if self.ok else "result: FAILED")
+        return "\n".join(lines)
+
+
+class _ProgressHandler(logging.Handler):
+    """Turns the run's events into plain progress lines (no Dagster log format)."""
+
+    def __init__(self, progress: Callable[[str], None]):
+        super().__init__(logging.DEBUG)  # Dagster logs its events at DEBUG
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meta = getattr(record, "dagster_meta", None) or {}
+        event = meta.get("dagster_event")
+        if event is None:  # a message of the assets: progress, and a failed partition's error
+            if record.levelno >= logging.INFO:
+                level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+                self.progress(level + meta.get("orig_message", ""))
+            return
+        if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+            mat = event.event_specific_data.materialization
+            values = {k: v.value for k, v in mat.metadata.items()}
+            if mat.asset_key.path[0] == "lake" and mat.asset_key != REVENUE_KEY:
+                self.progress(f"{mat.asset_key.path[-1]} snapshot "
+                              f"{values.get('snapshot_date')}: "
+                              f"{values['dagster/row_count']:,} rows")
+        elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                self.progress(f"check failed: {evaluation.asset_key.to_user_string()} "
+                              f"{evaluation.check_name}")
+        elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
+                event.step_key == "warehouse_models":
+            self.progress("warehouse rebuilt")
+
+
+def progress_logger(progress: Callable[[str], None]) -> dg.LoggerDefinition:
+    """A Dagster logger that prints the load's progress as plain lines."""
+
+    @dg.logger(description="Plain progress lines for pos-etl load.")
+    def plain(_init) -> logging.Logger:
+        logger = logging.Logger("pos_etl.load", logging.DEBUG)
+        logger.addHandler(_ProgressHandler(progress))
+        return logger
+
+    return plain
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
+             *, catalog: bool = True, models: bool = True,
+             progress: Callable[[str], None] | None = None,
+             instance: dg.DagsterInstance | None = None) -> LoadReport:
+    """Run ``load_job`` over the business dates ``start``..``end`` in this process.
+
+    ``catalog=False`` leaves out the catalog, menu and voucher snapshots, ``models=False``
+    the warehouse build. Failed partitions and checks are in the report (and fail the run).
+    """
+    days = check_dates(settings, start, end)
+    ids = [settings.location(loc).id for loc in location_ids or []]
+    settings.require_keys(ids or None)
+    defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
+    job = defs.resolve_job_def(LOAD_JOB)
+    wired = defs.resolve_asset_graph().executable_asset_keys
+    selection = [REVENUE_KEY]
+    if catalog:
+        selection += [key for key in wired if key.path[0] == "lake" and key != REVENUE_KEY]
+    if models:
+        selection += [key for key in wired if key.path[0] == "warehouse"]
+    located = {"config": {"locations": ids}}
+    ops = {"lake__revenue": located}
+    if catalog:
+        ops |= {"lake__catalog": located, "lake__menu": located}
+    with ExitStack() as stack:
+        dagster = instance or stack.enter_context(open_instance(settings))
+        result = job.execute_in_process(
+            instance=dagster, tags={**range_tags(days[0], days[-1]), "pos_etl/trigger": "cli"},
+            run_config={"ops": ops, "loggers": {"progress": {}}}, asset_selection=selection,
+            raise_on_error=False)
+    report = LoadReport.from_run(result, len(days))
+    if catalog and "vouchers" not in report.snapshots and settings.source.voucher_url is None \
+            and not settings.uses_sandbox:
+        report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report

@@ -1,27 +1,48 @@
-"""Partitions of the pipeline: business dates x configured locations."""
+"""Partitions of the pipeline: one per business date, every location inside it.
+
+A date partition holds the revenue of every configured location for that business date
+(one lake partition per location and date underneath). Partitioning by date alone keeps
+the partition count independent of the number of locations, and a load of many days runs
+as one Dagster run over a partition range. Per-location outcomes are in each
+materialization's metadata and in the asset check ``every_location_loaded``.
+"""
 
 from __future__ import annotations
 
+from datetime import date
+
 import dagster as dg
 
-from pipeline.settings import Settings, load_settings
+from pipeline.settings import Settings
 
-SETTINGS: Settings = load_settings()
-"""Settings of this code location: ``$POS_ETL_CONFIG``, else the built-in sandbox."""
-
-DATE_DIM = "business_date"
-LOCATION_DIM = "location"
-
-business_dates = dg.DailyPartitionsDefinition(
-    start_date=SETTINGS.schedule.start_date.isoformat(),
-    timezone=SETTINGS.schedule.timezone,
-)
-locations = dg.StaticPartitionsDefinition([str(loc.id) for loc in SETTINGS.locations])
-revenue_partitions = dg.MultiPartitionsDefinition(
-    {DATE_DIM: business_dates, LOCATION_DIM: locations}
-)
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
-def revenue_partition_key(business_date: str, location_id: int | str) -> dg.MultiPartitionKey:
-    """The multi-partition key of one location and business date (``YYYY-MM-DD``)."""
-    return dg.MultiPartitionKey({DATE_DIM: business_date, LOCATION_DIM: str(location_id)})
+def business_dates(settings: Settings) -> dg.DailyPartitionsDefinition:
+    """One partition per business date from ``schedule.start_date`` to today.
+
+    Today's partition holds what has been booked so far (an intraday load); the nightly
+    run loads it again as yesterday once the day is over.
+    """
+    return dg.DailyPartitionsDefinition(start_date=settings.schedule.start_date.isoformat(),
+                                        timezone=settings.schedule.timezone, end_offset=1)
+
+
+def range_tags(start: date, end: date) -> dict[str, str]:
+    """Run tags that make one run cover the business dates ``start`` to ``end``."""
+    return {RANGE_START_TAG: start.isoformat(), RANGE_END_TAG: end.isoformat()}
+
+
+class LoadConfig(dg.Config):
+    """Run configuration of the POS-loading assets."""
+
+    locations: list[int] = []
+    """Location ids to load; empty means every configured location."""
+
+
+def selected_locations(settings: Settings, config: LoadConfig) -> list[int]:
+    """The configured location ids a run loads (every one unless the config names some)."""
+    if not config.locations:
+        return [loc.id for loc in settings.locations]
+    return [settings.location(loc).id for loc in config.locations]

@@ -1,41 +1,35 @@
-"""Dagster resources: the POS source as a ``ConfigurableResource``."""
+"""Dagster resources, split by what they touch: the POS, the lake, the warehouse.
+
+All three are made from the settings read once at wiring time (``definitions.py``). Only
+``pos`` opens anything: the POS clients (and the built-in sandbox where no ``base_url``
+is configured), once per run and only in runs whose steps call the POS, so a warehouse
+build never starts a sandbox. API keys are read from each location's environment
+variable when a client is first made, never at import time, and never logged.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import dagster as dg
-from pydantic import PrivateAttr
 
-from pipeline.settings import Settings, load_settings
+from pipeline.lake import Lake
+from pipeline.settings import Settings
 from pipeline.source import PosSource
+from pipeline.warehouse import Warehouse
 
 
-class PosApiResource(dg.ConfigurableResource):
-    """The configured POS (or the built-in sandbox), open for the length of a run.
+def pos_resource(settings: Settings) -> dg.ResourceDefinition:
+    """The configured POS (or the built-in sandbox), open for the length of a run."""
 
-    API keys are read from each location's environment variable when a run starts,
-    never at import time, and never logged.
-    """
+    @dg.resource(description="The configured POS source, or the built-in sandbox.")
+    def pos(_init: dg.InitResourceContext):
+        with PosSource(settings) as source:
+            yield source
 
-    config_path: str | None = None
-    """TOML config file; unset means ``$POS_ETL_CONFIG``, else the built-in sandbox."""
+    return pos
 
-    _source: PosSource | None = PrivateAttr(default=None)
 
-    def load(self) -> Settings:
-        return load_settings(self.config_path)
-
-    @contextmanager
-    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[PosApiResource]:
-        with PosSource(self.load()) as source:
-            self._source = source
-            yield self
-        self._source = None
-
-    @property
-    def source(self) -> PosSource:
-        if self._source is None:
-            raise RuntimeError("PosApiResource is used outside a run")
-        return self._source
+def build_resources(settings: Settings) -> dict[str, object]:
+    """The resources of a code location: ``pos``, ``lake``, ``warehouse``."""
+    lake = Lake(settings.warehouse.lake_dir)
+    return {"pos": pos_resource(settings), "lake": lake,
+            "warehouse": Warehouse(settings.warehouse.warehouse_path, lake)}

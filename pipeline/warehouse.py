@@ -17,7 +17,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from pathlib import Path
 
@@ -26,16 +26,24 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from pipeline.checks import CheckOutcome, run_checks
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
+from pipeline.lake import Lake
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
-LAKE_TABLES: dict[str, pa.Schema] = {**REVENUE_TABLES, **CATALOG_TABLES, **MENU_TABLES,
-                                     **VOUCHER_TABLES}
+LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
+    "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
+    "vouchers": VOUCHER_TABLES,
+}
+"""The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
+LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
+                                     for t, s in tables.items()}
+LAKE_AREA_OF: dict[str, str] = {t: area for area, tables in LAKE_AREAS.items() for t in tables}
 
 
 class ModelError(Exception):
@@ -140,6 +148,27 @@ class BuildResult:
     path: Path
     row_counts: dict[str, int]
     order: list[str]
+    checks: list[CheckOutcome] = field(default_factory=list)
+
+    @property
+    def failed_checks(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if not c.passed]
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    """The DuckDB file and the lake it is built from. The Dagster resource ``warehouse``."""
+
+    path: Path
+    lake: Lake
+
+    def build(self, models: dict[str, Model] | None = None) -> BuildResult:
+        """Build every model, run the data checks on the new file, then switch it in."""
+        outcomes: list[CheckOutcome] = []
+        result = build_warehouse(self.lake.root, self.path, models,
+                                 on_built=lambda con: outcomes.extend(run_checks(con)))
+        result.checks = outcomes
+        return result
 
 
 def build_warehouse(lake_dir: Path, warehouse_path: Path,

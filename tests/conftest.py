@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.lake import Lake
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
@@ -35,3 +36,8 @@ def sandbox_keys(monkeypatch):
 @pytest.fixture
 def settings(sandbox_url, tmp_path, sandbox_keys) -> Settings:
     return make_settings(sandbox_url, tmp_path / "data")
+
+
+@pytest.fixture
+def lake(settings) -> Lake:
+    return Lake(settings.warehouse.lake_dir)

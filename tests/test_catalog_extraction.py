@@ -16,9 +16,9 @@ SNAP = date(2026, 11, 22)
 
 
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
-def test_snapshot_holds_the_whole_catalog(settings, location_id):
+def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
     with PosSource(settings) as source:
-        snap = load_catalog_snapshot(source, location_id, SNAP)
+        snap = load_catalog_snapshot(source, lake, location_id, SNAP)
     products, categories = world.catalog(location_id)
     counts = snap.row_counts
     assert counts["products"] == len(products)
@@ -34,17 +34,17 @@ def test_snapshot_holds_the_whole_catalog(settings, location_id):
         f"products/location_id={location_id}/snapshot_date=2026-11-22/data.parquet")
 
 
-def test_every_membership_matches_a_category(settings):
+def test_every_membership_matches_a_category(settings, lake):
     with PosSource(settings) as source:
-        snap = load_catalog_snapshot(source, 1002, SNAP)
+        snap = load_catalog_snapshot(source, lake, 1002, SNAP)
     externals = set(snap.tables["product_categories"]["external_id"].to_pylist())
     members = snap.tables["product_category_memberships"]["category_external_id"].to_pylist()
     assert members and set(members) <= externals
 
 
-def test_unknown_spot_types_are_kept(settings):
+def test_unknown_spot_types_are_kept(settings, lake):
     with PosSource(settings) as source:
-        snap = load_catalog_snapshot(source, 1001, SNAP)
+        snap = load_catalog_snapshot(source, lake, 1001, SNAP)
     assert "DriveIn" in snap.tables["spots"]["type"].to_pylist()
 
 
@@ -55,23 +55,23 @@ def test_paging_across_many_small_pages(settings):
     assert [r["id"] for r in rows] == [p.product.id for p in world.catalog(1001)[0]]
 
 
-def test_snapshot_is_idempotent(settings):
+def test_snapshot_is_idempotent(settings, lake):
     with PosSource(settings) as source:
-        first = load_catalog_snapshot(source, 1001, SNAP)
+        first = load_catalog_snapshot(source, lake, 1001, SNAP)
         tables = {n: pq.read_table(p) for n, p in first.paths.items()}
-        second = load_catalog_snapshot(source, 1001, SNAP)
+        second = load_catalog_snapshot(source, lake, 1001, SNAP)
     assert all(pq.read_table(p).equals(tables[n]) for n, p in second.paths.items())
 
 
-def test_wrong_key_fails_with_403_naming_the_location(settings, monkeypatch):
+def test_wrong_key_fails_with_403_naming_the_location(settings, lake, monkeypatch):
     monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1002")
     with PosSource(settings) as source, pytest.raises(AuthError) as err:
-        load_catalog_snapshot(source, 1001, SNAP)
+        load_catalog_snapshot(source, lake, 1001, SNAP)
     assert "HTTP 403" in str(err.value) and "location 1001" in str(err.value)
     assert "sandbox-key" not in str(err.value)
 
 
-def test_invalid_record_names_location_endpoint_record_and_field(settings):
+def test_invalid_record_names_location_endpoint_record_and_field(settings, lake):
     def handler(request):
         product = world.catalog(1001)[0][0].product.model_dump(mode="python", by_alias=True)
         del product["pricing"]
@@ -80,7 +80,7 @@ def test_invalid_record_names_location_endpoint_record_and_field(settings):
 
     with PosSource(settings, transport=httpx.MockTransport(handler)) as source, \
             pytest.raises(ContractError) as err:
-        load_catalog_snapshot(source, 1001, SNAP)
+        load_catalog_snapshot(source, lake, 1001, SNAP)
     message = str(err.value)
     assert "location 1001" in message and "product" in message and "pricing" in message
     assert "record 1001001" in message

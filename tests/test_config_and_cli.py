@@ -94,7 +94,7 @@ def test_load_command_exits_non_zero_naming_the_failed_partition(sandbox_url, tm
     assert code == 1
     assert "FAILED 1003 2026-11-19" in out.out and "FAILED 1003 2026-11-20" in out.out
     assert "HTTP 403" in out.out and "sandbox-key" not in out.out + out.err
-    assert "2 loaded, 2 failed" in out.out
+    assert "revenue: 2 of 4 partitions loaded" in out.out
     assert (tmp_path / "out/lake/receipts/location_id=1001/business_date=2026-11-20").exists()
     assert not (tmp_path / "out/lake/receipts/location_id=1003").exists()
 

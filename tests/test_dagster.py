@@ -1,96 +1,140 @@
-"""Dagster: assets materialize with metadata, checks run, schedules request the right partitions."""
+"""Dagster: one definition of a load, run by the schedule and the CLI alike, seen alike."""
 
-from datetime import date
+from datetime import date, datetime
 
 import dagster as dg
 import pytest
 
-from pipeline.assets.catalog import catalog_lake
-from pipeline.assets.models import warehouse_models
-from pipeline.assets.revenue import revenue_lake
-from pipeline.definitions import defs
-from pipeline.partitions import SETTINGS, revenue_partition_key
-from pipeline.resources import PosApiResource
-from pipeline.schedules import nightly_catalog, nightly_revenue
+from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.definitions import build_defs
+from pipeline.loader import run_load
+from pipeline.partitions import RANGE_END_TAG, RANGE_START_TAG
+from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.settings import Settings, WarehouseSettings, load_settings, sandbox_settings
+
+DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 
 
 @pytest.fixture
-def config_file(sandbox_url, tmp_path, monkeypatch):
-    monkeypatch.setenv("POS_KEY_VIE01", "sandbox-key-1001")
-    monkeypatch.setenv("POS_KEY_GRZ01", "sandbox-key-1003")
-    path = tmp_path / "pos.toml"
-    path.write_text(f"""
-[source]
-base_url = "{sandbox_url}"
-
-[warehouse]
-data_dir = "data"
-
-[[locations]]
-id = 1001
-short_code = "VIE01"
-api_key_env = "POS_KEY_VIE01"
-
-[[locations]]
-id = 1003
-short_code = "GRZ01"
-api_key_env = "POS_KEY_GRZ01"
-""")
-    return path
+def instance():
+    with dg.DagsterInstance.ephemeral() as instance:
+        yield instance
 
 
-def test_definitions_load_with_lineage_from_sql():
+def revenue_metadata(instance: dg.DagsterInstance, day: date) -> dict:
+    """The metadata of the newest materialization of one date of the revenue lake."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=REVENUE_KEY, asset_partitions=[day.isoformat()]),
+        limit=1).records
+    meta = records[0].event_log_entry.asset_materialization.metadata
+    return {k: v.value for k, v in meta.items() if k not in ("lake",)}
+
+
+def test_definitions_have_lineage_from_sql_and_one_partition_per_date():
+    defs = build_defs(sandbox_settings())
     graph = defs.resolve_asset_graph()
     turnover = dg.AssetKey(["warehouse", "fct_turnover_daily"])
     assert graph.get(turnover).parent_keys == {dg.AssetKey(["warehouse", "fct_receipts"])}
     staging = graph.get(dg.AssetKey(["warehouse", "stg_pos__receipts"]))
-    assert staging.parent_keys == {dg.AssetKey(["lake", "receipts"])}
+    assert staging.parent_keys == {REVENUE_KEY}
     assert all(graph.get(k).description for k in graph.get_all_asset_keys())
+    partitions = graph.get(REVENUE_KEY).partitions_def
+    assert isinstance(partitions, dg.DailyPartitionsDefinition)
+    assert partitions.get_first_partition_key() == "2024-01-01"
 
 
-def test_revenue_catalog_and_models_materialize_with_metadata(config_file):
-    pos = PosApiResource(config_path=str(config_file))
-    instance = dg.DagsterInstance.ephemeral()
-    result = dg.materialize([revenue_lake], partition_key=revenue_partition_key(
-        "2026-11-20", 1001), resources={"pos": pos}, instance=instance)
+def test_a_cli_load_is_a_run_of_the_load_job_with_the_schedules_metadata(
+        settings, instance):
+    report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None,
+                      instance=instance)
+    assert report.ok, report.summary()
+    run = instance.get_run_by_id(report.run_id)
+    assert run.job_name == LOAD_JOB and run.is_success
+    assert run.tags[RANGE_START_TAG] == "2026-11-19" and run.tags["pos_etl/trigger"] == "cli"
+    assert instance.get_materialized_partitions(REVENUE_KEY) == {d.isoformat() for d in DAYS}
+    models = [k for k in build_defs(settings).resolve_asset_graph().get_all_asset_keys()
+              if k.path[0] == "warehouse"]
+    assert all(instance.get_latest_materialization_event(k) for k in models)
+    cli_meta = revenue_metadata(instance, DAYS[-1])
+    assert cli_meta["complete"] is True and cli_meta["dagster/row_count"] > 1000
+
+    # The same partition materialized the way a schedule or the UI does it: same metadata.
+    job = build_defs(settings).resolve_job_def(LOAD_JOB)
+    scheduled = job.execute_in_process(
+        instance=instance, partition_key=DAYS[-1].isoformat(),
+        asset_selection=[REVENUE_KEY])
+    assert scheduled.success
+    assert revenue_metadata(instance, DAYS[-1]) == cli_meta
+
+
+def test_the_nightly_run_loads_yesterday_and_the_lookback_then_rebuilds(settings, instance):
+    defs = build_defs(settings)
+    schedule = defs.resolve_schedule_def("nightly_load")
+    tick = dg.build_schedule_context(scheduled_execution_time=datetime(2026, 11, 21, 3, 30))
+    request = schedule.evaluate_tick(tick).run_requests[0]
+    lookback = settings.schedule.lookback_days
+    assert request.tags[RANGE_START_TAG] == date(2026, 11, 20 - lookback).isoformat()
+    assert request.tags[RANGE_END_TAG] == "2026-11-20"
+
+    result = defs.resolve_job_def(LOAD_JOB).execute_in_process(
+        instance=instance, tags=request.tags)
     assert result.success
-    mats = {m.asset_key.path[-1]: m.metadata
-            for m in result.asset_materializations_for_node("revenue_lake")}
-    assert set(mats) == {"receipts", "receipt_items", "item_side_dishes", "payments"}
-    assert mats["receipts"]["dagster/row_count"].value > 300
-    assert mats["receipts"]["turnover_net"].value == "4047.595"
-    assert str(config_file.parent / "data" / "lake") in mats["payments"]["path"].value
-    assert dg.materialize([catalog_lake], partition_key="1001", resources={"pos": pos},
-                          instance=instance).success
-    built = dg.materialize([warehouse_models], resources={"pos": pos}, instance=instance)
-    assert built.success
-    checks = built.get_asset_check_evaluations()
+    dates = {e.partition for e in result.get_asset_materialization_events()
+             if e.asset_key == REVENUE_KEY}
+    assert dates == {date(2026, 11, 20 - n).isoformat() for n in range(lookback + 1)}
+    built = {e.asset_key for e in result.get_asset_materialization_events()}
+    assert dg.AssetKey(["warehouse", "fct_turnover_daily"]) in built
+    checks = result.get_asset_check_evaluations()
     assert checks and all(c.passed for c in checks)
-    events = "".join(str(e) for e in instance.all_logs(built.run_id))
-    events += "".join(str(e) for e in instance.all_logs(result.run_id))
+
+
+def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
+        settings, instance, monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1003", "sandbox-key-1001")  # another location's key
+    report = run_load(settings, DAYS[-1], DAYS[-1], progress=lambda line: None,
+                      instance=instance)
+    assert not report.ok
+    assert [f["location"] for f in report.failed_partitions] == [1003]
+    assert "HTTP 403" in report.failed_partitions[0]["error"]
+    run = instance.get_run_by_id(report.run_id)
+    assert run.is_failure
+    check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
+        [dg.AssetCheckKey(REVENUE_KEY, LOADED_CHECK)])
+    assert check[dg.AssetCheckKey(REVENUE_KEY, LOADED_CHECK)].status.value == "FAILED"
+    meta = revenue_metadata(instance, DAYS[-1])
+    assert meta["complete"] is False and "1003" in meta["failed_locations"]
+    assert report.warehouse_path and report.models > 30  # the others were published
+    events = "".join(str(e) for e in instance.all_logs(report.run_id))
     assert "sandbox-key" not in events
 
 
-def test_auth_failure_fails_the_run_without_retry_and_hides_the_key(config_file, monkeypatch):
-    monkeypatch.setenv("POS_KEY_GRZ01", "sandbox-key-1001")  # a key of another location
-    pos = PosApiResource(config_path=str(config_file))
-    instance = dg.DagsterInstance.ephemeral()
-    result = dg.materialize([revenue_lake], partition_key=revenue_partition_key(
-        "2026-11-20", 1003), resources={"pos": pos}, instance=instance, raise_on_error=False)
-    assert not result.success
-    failure = result.failure_data_for_node("revenue_lake")
-    assert "HTTP 403" in failure.error.message and "location 1003" in failure.error.message
-    assert "sandbox-key" not in "".join(str(e) for e in instance.all_logs(result.run_id))
+def test_a_warehouse_build_never_starts_a_pos(tmp_path, monkeypatch, instance, settings):
+    run_load(settings, DAYS[-1], DAYS[-1], models=False, catalog=False,
+             progress=lambda line: None, instance=instance)
+
+    def no_pos(*args, **kwargs):
+        raise AssertionError("the warehouse build started a POS")
+
+    monkeypatch.setattr("pos_sandbox.server.running_sandbox", no_pos)
+    monkeypatch.setattr("pipeline.source.PosSource.__enter__", no_pos)
+    sandbox = Settings(warehouse=WarehouseSettings(data_dir=settings.warehouse.data_dir),
+                       locations=settings.locations)  # no base_url: would be the sandbox
+    result = build_defs(sandbox).resolve_job_def(WAREHOUSE_JOB).execute_in_process(
+        instance=instance)
+    assert result.success
 
 
-def test_nightly_schedules_request_yesterday_and_the_lookback():
-    tick = dg.build_schedule_context(scheduled_execution_time=__import__("datetime").datetime(
-        2026, 11, 22, 3, 30))
-    requests = list(nightly_revenue(tick))
-    days = {r.partition_key.keys_by_dimension["business_date"] for r in requests}
-    lookback = SETTINGS.schedule.lookback_days
-    assert days == {date(2026, 11, 21 - n).isoformat() for n in range(lookback + 1)}
-    assert len(requests) == len(days) * len(SETTINGS.locations)
-    assert len({r.run_key for r in requests}) == len(requests)
-    catalog = list(nightly_catalog(tick))
-    assert {r.partition_key for r in catalog} == {str(loc.id) for loc in SETTINGS.locations}
+def test_the_code_location_reads_the_config_file_once(tmp_path, monkeypatch):
+    reads = []
+    import pipeline.definitions as definitions
+
+    def counted(path=None):
+        reads.append(path)
+        return load_settings(path)
+
+    monkeypatch.setattr(definitions, "load_settings", counted)
+    defs = definitions.defs()
+    defs.resolve_job_def(LOAD_JOB)
+    defs.resolve_asset_graph()
+    assert len(reads) == 1
+

@@ -35,9 +35,9 @@ def lake_table(settings, table, location_id, day):
 
 
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
-def test_partition_matches_the_generator_to_the_cent(settings, location_id):
+def test_partition_matches_the_generator_to_the_cent(settings, lake, location_id):
     with PosSource(settings) as source:
-        part = load_revenue_partition(source, location_id, DAY)
+        part = load_revenue_partition(source, lake, location_id, DAY)
     truth = receipts_on(location_id, DAY, TRUTH)
     receipts = lake_table(settings, "receipts", location_id, DAY)
     items = lake_table(settings, "receipt_items", location_id, DAY)
@@ -57,17 +57,17 @@ def test_partition_matches_the_generator_to_the_cent(settings, location_id):
     assert pa.types.is_decimal(receipts.schema.field("total_amount").type)
 
 
-def test_fan_out_duplicates_are_dropped_and_counted(settings):
+def test_fan_out_duplicates_are_dropped_and_counted(settings, lake):
     with PosSource(settings) as source:
-        part = load_revenue_partition(source, 1001, DAY)
+        part = load_revenue_partition(source, lake, 1001, DAY)
     assert part.duplicates_dropped["receipt_items"] > 0
     assert part.duplicates_dropped["payments"] > 0
     assert part.duplicates_dropped["item_side_dishes"] > 0
 
 
-def test_older_configuration_dedupes_on_item_id(settings):
+def test_older_configuration_dedupes_on_item_id(settings, lake):
     with PosSource(settings) as source:
-        part = load_revenue_partition(source, 1003, DAY)
+        part = load_revenue_partition(source, lake, 1003, DAY)
     items = part.tables["receipt_items"]
     assert items["unique_id"].null_count == items.num_rows
     assert items["item_key"].to_pylist() == items["item_id"].to_pylist()
@@ -75,10 +75,10 @@ def test_older_configuration_dedupes_on_item_id(settings):
     assert part.duplicates_dropped["receipt_items"] > 0
 
 
-def test_midnight_receipts_land_in_exactly_one_partition(settings):
+def test_midnight_receipts_land_in_exactly_one_partition(settings, lake):
     days = [DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)]
     with PosSource(settings) as source:
-        parts = [load_revenue_partition(source, 1001, d) for d in days]
+        parts = [load_revenue_partition(source, lake, 1001, d) for d in days]
     ids = [t for p in parts for t in p.tables["receipts"]["transaction_id"].to_pylist()]
     assert len(ids) == len(set(ids))
     local = parts[1].tables["receipts"]["date_time_local"].to_pylist()
@@ -87,10 +87,11 @@ def test_midnight_receipts_land_in_exactly_one_partition(settings):
     assert parts[1].outside_day > 0
 
 
-def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings):
+def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings, lake):
     day = date(2026, 10, 25)  # Vienna: 03:00 CEST -> 02:00 CET
     with PosSource(settings) as source:
-        parts = [load_revenue_partition(source, 1002, d) for d in (day, day + timedelta(days=1))]
+        parts = [load_revenue_partition(source, lake, 1002, d)
+                 for d in (day, day + timedelta(days=1))]
     truth = receipts_on(1002, day, TRUTH) + receipts_on(1002, day + timedelta(days=1), TRUTH)
     got = [t for p in parts for t in p.tables["receipts"]["transaction_id"].to_pylist()]
     assert sorted(got) == sorted(r.transaction_id for r in truth)
@@ -113,32 +114,32 @@ def test_no_receipt_is_stamped_inside_the_spring_gap():
     assert moved == [datetime(2026, 3, 29, 3, 30)]
 
 
-def test_faults_are_recovered_with_identical_output(settings, tmp_path, sandbox_keys):
+def test_faults_are_recovered_with_identical_output(settings, lake, tmp_path, sandbox_keys):
     with PosSource(settings) as source:
-        clean = load_revenue_partition(source, 1002, DAY)
+        clean = load_revenue_partition(source, lake, 1002, DAY)
     faults = Faults(rate_429=0.3, rate_5xx=0.2, retry_after_seconds=0)
     with running_sandbox(SandboxConfig(faults=faults)) as url:
         flaky_settings = make_settings(url, tmp_path / "flaky", page_size=60, max_attempts=20)
         with PosSource(flaky_settings) as source:
-            flaky = load_revenue_partition(source, 1002, DAY)
+            flaky = load_revenue_partition(source, lake, 1002, DAY)
     assert flaky.stats.retries > 0
     for name, table in clean.tables.items():
         assert flaky.tables[name].equals(table), name
 
 
-def test_rerun_is_idempotent_and_leaves_no_temp_files(settings):
+def test_rerun_is_idempotent_and_leaves_no_temp_files(settings, lake):
     with PosSource(settings) as source:
-        first = load_revenue_partition(source, 1001, DAY)
+        first = load_revenue_partition(source, lake, 1001, DAY)
         before = {n: pq.read_table(p) for n, p in first.paths.items()}
-        second = load_revenue_partition(source, 1001, DAY)
+        second = load_revenue_partition(source, lake, 1001, DAY)
     for name, path in second.paths.items():
         assert pq.read_table(path).equals(before[name])
         assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
 
 
-def test_crash_mid_write_leaves_the_old_partition(settings, monkeypatch):
+def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
     with PosSource(settings) as source:
-        old = load_revenue_partition(source, 1001, DAY)
+        old = load_revenue_partition(source, lake, 1001, DAY)
         old_tables = {n: pq.read_table(p) for n, p in old.paths.items()}
         real_write = pq.write_table
         written = []
@@ -152,7 +153,7 @@ def test_crash_mid_write_leaves_the_old_partition(settings, monkeypatch):
 
         monkeypatch.setattr(pq, "write_table", crash_on_third)
         with pytest.raises(OSError, match="disk full"):
-            load_revenue_partition(source, 1001, DAY)
+            load_revenue_partition(source, lake, 1001, DAY)
     for name, path in old.paths.items():
         assert pq.read_table(path).equals(old_tables[name])
         assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
@@ -179,39 +180,39 @@ def _sandbox_rows(location_id=1001):
     (lambda r: r["items"][0].update(quantity="lots"), "items.0.quantity"),
     (lambda r: r.pop("paymentGroup"), "paymentGroup"),
 ])
-def test_contract_breaks_name_location_date_and_field(settings, break_it, field):
+def test_contract_breaks_name_location_date_and_field(settings, lake, break_it, field):
     rows = _sandbox_rows()
     target = next(r for r in rows if r["items"] and r["transactionType"] == "Abrechnen")
     break_it(target)
     with _mock_source(settings, [rows]) as source, pytest.raises(ContractError) as err:
-        load_revenue_partition(source, 1001, DAY)
+        load_revenue_partition(source, lake, 1001, DAY)
     message = str(err.value)
     assert "location 1001" in message and "2026-11-20" in message and field in message
     assert not (settings.warehouse.lake_dir / "receipts").exists()
 
 
-def test_unknown_transaction_types_are_kept_and_counted(settings):
+def test_unknown_transaction_types_are_kept_and_counted(settings, lake):
     rows = _sandbox_rows()
     rows[5]["transactionType"] = "Zauberbuchung"
     with _mock_source(settings, [rows]) as source:
-        part = load_revenue_partition(source, 1001, DAY)
+        part = load_revenue_partition(source, lake, 1001, DAY)
     assert part.unknown_types == {"Zauberbuchung": 1}
     assert "Zauberbuchung" in part.tables["receipts"]["transaction_type"].to_pylist()
 
 
-def test_decimal_strings_are_accepted_and_exact(settings):
+def test_decimal_strings_are_accepted_and_exact(settings, lake):
     rows = _sandbox_rows()
     for r in rows:
         for i in r["items"]:
             i["netAmount"] = str(i["netAmount"])
     with _mock_source(settings, [rows]) as source:
-        part = load_revenue_partition(source, 1001, DAY)
+        part = load_revenue_partition(source, lake, 1001, DAY)
     assert part.turnover_net == truth_turnover(1001, DAY)
 
 
-def test_the_api_key_never_reaches_the_lake(settings, sandbox_url):
+def test_the_api_key_never_reaches_the_lake(settings, lake, sandbox_url):
     with PosSource(settings) as source:
-        part = load_revenue_partition(source, 1001, DAY)
+        part = load_revenue_partition(source, lake, 1001, DAY)
     for path in part.paths.values():
         assert b"sandbox-key-1001" not in path.read_bytes()
 

@@ -1,62 +1,80 @@
 """The SQL models of ``dbt_like_sql/`` as Dagster assets, with their data checks.
 
-One asset per model; its upstream assets are the lake tables and models its SQL reads.
+One asset per model; its upstream assets are the lake areas and models its SQL reads.
 They are built together into a new warehouse file that is switched in atomically, so an
-analyst never sees some models new and others old.
+analyst never sees some models new and others old. This step closes a load: it fails
+the run when any check of the run failed (a location not loaded, a data check), after
+the warehouse has been rebuilt with everything that did load.
 """
-
 
 import dagster as dg
 
-from pipeline.checks import CHECKS, run_checks
-from pipeline.resources import PosApiResource
-from pipeline.warehouse import build_warehouse, discover_models
-
-MODELS = discover_models()
+from pipeline.checks import CHECKS
+from pipeline.warehouse import LAKE_AREA_OF, Model, ModelError, Warehouse, discover_models
 
 
-def _spec(name: str) -> dg.AssetSpec:
-    model = MODELS[name]
-    deps = [dg.AssetKey(["lake", t]) for t in sorted(model.lake_deps)]
+def _spec(model: Model) -> dg.AssetSpec:
+    deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
+                                                            for t in model.lake_deps})]
     deps += [dg.AssetKey(["warehouse", d]) for d in sorted(model.model_deps)]
     return dg.AssetSpec(
-        ["warehouse", name], deps=deps, group_name=f"warehouse_{model.stage}",
-        description=model.grain or f"SQL model {name}", kinds={"duckdb", "sql"},
-        metadata={"sql_file": str(model.path.name)},
+        ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
+        description=model.grain or f"SQL model {model.name}", kinds={"duckdb", "sql"},
+        metadata={"sql_file": f"{model.stage}/{model.path.name}"},
         automation_condition=dg.AutomationCondition.eager(),
     )
 
 
-CHECK_SPECS = [
-    dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]), description=c.description)
-    for c in CHECKS
-]
+def failed_checks_of_run(context: dg.AssetExecutionContext) -> list[str]:
+    """Every check that failed earlier in this run, as ``asset: check``."""
+    records = context.instance.get_records_for_run(
+        context.run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
+    failed = []
+    for record in records:
+        evaluation = record.event_log_entry.dagster_event.event_specific_data
+        if not evaluation.passed:
+            failed.append(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}")
+    return failed
 
 
-@dg.multi_asset(
-    specs=[_spec(name) for name in MODELS],
-    check_specs=CHECK_SPECS,
-    name="warehouse_models",
-    pool="warehouse",
-    description="Build every SQL model into a new DuckDB file and switch it in atomically.",
-)
-def warehouse_models(context: dg.AssetExecutionContext, pos: PosApiResource):
-    """Build every SQL model into a new DuckDB file and switch it in atomically."""
-    settings = pos.load()
-    outcomes = []
-    result = build_warehouse(settings.warehouse.lake_dir, settings.warehouse.warehouse_path,
-                             MODELS, on_built=lambda con: outcomes.extend(run_checks(con)))
-    for name in result.order:
-        yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
-            "dagster/row_count": result.row_counts[name],
-            "warehouse": dg.MetadataValue.path(str(result.path)),
-            "table": name,
-        })
-    for outcome in outcomes:
-        yield dg.AssetCheckResult(
-            check_name=outcome.check.name,
-            asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
-            passed=outcome.passed,
-            metadata={"failing_rows": outcome.failing_rows,
-                      "sample": dg.MetadataValue.text(repr(outcome.sample[:3]))},
-        )
+def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
+    """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
+    models = models or discover_models()
+
+    @dg.multi_asset(
+        specs=[_spec(model) for model in models.values()],
+        check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
+                                       description=c.description) for c in CHECKS],
+        name="warehouse_models",
+        pool="warehouse",
+        description="Build every SQL model into a new DuckDB file and switch it in atomically.",
+    )
+    def warehouse_models(context: dg.AssetExecutionContext,
+                         warehouse: dg.ResourceParam[Warehouse]):
+        """Build every SQL model into a new DuckDB file and switch it in atomically."""
+        try:
+            result = warehouse.build(models)
+        except ModelError as exc:  # the old warehouse stays in place
+            raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
+                                         f"kept): {exc}") from None
+        for name in result.order:
+            yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
+                "dagster/row_count": result.row_counts[name],
+                "warehouse": dg.MetadataValue.path(str(result.path)),
+                "table": name,
+            })
+        for outcome in result.checks:
+            yield dg.AssetCheckResult(
+                check_name=outcome.check.name,
+                asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
+                passed=outcome.passed,
+                metadata={"failing_rows": outcome.failing_rows,
+                          "sample": dg.MetadataValue.text(repr(outcome.sample[:3]))},
+            )
+        failed = failed_checks_of_run(context) + [
+            f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks]
+        if failed:
+            raise dg.Failure(description="the load is incomplete; the warehouse was rebuilt "
+                             "with what loaded. Failed checks: " + "; ".join(failed))
+
+    return warehouse_models

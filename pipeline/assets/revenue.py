@@ -1,55 +1,117 @@
-"""Revenue report -> the four lake tables, one partition per location and business date."""
+"""Revenue report -> the lake: every location's receipts of each business date."""
 
-
+import time
+import warnings
 from datetime import date
+from decimal import Decimal
 
 import dagster as dg
 
-from pipeline.assets.pos_calls import call_pos
-from pipeline.extract.revenue import load_revenue_partition
+from pipeline.assets.report import markdown_table
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.partitions import DATE_DIM, LOCATION_DIM, revenue_partitions
-from pipeline.resources import PosApiResource
+from pipeline.lake import Lake
+from pipeline.partitions import LoadConfig, selected_locations
+from pipeline.settings import ConfigError, Settings
+from pipeline.source import PosSource
+from pipeline.steps import DayOutcome, load_revenue_days
 
-DESCRIPTIONS = {
-    "receipts": "Fiscal receipts of the revenue report, one row per transactionId.",
-    "receipt_items": "Item lines of the receipts, one row per (transactionId, uniqueId or id).",
-    "item_side_dishes": "Side dishes booked under an item line, one row per uniqueId per item.",
-    "payments": "Payments settling the receipts, one row per payment id.",
-}
-REVENUE_SPECS = [
-    dg.AssetSpec(["lake", name], description=DESCRIPTIONS[name], group_name="lake",
-                 kinds={"parquet"})
-    for name in REVENUE_TABLES
-]
+REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
+LOADED_CHECK = "every_location_loaded"
+PROGRESS_SECONDS = 5
+"""How often a long load says how far it is (each line is an event in the run's log)."""
 
 
-@dg.multi_asset(
-    specs=REVENUE_SPECS,
-    name="revenue_lake",
-    partitions_def=revenue_partitions,
-    pool="pos_api",
-    description="Load one location's revenue report for one business date into the lake.",
-)
-def revenue_lake(context: dg.AssetExecutionContext, pos: PosApiResource):
-    """Load one location's revenue report for one business date into the lake."""
-    keys = context.partition_key.keys_by_dimension
-    location_id, business_date = int(keys[LOCATION_DIM]), date.fromisoformat(keys[DATE_DIM])
-    part = call_pos(context, load_revenue_partition, pos.source, location_id, business_date)
-    shared = {
-        "receipts_seen": part.receipts_seen,
-        "receipts_outside_day": part.outside_day,
-        "pages": part.stats.pages,
-        "retries": part.stats.retries,
-        "unknown_transaction_types": dict(part.unknown_types),
+def day_metadata(day: DayOutcome, lake: Lake) -> dict:
+    """What a person checks first about one business date of the revenue lake."""
+    turnover = sum((p.turnover_net for p in day.partitions), Decimal(0))
+    return {
+        "dagster/row_count": sum(p.receipts for p in day.partitions),
+        "turnover_net": dg.MetadataValue.text(str(turnover)),
+        "complete": day.complete,
+        "failed_locations": dg.MetadataValue.json(
+            {str(p.location_id): p.error for p in day.failed}
+            | {str(loc): "never loaded" for loc in day.missing}),
+        "locations": dg.MetadataValue.md(markdown_table(
+            ["location", "receipts", "turnover_net", "pages", "retries", "duplicates dropped",
+             "unknown transaction types", "error"],
+            [[p.location_id, p.receipts, p.turnover_net, p.pages, p.retries,
+              p.duplicates_dropped, ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
+              p.error or ""]
+             for p in day.partitions])),
+        "lake": dg.MetadataValue.path(str(lake.root / "receipts")),
     }
-    for name, table in part.tables.items():
-        metadata = {
-            "dagster/row_count": table.num_rows,
-            "path": dg.MetadataValue.path(str(part.paths[name])),
-            "duplicates_dropped": part.duplicates_dropped.get(name, 0),
-            **shared,
-        }
-        if name == "receipts":
-            metadata["turnover_net"] = dg.MetadataValue.text(str(part.turnover_net))
-        yield dg.MaterializeResult(asset_key=["lake", name], metadata=metadata)
+
+
+def build_revenue_asset(settings: Settings,
+                        partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    """The revenue lake asset of these settings, partitioned by business date.
+
+    One run loads a range of dates (``BackfillPolicy.single_run``, a Beta parameter of
+    Dagster's whose warning is silenced here).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        return _revenue_asset(settings, partitions_def)
+
+
+def _revenue_asset(settings: Settings,
+                   partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=REVENUE_KEY,
+        partitions_def=partitions_def,
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        pool="pos_api",
+        group_name="lake",
+        kinds={"parquet"},
+        check_specs=[dg.AssetCheckSpec(
+            LOADED_CHECK, asset=REVENUE_KEY,
+            description="every location the run loads has its revenue of every date in the lake")],
+        metadata={"tables": ", ".join(REVENUE_TABLES)},
+    )
+    def revenue(context: dg.AssetExecutionContext, config: LoadConfig,
+                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
+        """Receipts, item lines, side dishes and payments of each business date, every location."""
+        try:
+            location_ids = selected_locations(settings, config)
+            settings.require_keys(location_ids)
+        except ConfigError as exc:
+            raise dg.Failure(description=str(exc)) from None
+        days = [date.fromisoformat(key) for key in context.partition_keys]
+        configured = [loc.id for loc in settings.locations]
+        failed: list[list] = []
+        never_loaded: dict[int, int] = {}
+        loaded = receipts = 0
+        said = time.monotonic()
+        for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids, configured), 1):
+            for p in day.failed:
+                context.log.warning(f"revenue {p.location_id} {day.business_date}: {p.error}")
+            failed += [[p.location_id, day.business_date, p.error] for p in day.failed]
+            for loc in day.missing:
+                never_loaded[loc] = never_loaded.get(loc, 0) + 1
+            loaded += len(day.partitions) - len(day.failed)
+            meta = day_metadata(day, lake)
+            context.add_asset_metadata(meta, partition_key=day.business_date.isoformat())
+            receipts += meta["dagster/row_count"]
+            if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
+                said = time.monotonic()
+                context.log.info(f"revenue: {n}/{len(days)} business dates x "
+                                 f"{len(location_ids)} locations, {receipts:,} receipts")
+        check = dg.AssetCheckResult(
+            check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
+            metadata={"dates": len(days), "locations": len(location_ids),
+                      "failed_partitions": len(failed),
+                      "dates_never_loaded_by_location": dg.MetadataValue.json(
+                          {str(loc): n for loc, n in never_loaded.items()}),
+                      "failed_list": dg.MetadataValue.json([
+                          {"location": loc, "business_date": day.isoformat(), "error": error}
+                          for loc, day, error in failed]),
+                      "failed": dg.MetadataValue.md(markdown_table(
+                          ["location", "business date", "error"], failed[:100]))})
+        if not loaded:
+            yield check
+            raise dg.Failure(description=f"no revenue partition of {days[0]}..{days[-1]} "
+                             f"loaded; first error: {failed[0][2]}")
+        yield dg.MaterializeResult(check_results=[check])
+
+
+    return revenue

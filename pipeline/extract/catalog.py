@@ -150,7 +150,7 @@ def _spot_rows(spots: list[m.Spot], out: dict[str, list]) -> None:
             "flags_display_as_button": s.flags.display_as_button})
 
 
-def load_catalog_snapshot(source, location_id: int, snapshot_date: date) -> Snapshot:
+def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
     """List the three catalog endpoints of one location and replace its snapshot in the lake."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}"
     out: dict[str, list] = {name: [] for name in CATALOG_TABLES}
@@ -163,5 +163,5 @@ def load_catalog_snapshot(source, location_id: int, snapshot_date: date) -> Snap
             records = validate_records(rows, model, f"{where}: {endpoint}")
             {"product": _product_rows, "product-category": _category_rows,
              "spot": _spot_rows}[endpoint](records, out)
-    return write_snapshot(source, CATALOG_TABLES, out, snapshot_date, where, location_id,
+    return write_snapshot(lake, CATALOG_TABLES, out, snapshot_date, where, location_id,
                           client.stats)

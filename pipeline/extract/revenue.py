@@ -304,13 +304,11 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     return part
 
 
-def load_revenue_partition(source, location_id: int, business_date: date) -> RevenuePartition:
+def load_revenue_partition(source, lake, location_id: int,
+                           business_date: date) -> RevenuePartition:
     """Extract one partition and replace it in the lake (all four tables, atomically)."""
-    from pipeline import lake
-
     part = extract_revenue_partition(source, location_id, business_date)
-    part.paths = lake.write_partitions(
-        source.settings.warehouse.lake_dir,
+    part.paths = lake.write(
         part.tables,
         {"location_id": location_id, "business_date": business_date.isoformat()},
         metadata={"pos_etl.receipts_seen": part.receipts_seen,

@@ -16,7 +16,6 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 from pydantic import BaseModel, ValidationError
 
-from pipeline import lake
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
 from pipeline.settings import Settings
@@ -58,7 +57,7 @@ def validate_records(rows: list, model: type[BaseModel], where: str) -> list:
     return records
 
 
-def write_snapshot(source, schemas: Mapping[str, pa.Schema], rows: Mapping[str, list[dict]],
+def write_snapshot(lake, schemas: Mapping[str, pa.Schema], rows: Mapping[str, list[dict]],
                    snapshot_date: date, where: str, location_id: int | None = None,
                    stats: ClientStats | None = None) -> Snapshot:
     """Tables from flattened rows (partition keys added), written as one lake partition."""
@@ -73,7 +72,7 @@ def write_snapshot(source, schemas: Mapping[str, pa.Schema], rows: Mapping[str, 
             raise ContractError(f"{where}: table {name}: {exc}", location_id=location_id) \
                 from None
     snap = Snapshot(snapshot_date, tables, location_id, stats)
-    snap.paths = lake.write_partitions(
-        source.settings.warehouse.lake_dir, tables,
+    snap.paths = lake.write(
+        tables,
         {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
     return snap

@@ -38,7 +38,7 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def load_voucher_snapshot(source, snapshot_date: date) -> Snapshot | None:
+def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
     """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured."""
     client = source.voucher_client()
     if client is None:
@@ -66,7 +66,7 @@ def load_voucher_snapshot(source, snapshot_date: date) -> Snapshot | None:
                          "transaction_type": t.type, "amount_cents": t.amount,
                          "created_at": _instant(t.created_at),
                          "client_reference": t.client_reference})
-    return write_snapshot(source, VOUCHER_TABLES, {"vouchers": rows, "voucher_transactions": txns},
+    return write_snapshot(lake, VOUCHER_TABLES, {"vouchers": rows, "voucher_transactions": txns},
                           snapshot_date, where, stats=client.stats)
 
 

@@ -1,0 +1,144 @@
+"""The steps of a load, each written once; the Dagster assets call them, and only they do.
+
+- ``load_revenue_days``: every (location, business date) revenue partition of some days,
+  a few partitions in flight, each day reported once all its locations are done.
+- ``take_snapshots``: a catalog, menu or voucher snapshot of each location, today.
+- The warehouse build and its checks: ``pipeline.warehouse.Warehouse.build``.
+
+A failing partition or location never stops the others: its error is kept in the outcome
+and the caller decides (the assets report it as a failed check and leave the day
+unmaterialized).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from pipeline.extract.revenue import load_revenue_partition
+from pipeline.extract.snapshots import Snapshot
+from pipeline.lake import Lake
+from pipeline.pos_api.errors import PosApiError, TransientError
+from pipeline.settings import ConfigError
+from pipeline.source import PosSource
+
+PARTITION_ATTEMPTS = 2
+"""A partition whose requests outlasted the client's retries is tried once more, last."""
+
+
+@dataclass
+class PartitionOutcome:
+    """One location's revenue report of one business date, loaded or not."""
+
+    location_id: int
+    business_date: date
+    receipts: int = 0
+    turnover_net: Decimal = Decimal(0)
+    pages: int = 0
+    retries: int = 0
+    duplicates_dropped: int = 0
+    unknown_types: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass
+class DayOutcome:
+    """Every requested location of one business date, and the configured ones still missing."""
+
+    business_date: date
+    partitions: list[PartitionOutcome]
+    missing: list[int] = field(default_factory=list)
+    """Configured locations not loaded now whose partition of the day is not in the lake."""
+
+    @property
+    def failed(self) -> list[PartitionOutcome]:
+        return [p for p in self.partitions if p.error]
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.missing
+
+
+def _load_one(source: PosSource, lake: Lake, location_id: int, day: date) -> PartitionOutcome:
+    part = load_revenue_partition(source, lake, location_id, day)
+    return PartitionOutcome(
+        location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
+        pages=part.stats.pages, retries=part.stats.retries,
+        duplicates_dropped=sum(part.duplicates_dropped.values()),
+        unknown_types=dict(part.unknown_types))
+
+
+def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
+                      configured_ids: list[int] | None = None) -> Iterator[DayOutcome]:
+    """Load every (location, day) partition; yield each day as soon as it is done.
+
+    At most ``max_concurrent_requests`` partitions are in flight and each result is
+    dropped once its day is reported, so memory is bounded by a few partitions however
+    long the range is. A partition that failed on a transient error (the POS stayed
+    unavailable through the client's retries) is tried once more after the others.
+    """
+    configured_ids = configured_ids or location_ids
+    jobs = [(day, loc, 1) for day in days for loc in location_ids]
+    jobs.reverse()  # popped from the end: earliest day first
+    pending = {day: len(location_ids) for day in days}
+    done: dict[date, list[PartitionOutcome]] = {day: [] for day in days}
+    workers = max(1, min(len(jobs), source.settings.source.max_concurrent_requests))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="revenue") as pool:
+        running: dict = {}
+
+        def submit_next() -> None:
+            if jobs:
+                day, loc, attempt = jobs.pop()
+                running[pool.submit(_load_one, source, lake, loc, day)] = (day, loc, attempt)
+
+        for _ in range(workers):
+            submit_next()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                day, loc, attempt = running.pop(future)
+                try:
+                    outcome = future.result()
+                except TransientError as exc:
+                    if attempt < PARTITION_ATTEMPTS:
+                        jobs.insert(0, (day, loc, attempt + 1))
+                        submit_next()
+                        continue
+                    outcome = PartitionOutcome(loc, day, error=str(exc))
+                except (PosApiError, ConfigError) as exc:
+                    outcome = PartitionOutcome(loc, day, error=str(exc))
+                done[day].append(outcome)
+                pending[day] -= 1
+                if not pending[day]:
+                    outcomes = sorted(done.pop(day), key=lambda o: o.location_id)
+                    missing = [c for c in configured_ids if c not in location_ids
+                               and not lake.has("receipts", partition_key(c, day))]
+                    yield DayOutcome(day, outcomes, missing)
+                submit_next()
+
+
+def partition_key(location_id: int, day: date) -> dict[str, object]:
+    """The lake partition of one location's revenue of one business date."""
+    return {"location_id": location_id, "business_date": day.isoformat()}
+
+
+@dataclass
+class SnapshotOutcome:
+    location_id: int | None
+    snapshot: Snapshot | None = None
+    error: str | None = None
+
+
+def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
+                   location_ids: list[int], day: date) -> list[SnapshotOutcome]:
+    """One snapshot per location (``load(source, lake, location_id, day)``), failures kept."""
+    outcomes = []
+    for loc in location_ids:
+        try:
+            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
+        except (PosApiError, ConfigError) as exc:
+            outcomes.append(SnapshotOutcome(loc, error=str(exc)))
+    return outcomes
