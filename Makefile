@@ -25,7 +25,9 @@ sandbox: install
 
 # The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
 dev: install
-	DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) $(BIN)/dagster dev -w workspace.yaml
+	DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) \
+	DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=$${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true} \
+	$(BIN)/dagster dev -w workspace.yaml
 
 bench: install
 	$(BIN)/python benchmarks/run.py

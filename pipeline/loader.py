@@ -22,7 +22,7 @@ import dagster as dg
 
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
-from pipeline.instance import open_instance
+from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.partitions import range_tags
 from pipeline.schedules import LOAD_JOB
 from pipeline.settings import ConfigError, Settings
@@ -207,6 +207,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     the warehouse build. Failed partitions and checks are in the report (and fail the run).
     """
     days = check_dates(settings, start, end)
+    plan_runs_as_ranges()
     ids = [settings.location(loc).id for loc in location_ids or []]
     settings.require_keys(ids or None)
     defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})

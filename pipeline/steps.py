@@ -12,6 +12,7 @@ unmaterialized).
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -81,6 +82,20 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     unavailable through the client's retries) is tried once more after the others.
     """
     configured_ids = configured_ids or location_ids
+    # What is alive now (the code, Dagster's definitions) lives as long as the process:
+    # freezing it for the load keeps the cycle collector, which the decoded pages trigger
+    # often, from scanning it again and again. Frozen and thawed once, by the caller's
+    # thread, around the whole load.
+    gc.collect()
+    gc.freeze()
+    try:
+        yield from _load_days(source, lake, days, location_ids, configured_ids)
+    finally:
+        gc.unfreeze()
+
+
+def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
+               configured_ids: list[int]) -> Iterator[DayOutcome]:
     jobs = [(day, loc, 1) for day in days for loc in location_ids]
     jobs.reverse()  # popped from the end: earliest day first
     pending = {day: len(location_ids) for day in days}
