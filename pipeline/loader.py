@@ -26,6 +26,7 @@ from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.partitions import range_tags
 from pipeline.schedules import LOAD_JOB
 from pipeline.settings import ConfigError, Settings
+from pipeline.steps import frozen_heap
 
 SNAPSHOT_AREAS = ("catalog", "menu", "vouchers")
 
@@ -223,6 +224,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     if catalog:
         ops |= {"lake__catalog": located, "lake__menu": located}
     with ExitStack() as stack:
+        stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
         result = job.execute_in_process(
             instance=dagster, tags={**range_tags(days[0], days[-1]), "pos_etl/trigger": "cli"},

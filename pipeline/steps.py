@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -82,14 +83,26 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     unavailable through the client's retries) is tried once more after the others.
     """
     configured_ids = configured_ids or location_ids
-    # What is alive now (the code, Dagster's definitions) lives as long as the process:
-    # freezing it for the load keeps the cycle collector, which the decoded pages trigger
-    # often, from scanning it again and again. Frozen and thawed once, by the caller's
-    # thread, around the whole load.
+    with frozen_heap():
+        yield from _load_days(source, lake, days, location_ids, configured_ids)
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the cycle collector off what is alive now (the code, Dagster's definitions).
+
+    A load allocates millions of short-lived containers (decoded pages, events), which
+    trigger collections that would scan the whole heap again and again. Frozen once, by
+    the caller's thread, and thawed on exit (nothing stays frozen past the process's
+    work); where an outer caller has frozen it already, this does nothing.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
     gc.collect()
     gc.freeze()
     try:
-        yield from _load_days(source, lake, days, location_ids, configured_ids)
+        yield
     finally:
         gc.unfreeze()
 
