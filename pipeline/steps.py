@@ -93,18 +93,18 @@ def frozen_heap() -> Iterator[None]:
 
     A load allocates millions of short-lived containers (decoded pages, events), which
     trigger collections that would scan the whole heap again and again. Frozen once, by
-    the caller's thread, and thawed on exit (nothing stays frozen past the process's
-    work); where an outer caller has frozen it already, this does nothing.
+    the caller's thread, and thawed when the outermost caller is done (nothing stays
+    frozen past the process's work).
     """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.collect()
-    gc.freeze()
+    outermost = not gc.get_freeze_count()
+    if outermost:
+        gc.collect()
+    gc.freeze()  # again where nested: what the caller made since is long-lived too
     try:
         yield
     finally:
-        gc.unfreeze()
+        if outermost:
+            gc.unfreeze()
 
 
 def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
