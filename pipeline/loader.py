@@ -116,8 +116,10 @@ class LoadReport:
                 report.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in result.all_events:
             if event.is_step_failure:
-                report.errors.append(f"{event.step_key}: "
-                                     f"{event.step_failure_data.error.message.strip()}")
+                failure = event.step_failure_data
+                message = (failure.user_failure_data.description if failure.user_failure_data
+                           else failure.error.message.strip())
+                report.errors.append(f"{event.step_key}: {message}")
         return report
 
     def summary(self) -> str:
