@@ -1,0 +1,54 @@
+"""The steps of a load: a location's outage neither stops the others nor is final at once."""
+
+from datetime import date
+
+import httpx
+
+from pipeline.source import PosSource
+from pipeline.steps import load_revenue_days
+from tests.conftest import make_settings
+
+DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
+
+
+def flaky_for(sandbox_url: str, location_id: int, failures: int):
+    """A transport that answers 503 to the first ``failures`` requests of one location."""
+    real = httpx.HTTPTransport()
+    seen = {"n": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if f"/locations/{location_id}/" in request.url.path and seen["n"] < failures:
+            seen["n"] += 1
+            return httpx.Response(503)
+        forwarded = httpx.Request(request.method, sandbox_url + request.url.raw_path.decode(),
+                                  headers=request.headers, content=request.content)
+        response = real.handle_request(forwarded)
+        response.read()
+        return httpx.Response(response.status_code, headers=response.headers,
+                              content=response.content)
+
+    return httpx.MockTransport(handler)
+
+
+def test_a_partition_that_outlasts_the_retries_is_tried_again_after_the_others(
+        sandbox_url, tmp_path, sandbox_keys, lake):
+    settings = make_settings(sandbox_url, tmp_path / "data", max_attempts=1)
+    transport = flaky_for(sandbox_url, 1003, failures=1)
+    with PosSource(settings, transport=transport, sleep=lambda s: None) as source:
+        days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
+    assert [d.business_date for d in sorted(days, key=lambda d: d.business_date)] == DAYS
+    assert all(d.complete for d in days)
+    assert all(p.receipts > 300 for d in days for p in d.partitions)
+
+
+def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_keys, lake):
+    settings = make_settings(sandbox_url, tmp_path / "data", max_attempts=1)
+    transport = flaky_for(sandbox_url, 1003, failures=100)
+    with PosSource(settings, transport=transport, sleep=lambda s: None) as source:
+        days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
+    for day in days:
+        assert [p.location_id for p in day.failed] == [1003]
+        assert "HTTP 503" in day.failed[0].error and "location 1003" in day.failed[0].error
+        assert {p.location_id for p in day.partitions if not p.error} == {1001, 1002}
+    assert lake.has("receipts", {"location_id": 1001, "business_date": "2026-11-20"})
+    assert not lake.has("receipts", {"location_id": 1003, "business_date": "2026-11-20"})
