@@ -44,6 +44,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
 def cmd_order(args: argparse.Namespace) -> int:
     import json
+    import uuid
 
     from pydantic import ValidationError
 
@@ -57,6 +58,9 @@ def cmd_order(args: argparse.Namespace) -> int:
     except (OSError, ValidationError) as exc:
         print(f"{args.file}: not a valid order: {exc}", file=sys.stderr)
         return 2
+    if not order.guid:  # the idempotency key that makes the client's retries safe (4.3)
+        order = order.model_copy(update={"guid": str(uuid.uuid4())})
+    print(f"order guid: {order.guid}")
     location_id = args.location or order.location_id or settings.locations[0].id
     with PosSource(settings) as source, source.client(location_id) as client:
         try:

@@ -111,3 +111,28 @@ def test_voucher_key_variable_is_named_when_missing(sandbox_url, tmp_path, monke
     report = run_load(settings, date(2026, 11, 20), date(2026, 11, 20), [1001], models=False,
                       progress=lambda line: None)
     assert not report.ok and missing in report.summary()
+
+
+def test_an_order_without_guid_gets_one_so_a_retried_post_books_it_once(tmp_path, monkeypatch,
+                                                                         capsys):
+    """A POST retried after a transport error must not book the order twice (spec 4.3)."""
+    with running_sandbox() as url:
+        monkeypatch.setenv("POS_KEY_VIE01", "sandbox-key-1001")
+        config = tmp_path / "pos.toml"
+        config.write_text(f'[source]\nbase_url = "{url}"\n[[locations]]\nid = 1001\n'
+                          f'short_code = "VIE01"\napi_key_env = "POS_KEY_VIE01"\n')
+        product = world.catalog(1001)[0][30].product
+        order = {"locationId": 1001, "takeaway": True,
+                 "userInfo": {"email": "gast@example.com"},
+                 "entries": [{"productNr": product.product_nr, "quantity": 1}],
+                 "grandTotal": float(product.pricing.default_price)}
+        order_file = tmp_path / "order.json"
+        order_file.write_text(json.dumps(order))
+        assert main(["order", str(order_file), "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        guid = out.split("order guid: ")[1].split()[0]
+        first = json.loads(out[out.index("{"):])
+        assert first["guid"] == guid
+        again = httpx.post(f"{url}/api/v1/external/order", json={**order, "guid": guid},
+                           headers={"x-api-key": "sandbox-key-1001"}, timeout=30)
+        assert again.status_code == 200 and again.json()["orderId"] == first["orderId"]
