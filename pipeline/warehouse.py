@@ -204,6 +204,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 con.execute("checkpoint")
             with open(temp, "rb") as fh:
                 os.fsync(fh.fileno())
+            # A WAL next to the warehouse belongs to the file being replaced (left by a
+            # read-write session that died): DuckDB would refuse the new file with it.
+            Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
             os.replace(temp, warehouse_path)
         finally:
             temp.unlink(missing_ok=True)

@@ -1,6 +1,7 @@
 """The warehouse: marts against independent Python totals, lineage, checks, atomic rebuilds."""
 
 import re
+import shutil
 import threading
 from datetime import date
 from decimal import Decimal
@@ -232,3 +233,18 @@ def test_a_build_without_sql_models_fails_loudly(tmp_path):
         build_warehouse(tmp_path / "lake", tmp_path / "warehouse.duckdb",
                         discover_models(tmp_path / "empty"))
     assert not (tmp_path / "warehouse.duckdb").exists()
+
+
+def test_a_stale_wal_of_a_dead_session_does_not_break_the_next_warehouse(built, tmp_path):
+    target = tmp_path / "warehouse.duckdb"
+    build_warehouse(built.warehouse.lake_dir, target)
+    # A read-write session that died before its checkpoint leaves its WAL behind.
+    other = tmp_path / "session.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("set checkpoint_threshold = '1TB'")
+    con.execute("create table scratch as select 1 as x")
+    shutil.copy(f"{other}.wal", f"{target}.wal")
+    con.close()
+    build_warehouse(built.warehouse.lake_dir, target)
+    with duckdb.connect(str(target), read_only=True) as con:
+        assert con.execute("select count(*) from fct_turnover_daily").fetchone()[0] > 0
