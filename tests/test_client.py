@@ -93,6 +93,17 @@ def test_auth_failures_are_not_retried_and_never_show_the_key(status):
     assert "POS_KEY_VIE01" in message and SECRET not in message
 
 
+def test_an_echoed_key_is_redacted_before_the_excerpt_is_shortened():
+    from pipeline.pos_api.errors import RequestError
+
+    def handler(request):  # the key straddles the excerpt's 300-character cut
+        return httpx.Response(400, text="x" * 295 + f" key {SECRET} rejected")
+
+    with client(handler) as c, pytest.raises(RequestError) as err:
+        list(c.receipt_pages(AFTER, BEFORE))
+    assert "HTTP 400" in str(err.value) and SECRET[:4] not in str(err.value)
+
+
 def test_paging_sends_the_cursor_and_stops_on_a_short_page():
     bodies = []
 
