@@ -13,6 +13,7 @@ Hive path), the cheapest settings to write.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 FILE_NAME = "data.parquet"
+STALE_TEMP_SECONDS = 3600
+"""A temp file this old is left by a killed write (a partition is written in seconds)."""
 
 
 def partition_dir(lake_dir: Path, table: str, partition: Mapping[str, object]) -> Path:
@@ -104,6 +107,24 @@ class Lake:
 
     def read(self, table: str, partition: Mapping[str, object]) -> pa.Table:
         return read_partition(self.root, table, partition)
+
+    def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS) -> int:
+        """Delete temp files of writes killed midway; returns how many.
+
+        Only files older than any write takes: a concurrent load's temp files are young.
+        """
+        if not self.root.exists():
+            return 0
+        cutoff = time.time() - older_than_seconds
+        removed = 0
+        for temp in self.root.rglob(".*.tmp"):
+            try:
+                if temp.stat().st_mtime < cutoff:
+                    temp.unlink()
+                    removed += 1
+            except FileNotFoundError:  # renamed or removed meanwhile
+                pass
+        return removed
 
     def has(self, table: str, partition: Mapping[str, object]) -> bool:
         """Whether the partition has been written."""

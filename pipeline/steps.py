@@ -83,6 +83,7 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     unavailable through the client's retries) is tried once more after the others.
     """
     configured_ids = configured_ids or location_ids
+    lake.remove_stale_temp_files()
     with frozen_heap():
         yield from _load_days(source, lake, days, location_ids, configured_ids)
 

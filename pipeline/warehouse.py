@@ -182,6 +182,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     order = build_order(models)
     warehouse_path = Path(warehouse_path)
     with _build_lock(warehouse_path):
+        # Under the lock no other build runs: any half-built file is a killed build's.
+        for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
+            stale.unlink(missing_ok=True)
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
         try:
             counts: dict[str, int] = {}

@@ -1,8 +1,10 @@
 """The warehouse: marts against independent Python totals, lineage, checks, atomic rebuilds."""
 
+import os
 import re
 import shutil
 import threading
+import time
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -248,3 +250,25 @@ def test_a_stale_wal_of_a_dead_session_does_not_break_the_next_warehouse(built, 
     build_warehouse(built.warehouse.lake_dir, target)
     with duckdb.connect(str(target), read_only=True) as con:
         assert con.execute("select count(*) from fct_turnover_daily").fetchone()[0] > 0
+
+
+def test_files_left_by_killed_writes_are_removed_by_the_next_load(built, tmp_path):
+    from pipeline.lake import Lake
+
+    lake_copy = tmp_path / "lake"
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    folder = next((lake_copy / "receipts").glob("location_id=*/business_date=*"))
+    stale, fresh = folder / ".data.parquet.dead.tmp", folder / ".data.parquet.live.tmp"
+    stale.write_bytes(b"half a file")
+    fresh.write_bytes(b"a write in progress")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    assert Lake(lake_copy).remove_stale_temp_files() == 1
+    assert not stale.exists() and fresh.exists()
+
+    target = tmp_path / "warehouse.duckdb"
+    killed = tmp_path / ".warehouse.duckdb.0123abcd.building"
+    killed.write_bytes(b"half a warehouse")
+    Path(f"{killed}.wal").write_bytes(b"its wal")
+    build_warehouse(lake_copy, target)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".warehouse")) \
+        == [".warehouse.duckdb.lock"]
