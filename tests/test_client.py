@@ -1,5 +1,6 @@
 """The client against precise faults (httpx.MockTransport): retries, auth, paging guards."""
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -217,3 +218,22 @@ def test_clients_sharing_one_connection_pool_send_their_own_keys():
                       source=settings, http=http).menus()
     assert seen == [("/api/v1/locations/1001/menus", "key-a"),
                     ("/api/v1/locations/1002/menus", "key-b")]
+
+
+def test_a_response_that_trickles_is_cut_at_the_request_deadline():
+    class Trickle(httpx.SyncByteStream):
+        def __iter__(self):
+            yield b"["
+            for _ in range(200):  # bounded: 20 s if nothing stopped it
+                time.sleep(0.1)
+                yield b" "
+
+    def handler(request):
+        return httpx.Response(200, stream=Trickle())
+
+    started = time.monotonic()
+    with client(handler, request_deadline_seconds=0.5) as c, \
+            pytest.raises(TransientError) as err:
+        list(c.receipt_pages(AFTER, BEFORE))
+    assert time.monotonic() - started < 3
+    assert "ReadTimeout" in str(err.value) and "location 1001" in str(err.value)

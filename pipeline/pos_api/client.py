@@ -146,11 +146,22 @@ class PosClient:
     def _count_retry(self, state) -> None:
         self.stats.retries += 1
 
-    def _attempt(self, method: str, path: str, kwargs: dict) -> httpx.Response:
+    def _attempt(self, method: str, path: str, kwargs: dict, deadline: float) -> httpx.Response:
         with self._slots or nullcontext():
             self.stats.requests += 1
             headers = {**kwargs.get("headers", {}), **self._auth}
-            response = self._http.request(method, path, **{**kwargs, "headers": headers})
+            with self._http.stream(method, path, **{**kwargs, "headers": headers}) as streamed:
+                # httpx's read timeout is per chunk: a server that trickles a byte at a
+                # time would never time out. The request's deadline bounds the whole body.
+                body = bytearray()
+                for chunk in streamed.iter_bytes():
+                    body += chunk
+                    if time.monotonic() > deadline:
+                        raise httpx.ReadTimeout("the response did not complete within "
+                                                "request_deadline_seconds",
+                                                request=streamed.request)
+            response = httpx.Response(streamed.status_code, headers=streamed.headers,
+                                      content=bytes(body), request=streamed.request)
         if response.status_code == 429 or response.status_code >= 500:
             raise RetryableStatus(response.status_code,
                                   parse_retry_after(response.headers.get("retry-after")))
@@ -168,7 +179,8 @@ class PosClient:
             reraise=True,
         )
         try:
-            response = retrying(self._attempt, method, path, kwargs)
+            deadline = time.monotonic() + self.source.request_deadline_seconds
+            response = retrying(self._attempt, method, path, kwargs, deadline)
         except RetryableStatus as exc:
             raise TransientError(
                 f"{where} answered HTTP {exc.status} after {self.stats.retries} retries",
