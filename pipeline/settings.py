@@ -43,6 +43,9 @@ class SourceSettings(_Strict):
     backoff_max_seconds: float = Field(60.0, ge=0)
     page_size: int = Field(500, ge=1, le=10_000)
     """``limit`` sent with each revenue report page."""
+    max_receipts_per_partition: int = Field(200_000, ge=1)
+    """Ceiling on the receipts of one location's window: a server that keeps sending full
+    pages of new receipts is stopped with an error instead of being paged forever."""
     window_margin_minutes: int = Field(180, ge=0, le=24 * 60)
     """How much wider than the business day the revenue window is requested."""
     max_concurrent_requests: int = Field(4, ge=1, le=64)

@@ -237,3 +237,18 @@ def test_a_response_that_trickles_is_cut_at_the_request_deadline():
         list(c.receipt_pages(AFTER, BEFORE))
     assert time.monotonic() - started < 3
     assert "ReadTimeout" in str(err.value) and "location 1001" in str(err.value)
+
+
+def test_a_server_that_never_stops_sending_full_pages_is_stopped_at_the_ceiling():
+    pages = []
+
+    def handler(request):
+        pages.append(request)
+        return httpx.Response(200, json=receipts(10, start=10 * len(pages)))
+
+    with client(handler, max_receipts_per_partition=50) as c, \
+            pytest.raises(ContractError) as err:
+        list(c.receipt_pages(AFTER, BEFORE, page_size=10))
+    assert len(pages) == 6
+    assert "more than 50 receipts" in str(err.value) and "location 1001" in str(err.value)
+    assert "max_receipts_per_partition" in str(err.value)

@@ -227,6 +227,8 @@ class PosClient:
         path = f"/api/v1/locations/{self.location_id}/reports/receipts"
         cursor: str | None = None
         seen: set[str] = set()
+        received = 0
+        ceiling = self.source.max_receipts_per_partition
         while True:
             body: dict[str, Any] = {"after": after.isoformat(), "before": before.isoformat(),
                                     "limit": limit}
@@ -239,6 +241,12 @@ class PosClient:
                     f"location {self.location_id}: revenue report: expected a JSON array, "
                     f"got {type(rows).__name__}", location_id=self.location_id)
             self.stats.pages += 1
+            received += len(rows)
+            if received > ceiling:
+                raise ContractError(
+                    f"location {self.location_id}: revenue report: more than {ceiling:,} "
+                    f"receipts for one window and the pages keep coming full "
+                    f"(source.max_receipts_per_partition)", location_id=self.location_id)
             yield rows
             if len(rows) < limit:
                 return
