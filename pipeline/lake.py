@@ -105,9 +105,6 @@ class Lake:
         """Replace one partition of each table atomically."""
         return write_partitions(self.root, tables, partition, metadata)
 
-    def read(self, table: str, partition: Mapping[str, object]) -> pa.Table:
-        return read_partition(self.root, table, partition)
-
     def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS) -> int:
         """Delete temp files of writes killed midway; returns how many.
 
