@@ -27,8 +27,9 @@ from pipeline.partitions import range_tags
 from pipeline.schedules import LOAD_JOB
 from pipeline.settings import ConfigError, Settings
 from pipeline.steps import frozen_heap
+from pipeline.warehouse import LAKE_AREAS
 
-SNAPSHOT_AREAS = ("catalog", "menu", "vouchers")
+SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area != "revenue"]
 
 
 def date_range(start: date, end: date) -> list[date]:

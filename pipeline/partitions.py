@@ -13,7 +13,7 @@ from datetime import date
 
 import dagster as dg
 
-from pipeline.settings import Settings
+from pipeline.settings import ConfigError, Settings
 
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
@@ -42,7 +42,12 @@ class LoadConfig(dg.Config):
 
 
 def selected_locations(settings: Settings, config: LoadConfig) -> list[int]:
-    """The configured location ids a run loads (every one unless the config names some)."""
-    if not config.locations:
-        return [loc.id for loc in settings.locations]
-    return [settings.location(loc).id for loc in config.locations]
+    """The configured location ids a run loads (every one unless the config names some),
+    each with its key in the environment; otherwise the step fails naming what is wrong."""
+    try:
+        ids = ([loc.id for loc in settings.locations] if not config.locations
+               else [settings.location(loc).id for loc in config.locations])
+        settings.require_keys(ids)
+    except ConfigError as exc:
+        raise dg.Failure(description=str(exc)) from None
+    return ids

@@ -62,11 +62,7 @@ def _snapshot_asset(settings: Settings, area: str, tables: dict, description: st
               metadata={"tables": ", ".join(tables)})
     def snapshot(config: LoadConfig, pos: dg.ResourceParam[PosSource],
                  lake: dg.ResourceParam[Lake]):
-        try:
-            location_ids = selected_locations(settings, config)
-            settings.require_keys(location_ids)
-        except ConfigError as exc:
-            raise dg.Failure(description=str(exc)) from None
+        location_ids = selected_locations(settings, config)
         outcomes = take_snapshots(load, pos, lake, location_ids, snapshot_date(settings))
         yield from snapshot_results(key, outcomes, lake)
 
