@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
-from pipeline.lake import write_partitions  # noqa: E402
+from pipeline.lake import Lake  # noqa: E402
 from pipeline.pos_api.client import _TEXT_DECODER  # noqa: E402
 from pos_sandbox import world  # noqa: E402
 from pos_sandbox.receipts import SandboxData  # noqa: E402
@@ -69,8 +69,8 @@ def bench_throughput(days: int, repeats: int) -> dict:
             for day, pages in partitions.items():
                 part = flatten_receipts((_TEXT_DECODER.decode(p) for p in pages),
                                         location_id=1001, business_date=day, tz=tz)
-                write_partitions(Path(tmp), part.tables, {"location_id": 1001,
-                                                          "business_date": day.isoformat()})
+                Lake(Path(tmp)).write("revenue", part.tables, {
+                    "location_id": 1001, "business_date": day.isoformat()})
             timings.append(time.perf_counter() - t0)
             cpu_timings.append(time.process_time() - c0)
     best, best_cpu = min(timings), min(cpu_timings)

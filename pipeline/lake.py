@@ -1,57 +1,72 @@
-"""The Parquet lake: Hive-partitioned tables, one file per partition, replaced atomically.
+"""The Parquet lake: Hive-partitioned tables whose partitions are replaced by one commit.
 
-``<lake>/<table>/<key>=<value>/.../data.parquet``. A partition is written to a temp file
-in its own folder, fsynced, then renamed over the old file, so a crash at any moment
-leaves the old file or the new one, never a torn one. (The folder itself is not
-fsynced: after a power cut the rename may be lost, which leaves the old file, and the
-next run writes it again.) When several tables of one partition are written together,
-all temp files are complete before the first rename. Files are small per partition, so
-they are written with snappy, without dictionaries and statistics (DuckDB prunes on the
-Hive path), the cheapest settings to write.
+A source area (revenue, catalog, menu, vouchers) writes several tables per partition
+(revenue: receipts, items, side dishes and payments of one location and business date).
+They are replaced together, all new or all old, never mixed:
+
+1. each table's file is written under a temp name and fsynced, then renamed to
+   ``<lake>/<table>/<key>=<value>/.../part-<load_id>.parquet`` beside the committed one;
+2. the commit: one small record ``<lake>/_loads/<area>/<key>=<value>/.../load.parquet``
+   (load id, load time, the tables, the partition's metadata) replaces the old record by
+   a single rename. Readers only see the files of the committed load id;
+3. the files of older or uncommitted loads of the partition are removed.
+
+A crash before step 2 leaves the old partition in force (its files are still there) and
+new files nobody reads; a crash after it leaves the new one. Load ids sort by load time,
+so when one receipt turns up in two partitions (the POS moved it to another day) the
+newer load wins (the staging models read ``loaded_at``). A lock per area partition keeps
+two writers of the same partition in turn. Files are small per partition, so they are
+written with snappy, without dictionaries and statistics (DuckDB prunes on the Hive
+path), the cheapest settings to write.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-FILE_NAME = "data.parquet"
+LOADS_DIR = "_loads"
+"""The commit records of every area, beside the tables."""
+LOAD_FILE = "load.parquet"
+LEGACY_FILE = "data.parquet"
+"""A partition's only file before commits existed (adopted on the next load)."""
+LOAD_SCHEMA = pa.schema([
+    pa.field("load_id", pa.string(), nullable=False),
+    pa.field("loaded_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("tables", pa.list_(pa.string()), nullable=False),
+    pa.field("metadata", pa.string(), nullable=False),  # JSON object of strings
+])
 STALE_TEMP_SECONDS = 3600
 """A temp file this old is left by a killed write (a partition is written in seconds)."""
 
 
+def new_load_id(now: datetime | None = None) -> str:
+    """A unique id that sorts by load time: ``20261123T131750123456Z-1a2b3c4d``."""
+    now = now or datetime.now(UTC)
+    return f"{now:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex[:8]}"
+
+
+def data_file_name(load_id: str) -> str:
+    return f"part-{load_id}.parquet"
+
+
 def partition_dir(lake_dir: Path, table: str, partition: Mapping[str, object]) -> Path:
-    """The folder of one partition of a table."""
+    """The folder of one partition of a table (or of an area's commit records)."""
     path = Path(lake_dir) / table
     for key, value in partition.items():
         path = path / f"{key}={value}"
     return path
-
-
-def partition_file(lake_dir: Path, table: str, partition: Mapping[str, object]) -> Path:
-    return partition_dir(lake_dir, table, partition) / FILE_NAME
-
-
-def _write_temp(target: Path, table: pa.Table, metadata: Mapping[str, str]) -> Path:
-    """Arrow writes the file natively, next to its target, under a temp name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
-    schema_meta = dict(table.schema.metadata or {})
-    schema_meta.update({k.encode(): str(v).encode() for k, v in metadata.items()})
-    try:
-        pq.write_table(table.replace_schema_metadata(schema_meta), str(temp),
-                       compression="snappy", use_dictionary=False, write_statistics=False)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
 
 
 def _fsync(path: Path) -> None:
@@ -62,36 +77,42 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
-def write_partitions(
-    lake_dir: Path,
-    tables: Mapping[str, pa.Table],
-    partition: Mapping[str, object],
-    metadata: Mapping[str, str] | None = None,
-) -> dict[str, Path]:
-    """Replace one partition of each table atomically; returns the written file paths.
+def _temp_name(target: Path) -> Path:
+    return target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
 
-    Every temp file is written before the first fsync, so one journal commit usually
-    carries them all; only fsynced files are renamed into place.
-    """
-    targets = {name: partition_file(lake_dir, name, partition) for name in tables}
-    temps: dict[str, Path] = {}
+
+def _write_temp(target: Path, table: pa.Table) -> Path:
+    """Arrow writes the file natively, next to its target, under a temp name."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = _temp_name(target)
     try:
-        for name, table in tables.items():
-            temps[name] = _write_temp(targets[name], table, metadata or {})
-        for temp in temps.values():
-            _fsync(temp)
+        pq.write_table(table, str(temp), compression="snappy", use_dictionary=False,
+                       write_statistics=False)
     except BaseException:
-        for temp in temps.values():
-            temp.unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
-    for name, temp in temps.items():
-        os.replace(temp, targets[name])
-    return targets
+    return temp
 
 
-def read_partition(lake_dir: Path, table: str, partition: Mapping[str, object]) -> pa.Table:
-    """One partition's rows (for tests and checks)."""
-    return pq.read_table(partition_file(lake_dir, table, partition))
+@contextmanager
+def _partition_lock(folder: Path) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class LoadRecord:
+    """The committed load of one area partition."""
+
+    load_id: str
+    loaded_at: datetime
+    tables: list[str]
+    metadata: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -100,15 +121,90 @@ class Lake:
 
     root: Path
 
-    def write(self, tables: Mapping[str, pa.Table], partition: Mapping[str, object],
-              metadata: Mapping[str, str] | None = None) -> dict[str, Path]:
-        """Replace one partition of each table atomically."""
-        return write_partitions(self.root, tables, partition, metadata)
+    def load_dir(self, area: str, partition: Mapping[str, object]) -> Path:
+        return partition_dir(self.root / LOADS_DIR, area, partition)
+
+    def write(self, area: str, tables: Mapping[str, pa.Table],
+              partition: Mapping[str, object],
+              metadata: Mapping[str, object] | None = None) -> dict[str, Path]:
+        """Replace one partition of an area's tables by one commit; returns the files."""
+        load_id = new_load_id()
+        targets = {name: partition_dir(self.root, name, partition) / data_file_name(load_id)
+                   for name in tables}
+        temps: dict[str, Path] = {}
+        try:
+            for name, table in tables.items():
+                temps[name] = _write_temp(targets[name], table)
+            for temp in temps.values():
+                _fsync(temp)
+            record = pa.Table.from_pylist([{
+                "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
+                "metadata": json.dumps({k: str(v) for k, v in (metadata or {}).items()}),
+            }], schema=LOAD_SCHEMA)
+            commit = self.load_dir(area, partition) / LOAD_FILE
+            with _partition_lock(commit.parent):
+                for name, temp in temps.items():
+                    os.replace(temp, targets[name])
+                temp_commit = _write_temp(commit, record)
+                _fsync(temp_commit)
+                os.replace(temp_commit, commit)  # the commit point
+                for target in targets.values():
+                    for other in target.parent.glob("*.parquet"):
+                        if other != target:
+                            other.unlink(missing_ok=True)
+        except BaseException:
+            for temp in temps.values():
+                temp.unlink(missing_ok=True)
+            raise
+        return targets
+
+    def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
+        """The partition's committed load, or None when it was never written."""
+        try:
+            row = pq.read_table(self.load_dir(area, partition) / LOAD_FILE,
+                                schema=LOAD_SCHEMA).to_pylist()[0]
+        except FileNotFoundError:
+            return None
+        return LoadRecord(row["load_id"], row["loaded_at"], row["tables"],
+                          json.loads(row["metadata"]))
+
+    def has(self, area: str, partition: Mapping[str, object]) -> bool:
+        """Whether the partition has been committed."""
+        return (self.load_dir(area, partition) / LOAD_FILE).exists()
+
+    def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
+        """The committed rows of one table's partition."""
+        record = self.committed(area, partition)
+        if record is None or table not in record.tables:
+            raise FileNotFoundError(f"no committed {table} in {area} partition {partition}")
+        return pq.read_table(partition_dir(self.root, table, partition)
+                             / data_file_name(record.load_id))
+
+    def adopt_uncommitted_layout(self, areas: Mapping[str, Mapping[str, object]]) -> int:
+        """Commit partitions of a lake written before commits existed (``data.parquet``
+        files and no commit record), so nothing loaded then is lost; returns how many."""
+        adopted = 0
+        for area, tables in areas.items():
+            partitions: dict[Path, list[str]] = {}
+            for table in tables:
+                for old in (self.root / table).glob(f"**/{LEGACY_FILE}"):
+                    relative = old.parent.relative_to(self.root / table)
+                    partitions.setdefault(relative, []).append(table)
+            for relative, names in partitions.items():
+                partition = dict(part.split("=", 1) for part in relative.parts)
+                if self.has(area, partition):
+                    continue
+                self.write(area, {name: pq.read_table(self.root / name / relative / LEGACY_FILE)
+                                  for name in names}, partition, {"adopted": "true"})
+                adopted += 1
+        return adopted
 
     def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS) -> int:
         """Delete temp files of writes killed midway; returns how many.
 
         Only files older than any write takes: a concurrent load's temp files are young.
+        (Renamed files of a load killed before its commit are removed by the partition's
+        next write.)
         """
         if not self.root.exists():
             return 0
@@ -122,7 +218,3 @@ class Lake:
             except FileNotFoundError:  # renamed or removed meanwhile
                 pass
         return removed
-
-    def has(self, table: str, partition: Mapping[str, object]) -> bool:
-        """Whether the partition has been written."""
-        return partition_file(self.root, table, partition).exists()

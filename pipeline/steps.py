@@ -144,7 +144,7 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                 if not pending[day]:
                     outcomes = sorted(done.pop(day), key=lambda o: o.location_id)
                     missing = [c for c in configured_ids if c not in location_ids
-                               and not lake.has("receipts", partition_key(c, day))]
+                               and not lake.has("revenue", partition_key(c, day))]
                     yield DayOutcome(day, outcomes, missing)
                 submit_next()
 

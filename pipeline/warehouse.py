@@ -31,7 +31,7 @@ from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.lake import Lake
+from pipeline.lake import LOAD_FILE, LOADS_DIR, Lake
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -119,17 +119,36 @@ def build_order(models: dict[str, Model]) -> list[str]:
     return list(TopologicalSorter(graph).static_order())
 
 
+LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
+                          pa.field("loaded_at", pa.timestamp("us", tz="UTC"))])
+"""What every lake view adds to its table's columns: the committed load the row is from."""
+
+
+def _sql_path(path: Path) -> str:
+    return str(path.resolve()).replace("'", "''")
+
+
 def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> None:
+    """A view per lake table over the files of committed loads only (``pipeline.lake``)."""
     con.execute(f"create schema {LAKE_SCHEMA}")
-    for table, schema in LAKE_TABLES.items():
-        files = list((lake_dir / table).glob("**/*.parquet"))
-        if files:
-            glob = str((lake_dir / table).resolve() / "**" / "*.parquet").replace("'", "''")
-            con.execute(
-                f"create view {LAKE_SCHEMA}.{table} as select * from read_parquet("
-                f"'{glob}', hive_partitioning = true, union_by_name = true)")
-        else:
-            con.from_arrow(schema.empty_table()).create(f"{LAKE_SCHEMA}.{table}")
+    for area, tables in LAKE_AREAS.items():
+        loads = lake_dir / LOADS_DIR / area
+        committed = next(loads.glob(f"**/{LOAD_FILE}"), None) is not None
+        for table, schema in tables.items():
+            if committed and next((lake_dir / table).glob("**/*.parquet"), None):
+                con.execute(f"""
+                    create view {LAKE_SCHEMA}.{table} as
+                    select data.* exclude (filename), loads.load_id, loads.loaded_at
+                    from read_parquet('{_sql_path(lake_dir / table)}/**/*.parquet',
+                                      hive_partitioning = true, union_by_name = true,
+                                      filename = true) as data
+                    inner join read_parquet('{_sql_path(loads)}/**/{LOAD_FILE}',
+                                            hive_partitioning = false) as loads
+                        on regexp_extract(data.filename, 'part-([^/]+)[.]parquet$', 1)
+                           = loads.load_id""")
+            else:
+                empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
+                con.from_arrow(empty).create(f"{LAKE_SCHEMA}.{table}")
 
 
 @contextmanager
@@ -185,6 +204,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
         # Under the lock no other build runs: any half-built file is a killed build's.
         for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
             stale.unlink(missing_ok=True)
+        Lake(Path(lake_dir)).adopt_uncommitted_layout(LAKE_AREAS)
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
         try:
             counts: dict[str, int] = {}

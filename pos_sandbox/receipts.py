@@ -46,12 +46,25 @@ LOOKALIKE_SETTLEMENTS = ("Abrechnen HSK", "Abrechnen AR", "AbrechnenNachdruck", 
 
 
 @dataclass(frozen=True)
+class Correction:
+    """The POS corrects a receipt after the fact: it moves to ``date_time`` (and so perhaps
+    to another business date) with its last ``drop_lines`` lines gone, same transactionId.
+    The total and the last payment shrink by the dropped lines' gross."""
+
+    location_id: int
+    transaction_id: str
+    date_time: datetime
+    drop_lines: int = 1
+
+
+@dataclass(frozen=True)
 class SandboxData:
-    """Shape of the generated data: seed, volume and quirks."""
+    """Shape of the generated data: seed, volume, quirks, and corrections made since."""
 
     seed: int = 20240601
     transactions_per_day: int = 300
     quirks: bool = True
+    corrections: tuple[Correction, ...] = ()
 
 
 def guid(rng: random.Random) -> str:
@@ -335,7 +348,31 @@ def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receip
     """
     loc = world.location_by_id(location_id)
     assert loc is not None, location_id
-    return _DayBuilder(loc, day, data).build()
+    receipts = _DayBuilder(loc, day, data).build()
+    corrections = [c for c in data.corrections if c.location_id == location_id]
+    if not corrections:
+        return receipts
+    moved = {c.transaction_id for c in corrections}
+    receipts = [r for r in receipts if r.transaction_id not in moved]
+    for c in corrections:
+        if c.date_time.date() == day:
+            receipts.append(_corrected(loc, c, data))
+    return sorted(receipts, key=lambda r: (r.date_time, r.transaction_id))
+
+
+def _corrected(loc: SandboxLocation, correction: Correction, data: SandboxData) -> m.Receipt:
+    made_on = service_day_of(correction.transaction_id)
+    original = next((r for r in _DayBuilder(loc, made_on, data).build()
+                     if r.transaction_id == correction.transaction_id), None) if made_on else None
+    if original is None:
+        raise ValueError(f"no receipt {correction.transaction_id} at location {loc.id}")
+    kept, dropped = original.items[:-correction.drop_lines], original.items[-correction.drop_lines:]
+    less = sum((i.gross_amount * i.quantity for i in dropped), ZERO)
+    payments = list(original.payments)
+    payments[-1] = payments[-1].model_copy(update={"amount": payments[-1].amount - less})
+    return original.model_copy(update={"date_time": correction.date_time, "items": kept,
+                                       "total_amount": original.total_amount - less,
+                                       "payments": payments})
 
 
 def receipts_on(location_id: int, day: date, data: SandboxData) -> list[m.Receipt]:

@@ -84,6 +84,9 @@ class RevenueBook:
 
     def cursor_key(self, location_id: int, transaction_id: str) -> tuple[datetime, str]:
         day = service_day_of(transaction_id)
+        for c in self.data.corrections:  # a corrected receipt is served on its new day
+            if (c.location_id, c.transaction_id) == (location_id, transaction_id):
+                day = c.date_time.date()
         if day is not None:
             for r in self.service_day(location_id, day):
                 if r.transaction_id == transaction_id:

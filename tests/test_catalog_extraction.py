@@ -30,8 +30,11 @@ def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
     prices = dict(zip(snap.tables["products"]["product_id"].to_pylist(),
                       snap.tables["products"]["pricing_default_price"].to_pylist(), strict=True))
     assert prices == {p.product.id: p.product.pricing.default_price for p in products}
-    assert str(snap.paths["products"]).endswith(
-        f"products/location_id={location_id}/snapshot_date=2026-11-22/data.parquet")
+    path = snap.paths["products"]
+    assert path.parent.as_posix().endswith(
+        f"products/location_id={location_id}/snapshot_date=2026-11-22")
+    partition = {"location_id": location_id, "snapshot_date": "2026-11-22"}
+    assert lake.read("catalog", "products", partition).num_rows == len(products)
 
 
 def test_every_membership_matches_a_category(settings, lake):

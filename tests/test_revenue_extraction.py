@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import lake
 from pipeline.extract.revenue import load_revenue_partition
+from pipeline.lake import Lake
 from pipeline.pos_api.errors import ContractError
 from pipeline.source import PosSource
 from pos_sandbox.app import Faults, SandboxConfig
@@ -30,8 +30,8 @@ def truth_turnover(location_id, day):
 
 
 def lake_table(settings, table, location_id, day):
-    return lake.read_partition(settings.warehouse.lake_dir, table,
-                               {"location_id": location_id, "business_date": day.isoformat()})
+    return Lake(settings.warehouse.lake_dir).read(
+        "revenue", table, {"location_id": location_id, "business_date": day.isoformat()})
 
 
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
@@ -134,7 +134,7 @@ def test_rerun_is_idempotent_and_leaves_no_temp_files(settings, lake):
         second = load_revenue_partition(source, lake, 1001, DAY)
     for name, path in second.paths.items():
         assert pq.read_table(path).equals(before[name])
-        assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
+        assert [p.name for p in path.parent.iterdir()] == [path.name]
 
 
 def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
@@ -155,8 +155,8 @@ def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
         with pytest.raises(OSError, match="disk full"):
             load_revenue_partition(source, lake, 1001, DAY)
     for name, path in old.paths.items():
-        assert pq.read_table(path).equals(old_tables[name])
-        assert [p.name for p in path.parent.iterdir()] == ["data.parquet"]
+        assert lake_table(settings, name, 1001, DAY).equals(old_tables[name])
+        assert [p.name for p in path.parent.iterdir()] == [path.name]
 
 
 def _mock_source(settings, pages):

@@ -50,5 +50,5 @@ def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_k
         assert [p.location_id for p in day.failed] == [1003]
         assert "HTTP 503" in day.failed[0].error and "location 1003" in day.failed[0].error
         assert {p.location_id for p in day.partitions if not p.error} == {1001, 1002}
-    assert lake.has("receipts", {"location_id": 1001, "business_date": "2026-11-20"})
-    assert not lake.has("receipts", {"location_id": 1003, "business_date": "2026-11-20"})
+    assert lake.has("revenue", {"location_id": 1001, "business_date": "2026-11-20"})
+    assert not lake.has("revenue", {"location_id": 1003, "business_date": "2026-11-20"})

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from pipeline import lake
 from pipeline.checks import run_checks
+from pipeline.extract.catalog import CATALOG_TABLES
+from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.lake import Lake, data_file_name, new_load_id
 from pipeline.loader import run_load
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pos_sandbox.receipts import SandboxData, receipts_on
@@ -94,10 +95,11 @@ def test_reconciliation_balances_and_flags_differences(built, tmp_path):
     import shutil
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
     part = {"location_id": 1001, "business_date": "2026-11-19"}
-    payments = lake.read_partition(lake_copy, "payments", part).to_pylist()
+    tables = {t: Lake(lake_copy).read("revenue", t, part) for t in REVENUE_TABLES}
+    payments = tables["payments"].to_pylist()
     payments[0]["amount"] += Decimal("5.00")
-    from pipeline.extract.schemas import PAYMENTS
-    lake.write_partitions(lake_copy, {"payments": pa.Table.from_pylist(payments, PAYMENTS)}, part)
+    tables["payments"] = pa.Table.from_pylist(payments, tables["payments"].schema)
+    Lake(lake_copy).write("revenue", tables, part)
     outcomes = []
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb",
                              on_built=lambda con: outcomes.extend(run_checks(con)))
@@ -125,15 +127,15 @@ def test_dimensions_hold_the_latest_snapshot_and_history_keeps_all(built, tmp_pa
     import shutil
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
-    for table in ("products", "product_category_memberships"):
-        for old in (lake_copy / table).glob("location_id=*/snapshot_date=*"):
-            older = old.parent / "snapshot_date=2020-01-01"
-            shutil.copytree(old, older)
-            if table == "products":  # the older snapshot had one product more
-                rows = pq.read_table(older / "data.parquet").to_pylist()
-                rows.append({**rows[0], "product_id": 999999})
-                pq.write_table(pa.Table.from_pylist(rows, pq.read_schema(
-                    older / "data.parquet")), older / "data.parquet")
+    copy = Lake(lake_copy)
+    for location_id in LOCATIONS:
+        (folder,) = (lake_copy / "_loads" / "catalog").glob(f"location_id={location_id}/*")
+        current = {"location_id": location_id, "snapshot_date": folder.name.split("=")[1]}
+        tables = {t: copy.read("catalog", t, current) for t in CATALOG_TABLES}
+        rows = tables["products"].to_pylist()  # the older snapshot had one product more
+        rows.append({**rows[0], "product_id": 999999})
+        tables["products"] = pa.Table.from_pylist(rows, tables["products"].schema)
+        copy.write("catalog", tables, {**current, "snapshot_date": "2020-01-01"})
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     current = query(built, "select count(*) from dim_products")[0][0]
     assert result.row_counts["dim_products"] == current
@@ -192,12 +194,14 @@ def test_readme_queries_run_on_the_warehouse(built):
         assert query(built, sql), sql
 
 
-def test_staging_dedupes_a_partition_copied_twice(built, tmp_path):
+def test_files_of_a_load_killed_before_its_commit_are_not_read(built, tmp_path):
     import shutil
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
-    folder = lake_copy / "receipts" / "location_id=1001" / "business_date=2026-11-19"
-    (folder / "older-copy.parquet").write_bytes((folder / "data.parquet").read_bytes())
+    for table in REVENUE_TABLES:  # a load renamed its files into place, then died
+        folder = lake_copy / table / "location_id=1001" / "business_date=2026-11-19"
+        (committed,) = folder.glob("part-*.parquet")
+        (folder / data_file_name(new_load_id())).write_bytes(committed.read_bytes())
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     expected = query(built, "select count(*) from fct_receipts")[0][0]
     assert result.row_counts["fct_receipts"] == expected

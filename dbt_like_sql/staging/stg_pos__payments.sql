@@ -24,15 +24,21 @@ renamed as (
 
 ),
 
-deduplicated as (
+current_receipts as (
+
+    select location_id, business_date, transaction_id from stg_pos__receipts
+
+),
+
+-- Only the lines of the receipt's current version, on its own business date: an older
+-- version left in another day's partition contributes nothing. (Within a partition the
+-- extraction has already dropped repeats.)
+current_version as (
 
     select *
     from renamed
-    qualify row_number() over (
-        partition by location_id, transaction_id, payment_id
-        order by business_date desc
-    ) = 1
+    semi join current_receipts using (location_id, business_date, transaction_id)
 
 )
 
-select * from deduplicated
+select * from current_version

@@ -1,4 +1,4 @@
--- grain: one row per location_id and transaction_id (the lake may hold a re-pulled copy)
+-- grain: one row per location_id and transaction_id: its newest loaded version
 with
 
 source as (
@@ -38,19 +38,23 @@ renamed as (
         customer_name,
         payment_group_id,
         payment_group_name,
-        guest_count
+        guest_count,
+        load_id,
+        loaded_at
 
     from source
 
 ),
 
+-- A receipt the POS corrected after it was loaded (moved to another day, say) stands in
+-- two partitions; the newest load holds the current version.
 deduplicated as (
 
     select *
     from renamed
     qualify row_number() over (
         partition by location_id, transaction_id
-        order by business_date desc
+        order by loaded_at desc, business_date desc
     ) = 1
 
 )

@@ -163,5 +163,5 @@ def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -
             records = validate_records(rows, model, f"{where}: {endpoint}")
             {"product": _product_rows, "product-category": _category_rows,
              "spot": _spot_rows}[endpoint](records, out)
-    return write_snapshot(lake, CATALOG_TABLES, out, snapshot_date, where, location_id,
+    return write_snapshot(lake, "catalog", CATALOG_TABLES, out, snapshot_date, where, location_id,
                           client.stats)

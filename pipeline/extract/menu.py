@@ -119,5 +119,5 @@ def load_menu_snapshot(source, lake, location_id: int, snapshot_date: date) -> S
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}: menus"
     with source.client(location_id) as client:
         menus = validate_records(client.menus(), m.Menu, where)
-    return write_snapshot(lake, MENU_TABLES, flatten_menus(menus), snapshot_date, where,
+    return write_snapshot(lake, "menu", MENU_TABLES, flatten_menus(menus), snapshot_date, where,
                           location_id, client.stats)

@@ -309,9 +309,9 @@ def load_revenue_partition(source, lake, location_id: int,
     """Extract one partition and replace it in the lake (all four tables, atomically)."""
     part = extract_revenue_partition(source, location_id, business_date)
     part.paths = lake.write(
-        part.tables,
+        "revenue", part.tables,
         {"location_id": location_id, "business_date": business_date.isoformat()},
-        metadata={"pos_etl.receipts_seen": part.receipts_seen,
-                  "pos_etl.turnover_net": part.turnover_net},
+        metadata={"receipts": part.row_counts["receipts"],
+                  "receipts_seen": part.receipts_seen, "turnover_net": part.turnover_net},
     )
     return part

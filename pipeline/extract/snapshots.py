@@ -57,9 +57,9 @@ def validate_records(rows: list, model: type[BaseModel], where: str) -> list:
     return records
 
 
-def write_snapshot(lake, schemas: Mapping[str, pa.Schema], rows: Mapping[str, list[dict]],
-                   snapshot_date: date, where: str, location_id: int | None = None,
-                   stats: ClientStats | None = None) -> Snapshot:
+def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
+                   rows: Mapping[str, list[dict]], snapshot_date: date, where: str,
+                   location_id: int | None = None, stats: ClientStats | None = None) -> Snapshot:
     """Tables from flattened rows (partition keys added), written as one lake partition."""
     keys: dict = {"location_id": location_id} if location_id is not None else {}
     keys["snapshot_date"] = snapshot_date
@@ -73,6 +73,6 @@ def write_snapshot(lake, schemas: Mapping[str, pa.Schema], rows: Mapping[str, li
                 from None
     snap = Snapshot(snapshot_date, tables, location_id, stats)
     snap.paths = lake.write(
-        tables,
+        area, tables,
         {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
     return snap

@@ -66,7 +66,8 @@ def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
                          "transaction_type": t.type, "amount_cents": t.amount,
                          "created_at": _instant(t.created_at),
                          "client_reference": t.client_reference})
-    return write_snapshot(lake, VOUCHER_TABLES, {"vouchers": rows, "voucher_transactions": txns},
+    return write_snapshot(lake, "vouchers", VOUCHER_TABLES,
+                          {"vouchers": rows, "voucher_transactions": txns},
                           snapshot_date, where, stats=client.stats)
 
 
