@@ -84,7 +84,7 @@ CHECKS: tuple[DataCheck, ...] = (
         "turnover_net equals the spec's rule recomputed from the staged lines",
         """
         with independent as (
-            select i.location_id, i.business_date, sum(i.net_amount * i.quantity) as net
+            select i.location_id, i.business_date, sum(line_amount(i.net_amount, i.quantity)) as net
             from stg_pos__receipt_items i
             where exists (
                 select 1 from stg_pos__receipts r

@@ -14,14 +14,19 @@ from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig, create_app
 
 
-@contextmanager
-def running_sandbox(config: SandboxConfig | None = None, port: int = 0) -> Iterator[str]:
+def running_sandbox(config: SandboxConfig | None = None, port: int = 0):
     """Serve the sandbox on 127.0.0.1 in a background thread; yields its base URL."""
+    return serving(create_app(config), port)
+
+
+@contextmanager
+def serving(app, port: int = 0) -> Iterator[str]:
+    """Serve an ASGI app on 127.0.0.1 in a background thread; yields its base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     server = uvicorn.Server(uvicorn.Config(
-        create_app(config), log_level="warning", access_log=False, lifespan="off",
+        app, log_level="warning", access_log=False, lifespan="off",
     ))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True,
                               name="pos-sandbox")

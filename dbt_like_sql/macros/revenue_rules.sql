@@ -9,3 +9,10 @@ create or replace macro is_settlement(transaction_type) as
 -- of netAmount * quantity over the items of these receipts.
 create or replace macro is_revenue_effective(payment_group_name, transaction_type) as
     payment_group_name = 'Umsatzwirksam' and is_settlement(transaction_type);
+
+-- A line's amount (price times quantity) in a type that cannot overflow: the lake holds
+-- DECIMAL(18,4), whose products need up to 28 integer digits; DECIMAL(38,8) holds 30, and
+-- the extraction rejects a partition whose lines add up to 10^26 or more, so a sum over
+-- up to 10,000 location-days still fits.
+create or replace macro line_amount(amount, quantity) as
+    cast(amount as decimal(38, 4)) * cast(quantity as decimal(38, 4));

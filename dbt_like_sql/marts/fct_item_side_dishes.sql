@@ -11,8 +11,8 @@ final as (
 
     select
         side_dishes.*,
-        side_dishes.net_amount * side_dishes.quantity as line_net_amount,
-        side_dishes.gross_amount * side_dishes.quantity as line_gross_amount
+        line_amount(side_dishes.net_amount, side_dishes.quantity) as line_net_amount,
+        line_amount(side_dishes.gross_amount, side_dishes.quantity) as line_gross_amount
 
     from side_dishes
 

@@ -25,8 +25,8 @@ item_totals as (
         location_id,
         transaction_id,
         count(*) as item_line_count,
-        sum(net_amount * quantity) as items_net_amount,
-        sum(gross_amount * quantity) as items_gross_amount
+        sum(line_amount(net_amount, quantity)) as items_net_amount,
+        sum(line_amount(gross_amount, quantity)) as items_gross_amount
 
     from items
     group by all

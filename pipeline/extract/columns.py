@@ -37,6 +37,24 @@ def _not_a_number(value):
     raise ValueError(f"not a decimal: {value!r}")
 
 
+class BadValue(ValueError):
+    """A value of row ``index`` that its column's type cannot hold."""
+
+    def __init__(self, message: str, index: int | None):
+        super().__init__(message)
+        self.index = index
+
+
+def _first_unrepresentable(values: list, type_: pa.DataType) -> int | None:
+    """The first row whose value does not cast (asked only once a whole cast failed)."""
+    for index, value in enumerate(values):
+        try:
+            text_numbers([value]).cast(type_)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
+            return index
+    return None
+
+
 def column(name: str, values: list, type_: pa.DataType, required: bool = False) -> pa.Array:
     """One Arrow column; decimals are cast from their text, so nothing passes through float."""
     try:
@@ -47,6 +65,11 @@ def column(name: str, values: list, type_: pa.DataType, required: bool = False) 
         else:
             array = pa.array(values, type_)
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+        if pa.types.is_decimal(type_) and not isinstance(values, pa.Array):
+            index = _first_unrepresentable(values, type_)
+            if index is not None:
+                raise BadValue(f"field {name}: {values[index]} cannot be stored as "
+                               f"DECIMAL({type_.precision},{type_.scale})", index) from None
         raise ValueError(f"field {name}: {exc}") from None
     if required and array.null_count:
         raise ValueError(f"field {name} is null")

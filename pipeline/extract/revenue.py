@@ -44,6 +44,9 @@ KNOWN_TRANSACTION_TYPES = frozenset({
 }) | {"Abrechnen HSK", "Abrechnen AR"} | {
     ORDER_MANAGER + s for s in ("", "NextState", "SetFinaleState", "Undo", "Stornieren",
                                 "Verschieben", "NaechsterGang", "Statistik")}
+LINE_TOTAL_LIMIT = Decimal(10) ** 26
+"""A partition's lines (net and gross times quantity) must add up to less: the warehouse
+sums lines as DECIMAL(38,8), which then holds any sum over 10,000 location-days."""
 TURNOVER_GROUP = "Umsatzwirksam"
 TURNOVER_TYPES = frozenset({"Abrechnen", "RechnungZurückholen"})
 
@@ -68,6 +71,10 @@ class RevenuePartition:
         return {name: t.num_rows for name, t in self.tables.items()}
 
 
+class ForeignLocation(Exception):
+    """A receipt of another location than the key's."""
+
+
 def request_window(day: date, tz: ZoneInfo, margin: timedelta) -> tuple[datetime, datetime]:
     """The (after, before) window to ask for: the local day widened by ``margin`` each side.
 
@@ -88,6 +95,7 @@ def _pos_stamp(value, tz: ZoneInfo) -> str:
 
 def flatten_receipts(
     pages: Iterable[list[dict]], *, location_id: int, business_date: date, tz: ZoneInfo,
+    short_code: str | None = None,
 ) -> RevenuePartition:
     """Flatten and deduplicate receipts into the four tables of one partition.
 
@@ -95,16 +103,21 @@ def flatten_receipts(
     deduplicated on transactionId; item lines on (transactionId, uniqueId or id); side
     dishes on uniqueId (or id) within their item; payments on payment id within their
     receipt. Money and quantities may arrive as JSON numbers (text or Decimal) or numeric
-    strings; they are cast to DECIMAL from their text.
+    strings; they are cast to DECIMAL from their text. A receipt whose ``location.id``
+    is neither the location's id nor its short code rejects the partition: the key is
+    bound to one location, so such a receipt is another location's data.
     """
     where = f"location {location_id}, business date {business_date.isoformat()}"
     part = RevenuePartition(location_id, business_date, {})
     seen_pages: list[list[dict]] = []
     try:
-        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz)
+        own = {str(location_id), short_code} - {None}
+        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own)
         part.tables = _build_tables(rows, location_id, business_date, tz)
         part.turnover_net = _turnover(part.tables["receipt_items"],
                                       [revenue for *_, revenue in rows.items])
+    except ForeignLocation as exc:
+        raise ContractError(f"{where}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
                             location_id=location_id) from None
@@ -127,7 +140,7 @@ class _Rows:
 
 
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
-                       tz: ZoneInfo) -> _Rows:
+                       tz: ZoneInfo, own: set[str]) -> _Rows:
     """One pass over the receipts: keep the day's, drop repeats at every level."""
     day_prefix = business_date.strftime("%d.%m.%Y")
     out = _Rows()
@@ -147,6 +160,12 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                     part.outside_day += 1
                     continue
             txn = r["transactionId"]
+            served_for = r["location"]["id"]
+            if served_for not in own and str(served_for).strip() not in own:
+                raise ForeignLocation(
+                    f"receipt {txn}: field location.id is {served_for!r}, another location "
+                    f"than {part.location_id}, the one this key is bound to; the partition "
+                    "is rejected")
             if txn in seen:
                 dropped["receipts"] += 1
                 continue
@@ -222,7 +241,13 @@ def _table(name: str, wire_rows: list[dict], derived: dict, what: str) -> pa.Tab
             values[f.name] = columns.at_path(wire_rows, schemas.wire_path(f),
                                              required=not f.nullable)
     values.update(derived)
-    return columns.table(schema, values)
+    try:
+        return columns.table(schema, values)
+    except columns.BadValue as exc:
+        if exc.index is None:
+            raise
+        raise ValueError(f"{what} of receipt {derived['transaction_id'][exc.index]}: {exc}") \
+            from None
 
 
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
@@ -263,10 +288,39 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
             "payments": payments}
 
 
+def _largest(column: pa.ChunkedArray) -> Decimal:
+    low, high = pc.min_max(column).values()
+    return max(abs(low.as_py() or 0), abs(high.as_py() or 0))
+
+
+def _check_line_total(items: pa.Table) -> None:
+    """Refuse a partition whose lines add up to ``LINE_TOTAL_LIMIT`` or more.
+
+    The bound rows x largest amount x largest quantity decides almost always at no cost;
+    only above it are the lines summed exactly.
+    """
+    quantity = _largest(items["quantity"])
+    amount = max(_largest(items["net_amount"]), _largest(items["gross_amount"]))
+    if items.num_rows * amount * quantity < LINE_TOTAL_LIMIT:
+        return
+    lines = items.select(["transaction_id", "net_amount", "gross_amount", "quantity"])
+    total, worst = Decimal(0), (Decimal(-1), "", "")
+    for row in lines.to_pylist():
+        for name in ("net_amount", "gross_amount"):
+            line = abs(row[name] * row["quantity"])
+            total += line
+            worst = max(worst, (line, row["transaction_id"], name))
+    if total >= LINE_TOTAL_LIMIT:
+        raise ValueError(f"item of receipt {worst[1]}: field {worst[2]} x quantity = "
+                         f"{worst[0]}: the day's lines add up to {total:.4E}, more than the "
+                         f"warehouse can sum ({LINE_TOTAL_LIMIT:.0E})")
+
+
 def _turnover(items: pa.Table, revenue: list[bool]) -> Decimal:
     """The spec's revenue-effective turnover of the partition: sum of net * quantity."""
     if not items.num_rows:
         return Decimal(0)
+    _check_line_total(items)  # also keeps Arrow's decimal sum below from wrapping
     kept = items.filter(pa.array(revenue, pa.bool_()))
     total = pc.sum(pc.multiply(kept["net_amount"], kept["quantity"])).as_py()
     return Decimal(0) if total is None else Decimal(format(total.normalize(), "f"))
@@ -299,7 +353,8 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
                                    timedelta(minutes=settings.source.window_margin_minutes))
     with source.client(location_id) as client:
         part = flatten_receipts(client.receipt_pages(after, before), location_id=location_id,
-                                business_date=business_date, tz=loc.tz)
+                                business_date=business_date, tz=loc.tz,
+                                short_code=loc.short_code)
         part.stats = client.stats
     return part
 

@@ -1,0 +1,116 @@
+"""Hostile or broken sources over real HTTP: a receipt of another location, a value the
+warehouse cannot hold, a huge but valid line. Each failure stays in its own partition,
+named by location, date, transaction and field; nothing already loaded is lost."""
+
+from datetime import date
+from decimal import Decimal
+
+import duckdb
+
+from pipeline.cli import main
+from pipeline.loader import run_load
+from pos_sandbox.receipts import SandboxData, receipts_on
+from tests.conftest import make_settings
+from tests.hostile import altered_sandbox
+
+DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
+TRUTH = SandboxData()
+
+
+def on_day(rows: list[dict], day: date) -> list[dict]:
+    prefix = day.strftime("%d.%m.%Y")
+    return [r for r in rows if r["dateTime"].startswith(prefix)]
+
+
+def settled(rows: list[dict]) -> dict:
+    return next(r for r in rows if r["transactionType"] == "Abrechnen" and r["items"]
+                and r["paymentGroup"]["name"] == "Umsatzwirksam")
+
+
+def turnover(settings) -> dict:
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        return dict(con.execute("select business_date, turnover_net from fct_turnover_daily "
+                                "where location_id = 1001").fetchall())
+
+
+def truth_turnover(day: date) -> Decimal:
+    return sum((i.net_amount * i.quantity for r in receipts_on(1001, day, TRUTH)
+                if r.payment_group.name == "Umsatzwirksam"
+                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")
+                for i in r.items), Decimal(0))
+
+
+def load(url, data_dir, start, end):
+    return run_load(make_settings(url, data_dir), start, end, [1001], catalog=False,
+                    progress=lambda line: None)
+
+
+def test_receipts_of_another_location_fail_the_cli_and_keep_the_loaded_day(
+        sandbox_url, tmp_path, sandbox_keys, capsys):
+    data_dir = tmp_path / "data"
+    assert load(sandbox_url, data_dir, DAY2, DAY2).ok
+    before = turnover(make_settings(sandbox_url, data_dir))
+
+    def foreign(location, rows):
+        for r in on_day(rows, DAY2)[:1]:
+            r["location"]["id"] = "1002"
+        return rows
+
+    with altered_sandbox(foreign) as url:
+        config = tmp_path / "pos.toml"
+        config.write_text(f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
+                          '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
+                          'api_key_env = "POS_TEST_KEY_1001"\n')
+        code = main(["load", "--config", str(config), "--start", str(DAY2), "--end",
+                     str(DAY2), "--no-catalog"])
+    out = capsys.readouterr().out
+    assert code == 1
+    failed = next(line for line in out.splitlines() if "FAILED 1001 2026-11-20" in line)
+    assert "location.id is '1002'" in failed and "bound to" in failed and "receipt " in failed
+    assert turnover(make_settings(sandbox_url, data_dir)) == before
+
+
+def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
+        sandbox_url, tmp_path, sandbox_keys):
+    poisoned = {}
+
+    def poison(location, rows):
+        target = settled(on_day(rows, DAY2)) if on_day(rows, DAY2) else None
+        if target:
+            target["items"][0]["netAmount"] = Decimal("1e300")
+            poisoned["txn"] = target["transactionId"]
+        return rows
+
+    with altered_sandbox(poison) as url:
+        report = load(url, tmp_path / "data", DAY1, DAY2)
+    assert not report.ok
+    (failure,) = report.failed_partitions
+    assert failure["location"] == 1001 and failure["business_date"] == "2026-11-20"
+    assert poisoned["txn"] in failure["error"] and "net_amount" in failure["error"]
+    assert "cannot be stored as DECIMAL(18,4)" in failure["error"]
+    assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(DAY1)}
+
+
+def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(
+        sandbox_url, tmp_path, sandbox_keys):
+    extra = {}
+
+    def huge(location, rows):
+        if on_day(rows, DAY2):
+            item = settled(on_day(rows, DAY2))["items"][0]
+            # the item may be listed once per payment (a wire quirk): change every copy
+            for r in rows:
+                for line in r["items"]:
+                    if line["id"] == item["id"]:
+                        old = line["netAmount"] * line["quantity"]
+                        line["netAmount"], line["quantity"] = Decimal(10**6), Decimal(10**4)
+            extra["delta"] = Decimal(10**10) - old
+        return rows
+
+    with altered_sandbox(huge) as url:
+        report = load(url, tmp_path / "data", DAY2, DAY2)
+        assert report.ok, report.summary()
+        again = load(url, tmp_path / "data", DAY1, DAY1)
+        assert again.ok, again.summary()
+    assert turnover(make_settings(url, tmp_path / "data")) == {
+        DAY1: truth_turnover(DAY1), DAY2: truth_turnover(DAY2) + extra["delta"]}
