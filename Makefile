@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test sandbox dev bench lint clean
+.PHONY: install demo test faults sandbox dev bench lint clean
 
 install: $(STAMP)
 
@@ -19,6 +19,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The fault-injection suite's long mode: 30 loads killed at random points.
+faults: install
+	POS_ETL_FAULT_SEEDS=30 $(BIN)/python -m pytest -q -s tests/test_fault_injection.py
 
 sandbox: install
 	$(BIN)/pos-etl sandbox --port 8765

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.extract.revenue import load_revenue_partition
+from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
 from pipeline.pos_api.errors import ContractError
 from pipeline.source import PosSource
@@ -216,3 +217,35 @@ def test_the_api_key_never_reaches_the_lake(settings, lake, sandbox_url):
     for path in part.paths.values():
         assert b"sandbox-key-1001" not in path.read_bytes()
 
+
+
+@pytest.mark.parametrize("crash_at", range(6))
+def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
+        settings, lake, monkeypatch, crash_at):
+    """Four files and a commit are five renames: a crash at any of them (or none) leaves
+    all four tables of the old load or all four of the new, never a mix."""
+    import os
+
+    partition = {"location_id": 1001, "business_date": DAY.isoformat()}
+    with PosSource(settings) as source:
+        load_revenue_partition(source, lake, 1001, DAY)
+        old = {t: lake.read("revenue", t, partition) for t in REVENUE_TABLES}
+        next_day = {**partition, "business_date": (DAY + timedelta(days=1)).isoformat()}
+        written = load_revenue_partition(source, lake, 1001, DAY + timedelta(days=1))
+        new = {t: lake.read("revenue", t, next_day) for t in REVENUE_TABLES}
+        renames, real_replace = [], os.replace
+
+        def crashing_replace(src, dst):
+            renames.append(dst)
+            if len(renames) == crash_at + 1:
+                raise OSError("killed")
+            real_replace(src, dst)
+
+        monkeypatch.setattr(os, "replace", crashing_replace)
+        try:  # the next day's tables written as this day's: clearly another load
+            lake.write("revenue", written.tables, partition)
+        except OSError:
+            pass
+        monkeypatch.setattr(os, "replace", real_replace)
+    seen = {t: lake.read("revenue", t, partition) for t in REVENUE_TABLES}
+    assert seen == (old if crash_at < 5 else new)  # the fifth rename is the commit
