@@ -25,7 +25,8 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
-from datetime import date, datetime, time as clock
+from datetime import date, datetime
+from datetime import time as clock
 from pathlib import Path
 
 import duckdb
