@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a read-only or full disk, a path that is not a folder
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

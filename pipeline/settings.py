@@ -204,4 +204,6 @@ def load_settings(path: str | Path | None = None) -> Settings:
         data_dir = path.parent / data_dir
         settings = settings.model_copy(update={
             "warehouse": WarehouseSettings(data_dir=data_dir)})
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"{path}: warehouse.data_dir: {data_dir} is a file, not a folder")
     return settings

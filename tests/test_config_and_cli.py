@@ -140,3 +140,34 @@ def test_the_readme_config_example_is_valid(tmp_path):
     assert settings.source.base_url == "https://pos.example.com"
     assert settings.locations[0].api_key_env == "POS_KEY_VIE01"
     assert settings.schedule.lookback_days == 3
+
+
+def test_a_data_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
+    (tmp_path / "data").write_text("not a folder")
+    config = tmp_path / "pos.toml"
+    config.write_text('[warehouse]\ndata_dir = "data"\n[[locations]]\nid = 1001\n'
+                      'short_code = "VIE01"\napi_key_env = "POS_TEST_KEY_1001"\n')
+    assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
+                 "2026-11-20"]) == 2
+    err = capsys.readouterr().err
+    assert "warehouse.data_dir" in err and "is a file, not a folder" in err
+    assert "Traceback" not in err
+
+
+def test_a_disk_error_is_a_one_line_error(sandbox_url, tmp_path,
+                                        sandbox_keys, capsys, monkeypatch):
+    import pipeline.instance
+
+    def full_disk(home):
+        raise OSError(28, "No space left on device", str(home))
+
+    monkeypatch.setattr(pipeline.instance, "prepare_home", full_disk)
+    config = tmp_path / "pos.toml"
+    config.write_text(f'[source]\nbase_url = "{sandbox_url}"\n[warehouse]\ndata_dir = "data"\n'
+                      '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
+                      'api_key_env = "POS_TEST_KEY_1001"\n')
+    assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
+                 "2026-11-20"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().endswith("dagster_home: No space left on device")
+    assert len(err.strip().splitlines()) == 1
