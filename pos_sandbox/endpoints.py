@@ -25,7 +25,7 @@ def extra_routes(menus: MenuStore, desk: OrderDesk, ledger: VoucherLedger, *,
         raw = await request.body()
         try:
             return json.loads(raw) if raw else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep
             raise MenuError(400, "the body is not valid JSON") from None
 
     def guarded(handler: Callable[..., Awaitable[Response]]):

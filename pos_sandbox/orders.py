@@ -95,6 +95,24 @@ def resolve_spot(order: m.OrderRequest, loc: world.SandboxLocation,
     return spot or routed, reservation
 
 
+MAX_QUANTITY = Decimal(10_000)
+"""The most units of one line the sandbox books (a POS refuses absurd quantities)."""
+
+
+def check_quantities(order: m.OrderRequest) -> None:
+    """An order needs at least one entry, and every quantity is above 0 and sensible."""
+    if not order.entries:
+        raise OrderRejected(400, "entries: an order needs at least one entry")
+    for n, entry in enumerate(order.entries):
+        lines = [(f"entries[{n}]", entry.quantity)] + [
+            (f"entries[{n}].addons[{k}]", addon.quantity)
+            for k, addon in enumerate(entry.addons or [])]
+        for where, quantity in lines:
+            if not quantity.is_finite() or not 0 < quantity <= MAX_QUANTITY:
+                raise OrderRejected(400, f"{where}.quantity: {quantity} is not a quantity "
+                                         f"above 0 and at most {MAX_QUANTITY}")
+
+
 class OrderDesk:
     """Accepts orders and books them into the revenue report."""
 
@@ -113,6 +131,7 @@ class OrderDesk:
         except ValidationError as exc:
             raise OrderRejected(400, f"invalid order: {exc.errors(include_url=False)}") \
                 from None
+        check_quantities(order)
         loc, routed = route(order)
         if loc.id != key_location.id:
             raise OrderRejected(403, "the key is not authorised for this location")

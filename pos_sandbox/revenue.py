@@ -102,6 +102,9 @@ class RevenueBook:
         compared as instants.
         """
         tz: ZoneInfo = world.location_by_id(location_id).tz
+        after, before = max(after, _bound(FIRST_DAY, after)), min(before, _bound(LAST_DAY, before))
+        if after >= before:  # the window has no day the POS has receipts of
+            return
         after_utc = _as_utc(after, tz)
         before_utc = _as_utc(before, tz)
         first = after.astimezone(tz).date() if after.tzinfo else after.date()
@@ -119,6 +122,16 @@ class RevenueBook:
                     continue
                 yield r.body
             day += timedelta(days=1)
+
+
+FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(2199, 12, 31)
+"""The days the sandbox has receipts of; a window beyond them (year 1, year 9999) is empty."""
+
+
+def _bound(day: date, like: datetime) -> datetime:
+    """Midnight of ``day``, naive or in UTC like ``like`` (so the two compare)."""
+    bound = datetime(day.year, day.month, day.day)
+    return bound.replace(tzinfo=UTC) if like.tzinfo else bound
 
 
 def _utc(wall_clock: datetime, tz: ZoneInfo) -> datetime:
