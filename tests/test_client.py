@@ -135,7 +135,8 @@ def test_a_cursor_that_does_not_advance_is_an_error_not_a_loop():
     assert len(calls) == 2
 
 
-@pytest.mark.parametrize("content", [b"[{\"transactionId\": ", b"{\"not\": \"a list\"}"])
+@pytest.mark.parametrize("content", [b"[{\"transactionId\": ", b"{\"not\": \"a list\"}",
+                                     b"[" * 100_000 + b"]" * 100_000])
 def test_malformed_pages_are_contract_errors(content):
     with client(lambda r: httpx.Response(200, content=content)) as c, \
             pytest.raises(ContractError, match="location 1001"):

@@ -211,6 +211,10 @@ class PosClient:
         except msgspec.DecodeError as exc:
             raise ContractError(f"location {self.location_id}: {what}: malformed JSON ({exc})",
                                 location_id=self.location_id) from None
+        except RecursionError:
+            raise ContractError(f"location {self.location_id}: {what}: JSON nested too deep "
+                                "to be a response of the spec", location_id=self.location_id) \
+                from None
 
     # --- revenue report (4.1) -------------------------------------------------------------
 
