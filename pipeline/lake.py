@@ -12,7 +12,9 @@ They are replaced together, all new or all old, never mixed:
 3. the files of older or uncommitted loads of the partition are removed.
 
 A crash before step 2 leaves the old partition in force (its files are still there) and
-new files nobody reads; a crash after it leaves the new one. Load ids sort by load time,
+new files nobody reads; a crash after it leaves the new one. (Folders are not fsynced:
+after a power cut a rename may be lost, which leaves the old partition, and the next run
+writes it again.) Load ids sort by load time,
 so when one receipt turns up in two partitions (the POS moved it to another day) the
 newer load wins (the staging models read ``loaded_at``). A lock per area partition keeps
 two writers of the same partition in turn. Files are small per partition, so they are
