@@ -1,4 +1,4 @@
-"""The ``pos-etl`` command: sandbox, load, order, demo."""
+"""The ``pos-etl`` command: sandbox, load, verify, order, demo."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     report = run_load(settings, args.start, args.end, args.location or None,
-                      catalog=not args.no_catalog, models=not args.no_models)
+                      catalog=not getattr(args, "no_catalog", False),
+                      models=not args.no_models, verify=args.command == "verify")
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -105,6 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--no-catalog", action="store_true", help="skip the catalog snapshot")
     load.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     load.set_defaults(func=cmd_load)
+
+    verify = sub.add_parser("verify", help="read loaded days again; replace and record "
+                                           "those the POS changed since (source drift)")
+    verify.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    verify.add_argument("--start", type=_date, required=True, help="first business date")
+    verify.add_argument("--end", type=_date, required=True,
+                        help="last business date (included)")
+    verify.add_argument("--location", type=int, action="append",
+                        help="only this location id (repeatable)")
+    verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
+    verify.set_defaults(func=cmd_load)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

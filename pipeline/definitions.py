@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from pipeline.assets.drift import build_drift_asset
 from pipeline.assets.models import build_warehouse_asset
 from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
@@ -17,7 +18,8 @@ def build_defs(settings: Settings, loggers: dict | None = None) -> dg.Definition
     """Everything of one configuration: assets, checks, jobs, the schedule, the resources."""
     return dg.Definitions(
         assets=[build_revenue_asset(settings, business_dates(settings)),
-                *build_snapshot_assets(settings), build_warehouse_asset()],
+                *build_snapshot_assets(settings), build_drift_asset(settings),
+                build_warehouse_asset()],
         jobs=build_jobs(),
         schedules=[build_nightly_schedule(settings)],
         resources=build_resources(settings),

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
@@ -29,7 +30,7 @@ from pipeline.settings import ConfigError, Settings
 from pipeline.steps import frozen_heap
 from pipeline.warehouse import LAKE_AREAS
 
-SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area != "revenue"]
+SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -70,6 +71,8 @@ class LoadReport:
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
     snapshot_failures: dict[str, str] = field(default_factory=dict)
     voucher_note: str | None = None
+    drift: dict | None = None
+    """What a drift check found (``pos-etl verify``): days checked, drifted, failed."""
     models: int = 0
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
@@ -80,7 +83,8 @@ class LoadReport:
         """The run succeeded and nothing failed (a run without the warehouse step can
         succeed with failed partitions: they are in its failed checks)."""
         return self.success and not (self.failed_partitions or self.snapshot_failures
-                                     or self.failed_checks or self.errors)
+                                     or self.failed_checks or self.errors
+                                     or (self.drift or {}).get("failed"))
 
     @classmethod
     def from_run(cls, result: dg.ExecuteInProcessResult, days: int) -> LoadReport:
@@ -92,6 +96,8 @@ class LoadReport:
             if mat.asset_key == REVENUE_KEY:
                 report.receipts += meta["dagster/row_count"]
                 report.turnover_net += Decimal(meta["turnover_net"])
+            elif mat.asset_key == DRIFT_KEY:
+                report.drift = meta
             elif mat.asset_key.path[0] == "lake":
                 report.snapshots[area] = meta["row_counts"]
             else:
@@ -126,9 +132,14 @@ class LoadReport:
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
         loaded = self.partitions - len(self.failed_partitions)
-        lines = [f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} "
-                 f"business dates x {self.locations} locations); {self.receipts:,} receipts, "
-                 f"turnover {self.turnover_net:,.2f}"]
+        lines = [] if self.drift is not None else [
+            f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} business "
+            f"dates x {self.locations} locations); {self.receipts:,} receipts, "
+            f"turnover {self.turnover_net:,.2f}"]
+        if self.drift is not None:
+            lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
+                         f"read again, {self.drift['drifted']} drifted (replaced and recorded "
+                         f"in rpt_source_drift), {self.drift['failed']} could not be read")
         for f in self.failed_partitions:
             lines.append(f"  FAILED {f['location']} {f['business_date']}: {f['error']}")
         for loc, n in self.never_loaded.items():
@@ -171,7 +182,8 @@ class _ProgressHandler(logging.Handler):
         if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
             mat = event.event_specific_data.materialization
             values = {k: v.value for k, v in mat.metadata.items()}
-            if mat.asset_key.path[0] == "lake" and mat.asset_key != REVENUE_KEY:
+            if mat.asset_key.path[0] == "lake" and mat.asset_key not in (REVENUE_KEY,
+                                                                         DRIFT_KEY):
                 self.progress(f"{mat.asset_key.path[-1]} snapshot "
                               f"{values.get('snapshot_date')}: "
                               f"{values['dagster/row_count']:,} rows")
@@ -202,13 +214,15 @@ def _stderr(line: str) -> None:
 
 
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
-             *, catalog: bool = True, models: bool = True,
+             *, catalog: bool = True, models: bool = True, verify: bool = False,
              progress: Callable[[str], None] | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process.
 
     ``catalog=False`` leaves out the catalog, menu and voucher snapshots, ``models=False``
-    the warehouse build. Failed partitions and checks are in the report (and fail the run).
+    the warehouse build. ``verify=True`` loads nothing new: it reads the committed days of
+    the range again and replaces those the POS changed (the drift check), then builds.
+    Failed partitions and checks are in the report (and fail the run).
     """
     days = check_dates(settings, start, end)
     plan_runs_as_ranges()
@@ -217,24 +231,30 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
-    selection = [REVENUE_KEY]
-    if catalog:
-        selection += [key for key in wired if key.path[0] == "lake" and key != REVENUE_KEY]
+    located = {"config": {"locations": ids}}
+    tags = {"pos_etl/trigger": "cli"}
+    if verify:
+        selection = [DRIFT_KEY]
+        ops = {"lake__drift": {"config": {"locations": ids, "start": start.isoformat(),
+                                          "end": end.isoformat()}}}
+    else:
+        selection = [REVENUE_KEY]
+        ops = {"lake__revenue": located}
+        tags |= range_tags(days[0], days[-1])
+        if catalog:
+            selection += [key for key in wired if key.path[0] == "lake"
+                          and key not in (REVENUE_KEY, DRIFT_KEY)]
+            ops |= {"lake__catalog": located, "lake__menu": located}
     if models:
         selection += [key for key in wired if key.path[0] == "warehouse"]
-    located = {"config": {"locations": ids}}
-    ops = {"lake__revenue": located}
-    if catalog:
-        ops |= {"lake__catalog": located, "lake__menu": located}
     with ExitStack() as stack:
         stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
         result = job.execute_in_process(
-            instance=dagster, tags={**range_tags(days[0], days[-1]), "pos_etl/trigger": "cli"},
-            run_config={"ops": ops, "loggers": {"progress": {}}}, asset_selection=selection,
-            raise_on_error=False)
+            instance=dagster, tags=tags, run_config={"ops": ops, "loggers": {"progress": {}}},
+            asset_selection=selection, raise_on_error=False)
     report = LoadReport.from_run(result, len(days))
-    if catalog and "vouchers" not in report.snapshots and settings.source.voucher_url is None \
-            and not settings.uses_sandbox:
+    if catalog and not verify and "vouchers" not in report.snapshots \
+            and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report

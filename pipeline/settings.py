@@ -95,6 +95,8 @@ class ScheduleSettings(_Strict):
     """First business date of the partitions (backfills reach back to it)."""
     lookback_days: int = Field(3, ge=0, le=60)
     """Days before yesterday that the nightly run pulls again, for late postings."""
+    drift_check_days: int = Field(7, ge=0, le=366)
+    """Older days the nightly run reads again in rotation to find source drift (0: off)."""
     cron: str = "30 3 * * *"
     timezone: str = "Europe/Vienna"
 

@@ -27,6 +27,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.checks import CheckOutcome, run_checks
+from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
@@ -38,7 +39,7 @@ STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
 LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
     "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
-    "vouchers": VOUCHER_TABLES,
+    "vouchers": VOUCHER_TABLES, "drift": DRIFT_TABLES,
 }
 """The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
 LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()

@@ -361,11 +361,16 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
 
 def load_revenue_partition(source, lake, location_id: int,
                            business_date: date) -> RevenuePartition:
-    """Extract one partition and replace it in the lake (all four tables, atomically)."""
-    part = extract_revenue_partition(source, location_id, business_date)
+    """Extract one partition and replace it in the lake (all four tables, one commit)."""
+    return write_revenue_partition(lake, extract_revenue_partition(source, location_id,
+                                                                   business_date))
+
+
+def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
+    """Replace the partition in the lake; its commit keeps what drift checks compare."""
     part.paths = lake.write(
         "revenue", part.tables,
-        {"location_id": location_id, "business_date": business_date.isoformat()},
+        {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
         metadata={"receipts": part.row_counts["receipts"],
                   "receipts_seen": part.receipts_seen, "turnover_net": part.turnover_net},
     )

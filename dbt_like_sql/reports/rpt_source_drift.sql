@@ -1,0 +1,29 @@
+-- grain: one row per drift found (location_id, business_date, detected_at): before and after
+with
+
+drift as (
+
+    select * from stg_pos__source_drift
+
+),
+
+final as (
+
+    select
+        location_id,
+        business_date,
+        detected_at,
+        receipts_before,
+        receipts_after,
+        receipts_after - receipts_before as receipts_difference,
+        turnover_net_before,
+        turnover_net_after,
+        turnover_net_after - turnover_net_before as turnover_net_difference,
+        replaced_load_id,
+        new_load_id
+
+    from drift
+
+)
+
+select * from final

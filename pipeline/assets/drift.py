@@ -1,0 +1,64 @@
+"""Source drift -> the lake: older days read again, replaced where the POS changed them."""
+
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
+
+import dagster as dg
+
+from pipeline.assets.report import markdown_table
+from pipeline.drift import DRIFT_TABLES, DayCheck, check_day, rotation_days
+from pipeline.lake import Lake
+from pipeline.partitions import LoadConfig, selected_locations
+from pipeline.settings import Settings
+from pipeline.source import PosSource
+
+DRIFT_KEY = dg.AssetKey(["lake", "drift"])
+
+
+class DriftConfig(LoadConfig):
+    """Which days to read again: ``start``..``end`` (ISO dates), else tonight's rotation."""
+
+    start: str | None = None
+    end: str | None = None
+
+
+def checked_days(settings: Settings, config: DriftConfig) -> list[date]:
+    if config.start and config.end:
+        first, last = date.fromisoformat(config.start), date.fromisoformat(config.end)
+        return [date.fromordinal(n) for n in range(first.toordinal(), last.toordinal() + 1)]
+    today = datetime.now(ZoneInfo(settings.schedule.timezone)).date()
+    return rotation_days(settings, today)
+
+
+def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
+    """The drift check asset of these settings."""
+
+    @dg.asset(key=DRIFT_KEY, pool="pos_api", group_name="lake", kinds={"parquet"},
+              metadata={"tables": ", ".join(DRIFT_TABLES)})
+    def drift(context: dg.AssetExecutionContext, config: DriftConfig,
+              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
+        """Older days read again from the POS; a changed day is replaced and recorded."""
+        days = checked_days(settings, config)
+        checks: list[DayCheck] = [check_day(pos, lake, loc, day)
+                                  for loc in selected_locations(settings, config)
+                                  for day in days]
+        drifted = [c for c in checks if c.drifted]
+        for c in drifted:
+            context.log.warning(f"source drift: location {c.location_id} {c.business_date}: "
+                                f"{c.before} -> {c.after} (replaced)")
+        failed = [c for c in checks if c.error]
+        for c in failed:
+            context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.error}")
+        return dg.MaterializeResult(metadata={
+            "days": dg.MetadataValue.text(f"{days[0]}..{days[-1]}" if days else "none"),
+            "checked": sum(1 for c in checks if c.after is not None),
+            "drifted": len(drifted),
+            "failed": len(failed),
+            "drift": dg.MetadataValue.md(markdown_table(
+                ["location", "business date", "receipts before", "receipts after",
+                 "turnover before", "turnover after"],
+                [[c.location_id, c.business_date, *(c.before or ("", "")),
+                  *c.after] for c in drifted])),
+        })
+
+    return drift
