@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -9,9 +11,19 @@ import pytest
 from pipeline.lake import Lake
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pos_sandbox import world
-from pos_sandbox.receipts import SandboxData
+from pos_sandbox.receipts import SandboxData, receipts_on
 
 DATA = SandboxData()
+
+
+def truth_turnover(location_id: int, day: date, data: SandboxData = DATA) -> Decimal:
+    """The spec's turnover rule (2.2) applied to the sandbox's own receipts, independently
+    of the pipeline: the figure the warehouse must match to the cent."""
+    return sum((item.net_amount * item.quantity
+                for r in receipts_on(location_id, day, data)
+                if r.payment_group.name == "Umsatzwirksam"
+                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")
+                for item in r.items), Decimal(0))
 
 
 def make_settings(base_url: str, data_dir: Path, **source) -> Settings:

@@ -3,7 +3,6 @@ exactly its own lines, on its own business date (over real HTTP, through ``pos-e
 
 from dataclasses import replace
 from datetime import date, datetime, time
-from decimal import Decimal
 
 import duckdb
 
@@ -11,16 +10,9 @@ from pipeline.loader import run_load
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings
+from tests.conftest import make_settings, truth_turnover
 
 OLD_DAY, NEW_DAY = date(2026, 11, 17), date(2026, 11, 18)
-TURNOVER_TYPES = ("Abrechnen", "RechnungZurückholen")
-
-
-def turnover(location_id: int, day: date, data: SandboxData) -> Decimal:
-    return sum((i.net_amount * i.quantity for r in receipts_on(location_id, day, data)
-                if r.payment_group.name == "Umsatzwirksam" and r.transaction_type in TURNOVER_TYPES
-                for i in r.items), Decimal(0))
 
 
 def warehouse_rows(settings, sql):
@@ -40,7 +32,7 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
                  and r.payment_group.name == "Umsatzwirksam")
     after = replace(before, corrections=(Correction(
         1001, moved.transaction_id, datetime.combine(NEW_DAY, time(12, 0, 7))),))
-    assert turnover(1001, OLD_DAY, after) != turnover(1001, OLD_DAY, before)
+    assert truth_turnover(1001, OLD_DAY, after) != truth_turnover(1001, OLD_DAY, before)
 
     # The POS now serves the corrected receipt; the nightly run loads only the new day.
     with running_sandbox(SandboxConfig(data=after)) as corrected_pos:
@@ -51,8 +43,8 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
     daily = dict(warehouse_rows(
         make_settings(sandbox_url, data_dir),
         "select business_date, turnover_net from fct_turnover_daily where location_id = 1001"))
-    assert daily == {OLD_DAY: turnover(1001, OLD_DAY, after),
-                     NEW_DAY: turnover(1001, NEW_DAY, after)}
+    assert daily == {OLD_DAY: truth_turnover(1001, OLD_DAY, after),
+                     NEW_DAY: truth_turnover(1001, NEW_DAY, after)}
     settings = make_settings(sandbox_url, data_dir)
     assert warehouse_rows(settings, f"""
         select business_date, count(*) from fct_receipts where transaction_id =

@@ -3,7 +3,6 @@ HTTP, through ``pos-etl verify``); the nightly rotation covers every older day."
 
 from dataclasses import replace
 from datetime import date, timedelta
-from decimal import Decimal
 
 import duckdb
 
@@ -13,16 +12,9 @@ from pipeline.settings import ScheduleSettings
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings
+from tests.conftest import make_settings, truth_turnover
 
 DAYS = [date(2026, 11, 16), date(2026, 11, 17), date(2026, 11, 18)]
-
-
-def turnover(day: date, data: SandboxData) -> Decimal:
-    return sum((i.net_amount * i.quantity for r in receipts_on(1001, day, data)
-                if r.payment_group.name == "Umsatzwirksam"
-                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")
-                for i in r.items), Decimal(0))
 
 
 def config_for(folder, url):
@@ -58,11 +50,11 @@ def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
     assert "3 partitions read again, 1 drifted" in first
     assert "3 partitions read again, 0 drifted" in again
     assert dict(query(tmp_path, "select business_date, turnover_net from fct_turnover_daily")
-                ) == {day: turnover(day, after) for day in DAYS}
+                ) == {day: truth_turnover(1001, day, after) for day in DAYS}
     assert query(tmp_path, """
         select location_id, business_date, turnover_net_before, turnover_net_after,
                receipts_before, receipts_after from rpt_source_drift""") == [
-        (1001, DAYS[0], turnover(DAYS[0], before), turnover(DAYS[0], after),
+        (1001, DAYS[0], truth_turnover(1001, DAYS[0], before), truth_turnover(1001, DAYS[0], after),
          len(receipts_on(1001, DAYS[0], before)), len(receipts_on(1001, DAYS[0], after)))]
 
 

@@ -9,12 +9,10 @@ import duckdb
 
 from pipeline.cli import main
 from pipeline.loader import run_load
-from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import make_settings
+from tests.conftest import make_settings, truth_turnover
 from tests.hostile import altered_sandbox
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
-TRUTH = SandboxData()
 
 
 def on_day(rows: list[dict], day: date) -> list[dict]:
@@ -31,13 +29,6 @@ def turnover(settings) -> dict:
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         return dict(con.execute("select business_date, turnover_net from fct_turnover_daily "
                                 "where location_id = 1001").fetchall())
-
-
-def truth_turnover(day: date) -> Decimal:
-    return sum((i.net_amount * i.quantity for r in receipts_on(1001, day, TRUTH)
-                if r.payment_group.name == "Umsatzwirksam"
-                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")
-                for i in r.items), Decimal(0))
 
 
 def load(url, data_dir, start, end):
@@ -88,7 +79,7 @@ def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
     assert failure["location"] == 1001 and failure["business_date"] == "2026-11-20"
     assert poisoned["txn"] in failure["error"] and "net_amount" in failure["error"]
     assert "cannot be stored as DECIMAL(18,4)" in failure["error"]
-    assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(DAY1)}
+    assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
 
 
 def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(
@@ -113,4 +104,4 @@ def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(
         again = load(url, tmp_path / "data", DAY1, DAY1)
         assert again.ok, again.summary()
     assert turnover(make_settings(url, tmp_path / "data")) == {
-        DAY1: truth_turnover(DAY1), DAY2: truth_turnover(DAY2) + extra["delta"]}
+        DAY1: truth_turnover(1001, DAY1), DAY2: truth_turnover(1001, DAY2) + extra["delta"]}

@@ -1,7 +1,6 @@
 """Revenue partitions in the lake: exact to the cent against the sandbox's own truth."""
 
 from datetime import date, datetime, timedelta
-from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -17,17 +16,10 @@ from pipeline.source import PosSource
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings
+from tests.conftest import make_settings, truth_turnover
 
 DAY = date(2026, 11, 20)
 TRUTH = SandboxData()
-
-
-def truth_turnover(location_id, day):
-    return sum((sum((i.net_amount * i.quantity for i in r.items), Decimal(0))
-                for r in receipts_on(location_id, day, TRUTH)
-                if r.payment_group.name == "Umsatzwirksam"
-                and r.transaction_type in ("Abrechnen", "RechnungZurückholen")), Decimal(0))
 
 
 def lake_table(settings, table, location_id, day):
