@@ -38,6 +38,16 @@ def make_settings(base_url: str, data_dir: Path, **source) -> Settings:
     )
 
 
+def write_config(folder: Path, base_url: str) -> Path:
+    """``folder/pos.toml``: location 1001 at ``base_url``, data in ``folder/data``, the key
+    in ``POS_TEST_KEY_1001``."""
+    config = folder / "pos.toml"
+    config.write_text(f'[source]\nbase_url = "{base_url}"\n[warehouse]\ndata_dir = "data"\n'
+                      '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
+                      'api_key_env = "POS_TEST_KEY_1001"\n')
+    return config
+
+
 @pytest.fixture
 def sandbox_keys(monkeypatch):
     """Put each sandbox location's key into its environment variable."""

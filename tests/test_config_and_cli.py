@@ -9,6 +9,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.demo import run_demo
 from pipeline.settings import ConfigError, load_settings
+from tests.conftest import write_config
 
 GOOD = """
 [source]
@@ -162,10 +163,7 @@ def test_a_disk_error_is_a_one_line_error(sandbox_url, tmp_path,
         raise OSError(28, "No space left on device", str(home))
 
     monkeypatch.setattr(pipeline.instance, "prepare_home", full_disk)
-    config = tmp_path / "pos.toml"
-    config.write_text(f'[source]\nbase_url = "{sandbox_url}"\n[warehouse]\ndata_dir = "data"\n'
-                      '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
-                      'api_key_env = "POS_TEST_KEY_1001"\n')
+    config = write_config(tmp_path, sandbox_url)
     assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
                  "2026-11-20"]) == 1
     err = capsys.readouterr().err

@@ -12,17 +12,10 @@ from pipeline.settings import ScheduleSettings
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, truth_turnover, write_config
 
 DAYS = [date(2026, 11, 16), date(2026, 11, 17), date(2026, 11, 18)]
 
-
-def config_for(folder, url):
-    path = folder / "pos.toml"
-    path.write_text(f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
-                    '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
-                    'api_key_env = "POS_TEST_KEY_1001"\n')
-    return str(path)
 
 
 def query(folder, sql):
@@ -33,7 +26,7 @@ def query(folder, sql):
 def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
         sandbox_url, tmp_path, sandbox_keys, capsys):
     dates = ["--start", str(DAYS[0]), "--end", str(DAYS[-1])]
-    assert main(["load", "--config", config_for(tmp_path, sandbox_url), "--no-catalog",
+    assert main(["load", "--config", str(write_config(tmp_path, sandbox_url)), "--no-catalog",
                  *dates]) == 0
     before = SandboxData()
     late = next(r for r in receipts_on(1001, DAYS[0], before)
@@ -43,9 +36,9 @@ def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
                                                     late.date_time),))  # a line fewer
     capsys.readouterr()
     with running_sandbox(SandboxConfig(data=after)) as changed_pos:
-        assert main(["verify", "--config", config_for(tmp_path, changed_pos), *dates]) == 0
+        assert main(["verify", "--config", str(write_config(tmp_path, changed_pos)), *dates]) == 0
         first = capsys.readouterr().out
-        assert main(["verify", "--config", config_for(tmp_path, changed_pos), *dates]) == 0
+        assert main(["verify", "--config", str(write_config(tmp_path, changed_pos)), *dates]) == 0
         again = capsys.readouterr().out
     assert "3 partitions read again, 1 drifted" in first
     assert "3 partitions read again, 0 drifted" in again

@@ -38,18 +38,11 @@ from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
+from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 SEEDS = int(os.environ.get("POS_ETL_FAULT_SEEDS", "3"))
-
-
-def write_config(folder: Path, url: str) -> Path:
-    config = folder / "pos.toml"
-    config.write_text(f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
-                      '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
-                      'api_key_env = "POS_TEST_KEY_1001"\n')
-    return config
 
 
 def load_command(config: Path) -> list[str]:

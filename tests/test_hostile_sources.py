@@ -9,7 +9,7 @@ import duckdb
 
 from pipeline.cli import main
 from pipeline.loader import run_load
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, truth_turnover, write_config
 from tests.hostile import altered_sandbox
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
@@ -48,10 +48,7 @@ def test_receipts_of_another_location_fail_the_cli_and_keep_the_loaded_day(
         return rows
 
     with altered_sandbox(foreign) as url:
-        config = tmp_path / "pos.toml"
-        config.write_text(f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
-                          '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
-                          'api_key_env = "POS_TEST_KEY_1001"\n')
+        config = write_config(tmp_path, url)
         code = main(["load", "--config", str(config), "--start", str(DAY2), "--end",
                      str(DAY2), "--no-catalog"])
     out = capsys.readouterr().out
