@@ -117,8 +117,9 @@ class LoadReport:
                 report.failed_partitions = meta["failed_list"]
             elif evaluation.asset_key.path[0] == "lake":
                 for failure in meta["failed_list"]:
-                    report.snapshot_failures[f"{evaluation.asset_key.path[-1]} "
-                                             f"{failure['location']}"] = failure["error"]
+                    where = " ".join([evaluation.asset_key.path[-1]]
+                                     + [str(failure["location"])] * bool(failure["location"]))
+                    report.snapshot_failures[where] = failure["error"]
             else:
                 report.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in result.all_events:

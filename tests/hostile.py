@@ -15,17 +15,22 @@ from pos_sandbox.server import serving
 DECODER = msgspec.json.Decoder(float_hook=Decimal)  # numbers stay exact
 
 
-class _AlterReports:
-    """ASGI wrapper: ``alter(location, rows)`` rewrites every 200 revenue report."""
+REPORTS = "/reports/receipts"
+VOUCHER_LIST = "/voucherservice/api/v1/vouchers"
 
-    def __init__(self, app, alter: Callable[[str, list[dict]], list[dict]]):
-        self.app, self.alter = app, alter
+
+class _Alter:
+    """ASGI wrapper: ``alter(location, body)`` rewrites every 200 answer of a path ending in
+    ``suffix`` (the location is the revenue path's, else None)."""
+
+    def __init__(self, app, alter: Callable, suffix: str):
+        self.app, self.alter, self.suffix = app, alter, suffix
 
     async def __call__(self, scope, receive, send):
         path = scope.get("path", "")
-        if scope["type"] != "http" or not path.endswith("/reports/receipts"):
+        if scope["type"] != "http" or not path.endswith(self.suffix):
             return await self.app(scope, receive, send)
-        location = path.split("/")[-3]
+        location = path.split("/")[-3] if self.suffix == REPORTS else None
         start: dict = {}
         chunks: list[bytes] = []
 
@@ -47,7 +52,8 @@ class _AlterReports:
         await self.app(scope, receive, capture)
 
 
-def altered_sandbox(alter: Callable[[str, list[dict]], list[dict]],
-                    config: SandboxConfig | None = None):
-    """The sandbox with its revenue reports passed through ``alter``; yields the URL."""
-    return serving(_AlterReports(create_app(config), alter))
+def altered_sandbox(alter: Callable, config: SandboxConfig | None = None,
+                    suffix: str = REPORTS):
+    """The sandbox with its answers on ``suffix`` (default: the revenue reports) passed
+    through ``alter``; yields the URL."""
+    return serving(_Alter(create_app(config), alter, suffix))

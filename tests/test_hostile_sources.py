@@ -10,7 +10,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.loader import run_load
 from tests.conftest import make_settings, truth_turnover, write_config
-from tests.hostile import altered_sandbox
+from tests.hostile import VOUCHER_LIST, altered_sandbox
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 
@@ -102,3 +102,21 @@ def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(
         assert again.ok, again.summary()
     assert turnover(make_settings(url, tmp_path / "data")) == {
         DAY1: truth_turnover(1001, DAY1), DAY2: truth_turnover(1001, DAY2) + extra["delta"]}
+
+
+def test_a_voucher_balance_beyond_64_bits_fails_the_ledger_snapshot_by_name(
+        sandbox_url, tmp_path, sandbox_keys):
+    def huge_balance(location, body):
+        vouchers = body["data"] if isinstance(body, dict) else body
+        vouchers[0]["gift"]["balance"] = 2**64
+        huge_balance.voucher = vouchers[0]["id"]
+        return body
+
+    with altered_sandbox(huge_balance, suffix=VOUCHER_LIST) as url:
+        report = run_load(make_settings(url, tmp_path / "data", voucher_url=url), DAY2, DAY2,
+                          [1001], progress=lambda line: None)
+    assert not report.ok
+    error = report.snapshot_failures["vouchers"]
+    assert f"record {huge_balance.voucher}: field balance_cents: {2**64}" in error
+    assert "64-bit" in error
+    assert report.failed_partitions == []  # the revenue of the day loaded

@@ -68,11 +68,26 @@ def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
         try:
             tables[name] = pa.Table.from_pylist([{**keys, **r} for r in rows[name]],
                                                 schema=schema)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise ContractError(f"{where}: table {name}: {exc}", location_id=location_id) \
-                from None
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise ContractError(f"{where}: table {name}: {_too_large(rows[name]) or exc}",
+                                location_id=location_id) from None
     snap = Snapshot(snapshot_date, tables, location_id, stats)
     snap.paths = lake.write(
         area, tables,
         {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
     return snap
+
+
+INT64 = range(-(2**63), 2**63)
+
+
+def _too_large(rows: list[dict]) -> str | None:
+    """The first integer no 64-bit column holds (a voucher balance beyond 2^63, say)."""
+    for index, row in enumerate(rows):
+        for column, value in row.items():
+            if isinstance(value, int) and value not in INT64:
+                ident = next((row[k] for k in ("voucher_id", "product_id", "spot_id",
+                                               "category_id") if row.get(k) is not None),
+                             f"#{index}")
+                return f"record {ident}: field {column}: {value} does not fit a 64-bit integer"
+    return None
