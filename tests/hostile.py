@@ -3,6 +3,8 @@ sources over real HTTP."""
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -57,3 +59,62 @@ def altered_sandbox(alter: Callable, config: SandboxConfig | None = None,
     """The sandbox with its answers on ``suffix`` (default: the revenue reports) passed
     through ``alter``; yields the URL."""
     return serving(_Alter(create_app(config), alter, suffix))
+
+
+class _Trickle:
+    """ASGI app: every revenue report answers 200 and then one byte every 0.1 s, for 8 s
+    (bounded, so a test whose client failed to cut it still ends)."""
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": b"[", "more_body": True})
+        for _ in range(80):
+            await asyncio.sleep(0.1)
+            await send({"type": "http.response.body", "body": b" ", "more_body": True})
+        await send({"type": "http.response.body", "body": b"]"})
+
+
+def trickling_pos():
+    """A POS whose revenue report trickles one byte at a time; yields the URL."""
+    return serving(_Trickle())
+
+
+def endless_pages(config: SandboxConfig | None = None):
+    """The sandbox, but every revenue page is full of receipts never seen before, whatever
+    the cursor: paging would never end. Yields the URL."""
+    app = create_app(config)
+
+    async def endless(scope, receive, send):
+        if scope["type"] == "http" and scope["path"].endswith(REPORTS):
+            body = b""
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            request = DECODER.decode(body)
+            template = DECODER.decode(ENCODER.encode(_day_receipts(scope, request)))[0]
+            page = [{**template, "transactionId": str(uuid.uuid4())}
+                    for _ in range(request.get("limit") or 100)]
+            payload = ENCODER.encode(page)
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        await app(scope, receive, send)
+
+    return serving(endless)
+
+
+def _day_receipts(scope, request) -> list:
+    from datetime import datetime
+
+    from pos_sandbox.receipts import SandboxData, receipts_on, wire_receipt
+
+    location = int(scope["path"].split("/")[-3])
+    day = datetime.fromisoformat(request["after"]).date()
+    return [wire_receipt(r, False) for r in receipts_on(location, day, SandboxData())[:1]]

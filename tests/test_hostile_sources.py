@@ -2,6 +2,7 @@
 warehouse cannot hold, a huge but valid line. Each failure stays in its own partition,
 named by location, date, transaction and field; nothing already loaded is lost."""
 
+import time
 from datetime import date
 from decimal import Decimal
 
@@ -10,7 +11,7 @@ import duckdb
 from pipeline.cli import main
 from pipeline.loader import run_load
 from tests.conftest import make_settings, truth_turnover, write_config
-from tests.hostile import VOUCHER_LIST, altered_sandbox
+from tests.hostile import VOUCHER_LIST, altered_sandbox, endless_pages, trickling_pos
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 
@@ -120,3 +121,28 @@ def test_a_voucher_balance_beyond_64_bits_fails_the_ledger_snapshot_by_name(
     assert f"record {huge_balance.voucher}: field balance_cents: {2**64}" in error
     assert "64-bit" in error
     assert report.failed_partitions == []  # the revenue of the day loaded
+
+
+def test_a_trickling_report_fails_its_partition_at_the_deadline_instead_of_hanging(
+        tmp_path, sandbox_keys):
+    with trickling_pos() as url:
+        started = time.monotonic()
+        report = run_load(make_settings(url, tmp_path / "data", request_deadline_seconds=0.5,
+                                        max_attempts=1), DAY2, DAY2, [1001], catalog=False,
+                          progress=lambda line: None)
+        took = time.monotonic() - started
+    assert not report.ok and took < 6  # two attempts of 0.5 s, not the 8 s of the trickle
+    (failure,) = report.failed_partitions
+    assert failure["location"] == 1001 and "ReadTimeout" in failure["error"]
+
+
+def test_a_pos_that_never_stops_paging_is_stopped_at_the_ceiling_by_name(
+        tmp_path, sandbox_keys):
+    with endless_pages() as url:
+        report = run_load(make_settings(url, tmp_path / "data", page_size=100,
+                                        max_receipts_per_partition=500), DAY2, DAY2, [1001],
+                          catalog=False, progress=lambda line: None)
+    assert not report.ok
+    (failure,) = report.failed_partitions
+    assert "more than 500 receipts" in failure["error"]
+    assert "max_receipts_per_partition" in failure["error"] and "1001" in failure["error"]
