@@ -57,8 +57,8 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
             "drift": dg.MetadataValue.md(markdown_table(
                 ["location", "business date", "receipts before", "receipts after",
                  "turnover before", "turnover after"],
-                [[c.location_id, c.business_date, *(c.before or ("", "")),
-                  *c.after] for c in drifted])),
+                [[c.location_id, c.business_date, *c.before, *c.after]
+                 for c in drifted])),
         })
 
     return drift
