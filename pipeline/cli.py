@@ -37,7 +37,7 @@ def cmd_load(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     report = run_load(settings, args.start, args.end, args.location or None,
-                      catalog=not getattr(args, "no_catalog", False),
+                      catalog=not args.no_catalog,
                       models=not args.no_models, verify=args.command == "verify")
     print(report.summary())
     return 0 if report.ok else 1
@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--location", type=int, action="append",
                         help="only this location id (repeatable)")
     verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
-    verify.set_defaults(func=cmd_load)
+    verify.set_defaults(func=cmd_load, no_catalog=True)  # verify re-reads revenue only
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

@@ -70,8 +70,7 @@ def rotation_days(settings: Settings, today: date) -> list[date]:
     if stretch >= stretches:
         stretch -= cycle // 2
     start = first + timedelta(days=size * stretch)
-    return [start + timedelta(days=n) for n in range(size)
-            if start + timedelta(days=n) <= last]
+    return [day for day in (start + timedelta(days=n) for n in range(size)) if day <= last]
 
 
 def check_day(source: PosSource, lake: Lake, location_id: int, day: date) -> DayCheck:
