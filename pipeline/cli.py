@@ -17,17 +17,33 @@ def _date(value: str) -> date:
         raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {value!r}") from None
 
 
+def _location_count(value: str) -> int:
+    from pos_sandbox.world import MAX_LOCATIONS
+
+    if not value.isdigit() or not 1 <= int(value) <= MAX_LOCATIONS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_LOCATIONS}, got {value!r}")
+    return int(value)
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from pos_sandbox.app import Faults, SandboxConfig
     from pos_sandbox.receipts import SandboxData
-    from pos_sandbox.server import serve_forever
+    from pos_sandbox.server import chain_config, serve_forever
 
     config = SandboxConfig(
         data=SandboxData(seed=args.seed, transactions_per_day=args.volume,
                          quirks=not args.no_quirks),
         faults=Faults(rate_429=args.rate_429, rate_5xx=args.rate_5xx,
                       latency_ms=args.latency_ms),
+        locations=args.locations,
     )
+    if args.write_config:
+        toml, env = chain_config(f"http://{args.host}:{args.port}", config.chain)
+        path = Path(args.write_config)
+        path.write_text(toml, encoding="utf-8")
+        path.with_suffix(".env").write_text(env, encoding="utf-8")
+        print(f"wrote {path} and its keys to {path.with_suffix('.env')} "
+              f"(set -a; . {path.with_suffix('.env')}; set +a)", flush=True)
     serve_forever(config, args.port, args.host)
     return 0
 
@@ -95,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--rate-429", type=float, default=0.0)
     sandbox.add_argument("--rate-5xx", type=float, default=0.0)
     sandbox.add_argument("--latency-ms", type=float, default=0.0)
+    sandbox.add_argument("--locations", type=_location_count, default=3,
+                         help="serve a chain of N locations, ids 1001 to 1000+N (default 3)")
+    sandbox.add_argument("--write-config", metavar="FILE",
+                         help="write a pos-etl config for these locations to FILE and "
+                              "their keys to FILE with the suffix .env, then serve")
     sandbox.set_defaults(func=cmd_sandbox)
 
     load = sub.add_parser("load", help="load a range of business dates, then build the models")

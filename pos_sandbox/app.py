@@ -41,6 +41,12 @@ class Faults:
 class SandboxConfig:
     data: SandboxData = field(default_factory=SandboxData)
     faults: Faults = field(default_factory=Faults)
+    locations: int = len(world.FIXED_LOCATIONS)
+    """How many locations it serves: ids 1001 to 1000 + N (``world.chain``)."""
+
+    @property
+    def chain(self) -> world.Chain:
+        return world.chain(self.locations)
 
 
 def json_response(payload, status: int = 200, headers: dict | None = None) -> Response:
@@ -59,23 +65,20 @@ class Unauthorized(Exception):
         self.status = status
 
 
-KEYS = {loc.api_key: loc for loc in world.LOCATIONS}
-
-
-def key_location(request: Request) -> world.SandboxLocation:
-    """The location the request's ``x-api-key`` is bound to; 401 when missing or invalid."""
-    key = request.headers.get("x-api-key")
-    if not key:
-        raise Unauthorized(401, "missing x-api-key")
-    loc = KEYS.get(key)
-    if loc is None:
-        raise Unauthorized(401, "invalid x-api-key")
-    return loc
-
-
 def create_app(config: SandboxConfig | None = None) -> Starlette:
     """The sandbox app for ``config`` (default data, no faults)."""
     config = config or SandboxConfig()
+    chain = config.chain
+
+    def key_location(request: Request) -> world.SandboxLocation:
+        """The location the request's ``x-api-key`` is bound to; 401 when missing or invalid."""
+        key = request.headers.get("x-api-key")
+        if not key:
+            raise Unauthorized(401, "missing x-api-key")
+        loc = chain.by_key(key)
+        if loc is None:
+            raise Unauthorized(401, "invalid x-api-key")
+        return loc
     book = RevenueBook(config.data)
     fault_rng = random.Random(config.faults.seed)
     fault_lock = Lock()
@@ -110,7 +113,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             try:
                 key_loc = key_location(request)
                 query = parse_catalog_query(request.url.query)
-                loc = catalog.resolve_location(query)
+                loc = catalog.resolve_location(query, chain)
                 if loc.id != key_loc.id:
                     return error(403, "the key is not authorised for this location")
                 rows = select(query, loc)
@@ -126,8 +129,8 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
 
         return endpoint
 
-    menus, ledger = MenuStore(), VoucherLedger(seed=config.data.seed)
-    desk = OrderDesk(book)
+    menus, ledger = MenuStore(chain), VoucherLedger(seed=config.data.seed)
+    desk = OrderDesk(book, chain=chain)
     routes = [
         *extra_routes(menus, desk, ledger, json_response=json_response, error=error,
                       key_location=key_location, unauthorized=Unauthorized),

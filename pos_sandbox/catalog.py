@@ -11,14 +11,15 @@ from pos_sandbox.filters import BadRequest, CatalogQuery
 from pos_sandbox.world import SandboxLocation
 
 
-def resolve_location(query: CatalogQuery) -> SandboxLocation:
-    """The location a catalog request addresses: locationId first, then locationShortCode."""
+def resolve_location(query: CatalogQuery, chain: world.Chain) -> SandboxLocation:
+    """The location of ``chain`` a catalog request addresses: locationId first, then
+    locationShortCode."""
     loc = None
     location_id = query.text("locationId")
     if location_id is not None and location_id.lstrip("-").isdigit():
-        loc = world.location_by_id(int(location_id))
+        loc = chain.by_id(int(location_id))
     if loc is None and query.text("locationShortCode"):
-        loc = world.location_by_short_code(query.text("locationShortCode"))
+        loc = chain.by_short_code(query.text("locationShortCode"))
     if loc is None:
         raise BadRequest("neither locationId nor locationShortCode resolves to a location")
     return loc

@@ -9,7 +9,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pos_sandbox import world
 from pos_sandbox.menu import MenuError, MenuStore
 from pos_sandbox.orders import OrderDesk, OrderRejected
 from pos_sandbox.vouchers import VoucherError, VoucherLedger
@@ -48,7 +47,7 @@ def extra_routes(menus: MenuStore, desk: OrderDesk, ledger: VoucherLedger, *,
 
     async def get_menus(request: Request) -> Response:
         location_id = path_int(request, "locationId")
-        if world.location_by_id(location_id) is None:
+        if menus.chain.by_id(location_id) is None:
             return error(404, f"no location {location_id}")
         return json_response(menus.menus(location_id))
 

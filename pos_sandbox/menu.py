@@ -42,13 +42,14 @@ def _hours(days: int, start: str, end: str, **extra) -> dict:
 class MenuStore:
     """Menu trees of every sandbox location; nodes are plain dicts in the wire shape."""
 
-    def __init__(self) -> None:
+    def __init__(self, chain: world.Chain | None = None) -> None:
+        self.chain = chain or world.chain()
         self._ids = itertools.count(1)
         self._entry_ids = itertools.count(1)
         self._lock = Lock()
         self.trees: dict[int, list[dict]] = {}
         self.nodes: dict[int, tuple[str, dict, list | None, int]] = {}
-        for loc in world.LOCATIONS:
+        for loc in self.chain.locations:
             tree = self.trees.setdefault(loc.id, [])
             for menu in _initial_menus(loc.id):
                 tree.append(self._adopt("menu", menu, loc.id, tree))

@@ -37,30 +37,31 @@ class OrderRejected(Exception):
         self.status = status
 
 
-def _all_spots() -> list[tuple[world.SandboxLocation, m.Spot]]:
-    return [(loc, s) for loc in world.LOCATIONS for s in world.spots(loc.id)]
+def _all_spots(chain: world.Chain) -> list[tuple[world.SandboxLocation, m.Spot]]:
+    return [(loc, s) for loc in chain.locations for s in world.spots(loc.id)]
 
 
-def route(order: m.OrderRequest) -> tuple[world.SandboxLocation, m.Spot | None]:
+def route(order: m.OrderRequest,
+          chain: world.Chain) -> tuple[world.SandboxLocation, m.Spot | None]:
     """The one location an order addresses: locationId, locationShortCode, spotId, qrCode."""
     if order.location_id is not None:
-        loc = world.location_by_id(order.location_id)
+        loc = chain.by_id(order.location_id)
         if loc is None:
             raise OrderRejected(400, f"locationId {order.location_id} does not resolve")
         return loc, None
     if order.location_short_code:
-        loc = world.location_by_short_code(order.location_short_code)
+        loc = chain.by_short_code(order.location_short_code)
         if loc is None:
             raise OrderRejected(400, f"locationShortCode {order.location_short_code!r} "
                                      "does not resolve")
         return loc, None
     if order.spot_id is not None:
-        for loc, spot in _all_spots():
+        for loc, spot in _all_spots(chain):
             if spot.id == order.spot_id:
                 return loc, spot
         raise OrderRejected(400, f"spotId {order.spot_id} does not resolve")
     if order.qr_code:
-        for loc, spot in _all_spots():
+        for loc, spot in _all_spots(chain):
             if spot.qr_code == order.qr_code:
                 return loc, spot
         raise OrderRejected(400, "qrCode does not resolve")
@@ -116,8 +117,10 @@ def check_quantities(order: m.OrderRequest) -> None:
 class OrderDesk:
     """Accepts orders and books them into the revenue report."""
 
-    def __init__(self, book: RevenueBook, now: Callable[[], datetime] | None = None):
+    def __init__(self, book: RevenueBook, now: Callable[[], datetime] | None = None,
+                 chain: world.Chain | None = None):
         self.book = book
+        self.chain = chain or world.chain()
         self.now = now or (lambda: datetime.now(UTC))
         self._accepted: dict[str, dict] = {}
         self._lock = Lock()
@@ -132,7 +135,7 @@ class OrderDesk:
             raise OrderRejected(400, f"invalid order: {exc.errors(include_url=False)}") \
                 from None
         check_quantities(order)
-        loc, routed = route(order)
+        loc, routed = route(order, self.chain)
         if loc.id != key_location.id:
             raise OrderRejected(403, "the key is not authorised for this location")
         with self._lock:

@@ -346,7 +346,7 @@ def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receip
     A service day's receipts are stamped from its own midnight until after the next
     one, so the receipts of a calendar date come from that day and the day before.
     """
-    loc = world.location_by_id(location_id)
+    loc = world.location(location_id)
     assert loc is not None, location_id
     receipts = _DayBuilder(loc, day, data).build()
     corrections = [c for c in data.corrections if c.location_id == location_id]

@@ -60,7 +60,7 @@ class RevenueBook:
             if key in self._days:
                 self._days.move_to_end(key)
                 return self._days[key]
-        tz = world.location_by_id(location_id).tz
+        tz = world.location(location_id).tz
         with self._lock:
             posted = list(self._posted.get(key, ()))
         receipts = service_day(location_id, day, self.data) + posted
@@ -101,7 +101,7 @@ class RevenueBook:
         Naive ``after``/``before`` are read as the location's wall clock; aware ones are
         compared as instants.
         """
-        tz: ZoneInfo = world.location_by_id(location_id).tz
+        tz: ZoneInfo = world.location(location_id).tz
         after, before = max(after, _bound(FIRST_DAY, after)), min(before, _bound(LAST_DAY, before))
         if after >= before:  # the window has no day the POS has receipts of
             return

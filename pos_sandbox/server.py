@@ -44,16 +44,39 @@ def serving(app, port: int = 0) -> Iterator[str]:
         sock.close()
 
 
-def banner(base_url: str) -> str:
+BANNER_LOCATIONS = 10
+"""A larger chain's banner lists this many locations and counts the rest."""
+
+
+def banner(base_url: str, chain: world.Chain | None = None) -> str:
     """What the sandbox prints at start: its address, locations and keys."""
-    lines = [f"POS sandbox serving on {base_url}", "", "locations and API keys:"]
-    for loc in world.LOCATIONS:
+    chain = chain or world.chain()
+    lines = [f"POS sandbox serving on {base_url}", "",
+             f"{len(chain.locations)} locations and their API keys:"]
+    for loc in chain.locations[:BANNER_LOCATIONS]:
         note = "  (older query configuration)" if loc.older_configuration else ""
         lines.append(f"  {loc.id}  {loc.short_code}  {loc.api_key}  {loc.name}{note}")
+    if len(chain.locations) > BANNER_LOCATIONS:
+        lines.append(f"  ... and {len(chain.locations) - BANNER_LOCATIONS} more, up to "
+                     f"{chain.locations[-1].id} (key: sandbox-key-<id>)")
     return "\n".join(lines)
+
+
+def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> tuple[str, str]:
+    """A pos-etl config file for the locations of ``chain`` served at ``base_url``, and the
+    environment file with their keys (``set -a; . FILE; set +a`` before a load)."""
+    toml = [f'# pos-etl config of a sandbox chain of {len(chain.locations)} locations',
+            "[source]", f'base_url = "{base_url}"', "", "[warehouse]",
+            f'data_dir = "{data_dir}"']
+    env = []
+    for loc in chain.locations:
+        toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',
+                 f'timezone = "{loc.timezone}"', f'api_key_env = "POS_KEY_{loc.id}"']
+        env.append(f"POS_KEY_{loc.id}={loc.api_key}")
+    return "\n".join(toml) + "\n", "\n".join(env) + "\n"
 
 
 def serve_forever(config: SandboxConfig, port: int, host: str = "127.0.0.1") -> None:
     """Serve the sandbox in the foreground until interrupted."""
-    print(banner(f"http://{host}:{port}"), flush=True)
+    print(banner(f"http://{host}:{port}", config.chain), flush=True)
     uvicorn.run(create_app(config), host=host, port=port, log_level="info")

@@ -42,7 +42,7 @@ class SandboxLocation:
         return self.id * 10 + 2
 
 
-LOCATIONS: tuple[SandboxLocation, ...] = (
+FIXED_LOCATIONS: tuple[SandboxLocation, ...] = (
     SandboxLocation(1001, "VIE01", "Gasthaus Zum Goldenen Hirschen, Wien", "restaurant"),
     SandboxLocation(
         1002,
@@ -56,17 +56,90 @@ LOCATIONS: tuple[SandboxLocation, ...] = (
         1003, "GRZ01", "Café Murinsel, Graz", "restaurant", older_configuration=True
     ),
 )
+"""The three hand-made locations; a larger chain (``--locations N``) adds generated ones."""
+
+FIRST_ID = 1001
+MAX_LOCATIONS = 9000
+"""Location ids run from 1001 to 10000: product, spot and category ids derive from them."""
+# (short code prefix, city) in the order a chain grows; the first three are the fixed ones'.
+_CITIES = (("VIE", "Wien"), ("SZG", "Salzburg"), ("GRZ", "Graz"), ("LNZ", "Linz"),
+           ("IBK", "Innsbruck"), ("KLU", "Klagenfurt"), ("STP", "St. Pölten"),
+           ("BRG", "Bregenz"), ("EIS", "Eisenstadt"), ("WLS", "Wels"))
+_RESTAURANTS = ("Gasthaus", "Wirtshaus", "Beisl", "Café", "Brasserie", "Heuriger")
+
+
+def location(location_id: int) -> SandboxLocation | None:
+    """Location ``location_id`` of the largest possible chain: a pure function of the id.
+
+    Index k = id - 1001 lies in city k mod 10, as its (k div 10 + 1)-th location there
+    (short code ``LNZ01``, ``VIE02``, ...); every 7th from the second on is a hotel, every
+    11th from the third on answers as an older query configuration.
+    """
+    k = location_id - FIRST_ID
+    if not 0 <= k < MAX_LOCATIONS:
+        return None
+    if k < len(FIXED_LOCATIONS):
+        return FIXED_LOCATIONS[k]
+    return _generated(k)
+
+
+@cache
+def _generated(k: int) -> SandboxLocation:
+    code, city = _CITIES[k % len(_CITIES)]
+    number = k // len(_CITIES) + 1
+    if k % 7 == 1:
+        return SandboxLocation(FIRST_ID + k, f"{code}{number:02d}", f"Hotel {city} {number}",
+                               "hotel", room_nr_spot_nr_offset=5000, closes_after_midnight=3)
+    name = f"{_RESTAURANTS[k % len(_RESTAURANTS)]} {city} {number}"
+    return SandboxLocation(FIRST_ID + k, f"{code}{number:02d}", name, "restaurant",
+                           older_configuration=k % 11 == 2)
+
+
+@dataclass(frozen=True)
+class Chain:
+    """The locations one sandbox serves: ids 1001 to 1000 + N."""
+
+    locations: tuple[SandboxLocation, ...]
+    _by_id: dict[int, SandboxLocation] = field(compare=False, repr=False)
+    _by_code: dict[str, SandboxLocation] = field(compare=False, repr=False)
+
+    def by_id(self, location_id: int) -> SandboxLocation | None:
+        return self._by_id.get(location_id)
+
+    def by_short_code(self, short_code: str) -> SandboxLocation | None:
+        """Case-insensitive, as the spec's catalog filters are."""
+        return self._by_code.get(short_code.strip().upper())
+
+    def by_key(self, api_key: str) -> SandboxLocation | None:
+        prefix = "sandbox-key-"
+        number = api_key.removeprefix(prefix)
+        if not api_key.startswith(prefix) or not number.isdigit():
+            return None
+        return self.by_id(int(number))
+
+
+@cache
+def chain(count: int = len(FIXED_LOCATIONS)) -> Chain:
+    """The first ``count`` locations (default: the three fixed ones)."""
+    if not 1 <= count <= MAX_LOCATIONS:
+        raise ValueError(f"a sandbox serves 1 to {MAX_LOCATIONS} locations, not {count}")
+    locations = tuple(location(FIRST_ID + k) for k in range(count))
+    return Chain(locations, {loc.id: loc for loc in locations},
+                 {loc.short_code: loc for loc in locations})
+
+
+LOCATIONS: tuple[SandboxLocation, ...] = chain().locations
+"""The default sandbox's locations."""
 
 
 def location_by_id(location_id: int) -> SandboxLocation | None:
-    """The sandbox location with this id, if any."""
-    return next((loc for loc in LOCATIONS if loc.id == location_id), None)
+    """The default sandbox's location with this id, if any."""
+    return chain().by_id(location_id)
 
 
 def location_by_short_code(short_code: str) -> SandboxLocation | None:
-    """The sandbox location with this short code (case-insensitive), if any."""
-    wanted = short_code.strip().upper()
-    return next((loc for loc in LOCATIONS if loc.short_code == wanted), None)
+    """The default sandbox's location with this short code (case-insensitive), if any."""
+    return chain().by_short_code(short_code)
 
 
 # --- catalog -------------------------------------------------------------------------------
@@ -186,7 +259,7 @@ def net_of(gross: Decimal, vat: Decimal) -> Decimal:
 @cache
 def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.ProductCategory, ...]]:
     """The products and product categories of a location, in id order."""
-    loc = location_by_id(location_id)
+    loc = location(location_id)
     assert loc is not None, location_id
     products: list[CatalogProduct] = []
     categories: list[m.ProductCategory] = []
@@ -270,7 +343,7 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
 @cache
 def spots(location_id: int) -> tuple[m.Spot, ...]:
     """Tables with areas, hotel rooms, pickup, delivery and a drive-in lane of a location."""
-    loc = location_by_id(location_id)
+    loc = location(location_id)
     assert loc is not None, location_id
     result: list[m.Spot] = []
     areas = (("Gastraum", 14), ("Terrasse", 8), ("Bar", 4))
