@@ -229,6 +229,35 @@ NIGHT = datetime(2026, 6, 2, 3, 30, tzinfo=ZoneInfo("Europe/Vienna"))
 """The scheduled time of the benchmarked night: it loads business date 2026-06-01."""
 
 
+def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[float, list]:
+    """Evaluate the nightly schedule at ``night`` and run each run it requests, in this
+    process, on the instance at ``home``; returns the wall seconds and the runs' reports."""
+    import dagster as dg
+
+    from pipeline.definitions import build_defs
+    from pipeline.instance import plan_runs_as_ranges, prepare_home
+    from pipeline.loader import LoadReport
+    from pipeline.schedules import LOAD_JOB
+    from pipeline.settings import load_settings
+
+    plan_runs_as_ranges()  # as `make dev` and the daemon it starts
+    prepare_home(home)
+    t0 = time.perf_counter()
+    defs = build_defs(load_settings(config))
+    job = defs.resolve_job_def(LOAD_JOB)
+    reports = []
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=night)
+        tick = defs.resolve_schedule_def("nightly_load").evaluate_tick(context)
+        for request in tick.run_requests or []:
+            result = job.execute_in_process(
+                instance=instance, tags=request.tags, raise_on_error=False,
+                run_config={**(request.run_config or {}),
+                            "loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+            reports.append(LoadReport.from_run(result, days=1))
+    return time.perf_counter() - t0, reports
+
+
 def bench_nightly(locations: int, volume: int) -> dict:
     """The nightly schedule's tick for a chain, run as the schedule requests it.
 
@@ -239,13 +268,6 @@ def bench_nightly(locations: int, volume: int) -> dict:
     instance: revenue of every location, the catalog, menu and voucher snapshots, then
     the warehouse built and checked. Target: <= 300 s, no failed partition.
     """
-    import dagster as dg
-
-    from pipeline.definitions import build_defs
-    from pipeline.instance import plan_runs_as_ranges, prepare_home
-    from pipeline.loader import LoadReport
-    from pipeline.schedules import LOAD_JOB
-    from pipeline.settings import load_settings
     from pos_sandbox.server import chain_config
 
     with tempfile.TemporaryDirectory() as tmp, \
@@ -255,23 +277,7 @@ def bench_nightly(locations: int, volume: int) -> dict:
         config.write_text(toml + "\n[schedule]\nstart_date = \"2026-05-01\"\n"
                           "lookback_days = 0\ndrift_check_days = 0\n")
         os.environ.update(line.split("=", 1) for line in env.split())
-        plan_runs_as_ranges()  # as `make dev` and the daemon it starts
-        home = prepare_home(Path(tmp) / "dagster_home")
-        t0 = time.perf_counter()
-        defs = build_defs(load_settings(config))
-        job = defs.resolve_job_def(LOAD_JOB)
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            context = dg.build_schedule_context(instance=instance,
-                                                scheduled_execution_time=NIGHT)
-            tick = defs.resolve_schedule_def("nightly_load").evaluate_tick(context)
-            reports = []
-            for request in tick.run_requests or []:
-                result = job.execute_in_process(
-                    instance=instance, tags=request.tags, raise_on_error=False,
-                    run_config={**(request.run_config or {}),
-                                "loggers": {"console": {"config": {"log_level": "WARNING"}}}})
-                reports.append(LoadReport.from_run(result, days=1))
-        wall = time.perf_counter() - t0
+        wall, reports = _nightly_tick(config, Path(tmp) / "dagster_home")
     return {"locations": locations, "transactions_per_day": volume,
             "wall_seconds": round(wall, 1),
             "failed_partitions": sum(len(r.failed_partitions) for r in reports),
@@ -281,10 +287,60 @@ def bench_nightly(locations: int, volume: int) -> dict:
             "target_seconds": 300}
 
 
+def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
+    """One night on top of a short and of a long history, side by side.
+
+    For each history: 3 locations backfilled with ``pos-etl load``'s job up to the day
+    before the night (models built), then the nightly schedule's tick of ``NIGHT`` run
+    as it requests it: yesterday and the 3 lookback days loaded again, the snapshots,
+    the drift check's 7 older days, the warehouse built and checked. The ticks alternate
+    between the histories (``repeats`` each). Target: the long history's median night at
+    most 1.5 times the short one's.
+    """
+    from pipeline.loader import run_load
+    from pipeline.settings import load_settings
+
+    os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})
+    last = NIGHT.date() - timedelta(days=2)  # the night loads the day after it, too
+    nights: dict[int, list[float]] = {days: [] for days in histories}
+    computed: dict[int, int] = {}
+    with tempfile.TemporaryDirectory() as tmp, sandbox_process() as url:
+        configs = {}
+        for days in histories:
+            folder = Path(tmp) / f"history{days}"
+            folder.mkdir()
+            configs[days] = folder / "pos.toml"
+            configs[days].write_text(
+                f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
+                f'[schedule]\nstart_date = "{last - timedelta(days=days - 1)}"\n'
+                "lookback_days = 3\ndrift_check_days = 7\n" + LOCATIONS_TOML)
+            os.environ["DAGSTER_HOME"] = str(folder / "dagster_home")
+            report = run_load(load_settings(configs[days]), last - timedelta(days=days - 1),
+                              last, progress=lambda line: None)
+            if not report.ok:
+                raise RuntimeError(report.summary())
+        for _ in range(repeats):
+            for days in histories:
+                os.environ["DAGSTER_HOME"] = str(configs[days].parent / "dagster_home")
+                wall, reports = _nightly_tick(configs[days], configs[days].parent / "dagster_home")
+                if not all(r.ok for r in reports):
+                    raise RuntimeError("\n".join(r.summary() for r in reports))
+                nights[days].append(round(wall, 2))
+                computed[days] = reports[0].partitions_computed
+                print(f"night on {days} days of history: {wall:.1f} s", flush=True)
+        os.environ.pop("DAGSTER_HOME")
+    short, long = (statistics.median(nights[d]) for d in histories)
+    return {"history_days": list(histories), "locations": 3,
+            "night_seconds": {str(d): nights[d] for d in histories},
+            "partitions_computed": {str(d): computed[d] for d in histories},
+            "ratio": round(long / short, 3), "target_ratio": 1.5, "met": long / short <= 1.5}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["throughput", "memory", "cli_load", "nightly"])
+    parser.add_argument("--only", choices=["throughput", "memory", "cli_load", "nightly",
+                                           "incremental"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -305,6 +361,9 @@ def main() -> int:
     if args.only in (None, "cli_load"):
         results["cli_load"] = bench_cli_load(args.load_days, args.load_repeats)
         print("cli_load:", json.dumps(results["cli_load"]), flush=True)
+    if args.only in (None, "incremental"):
+        results["incremental"] = bench_incremental((7, args.long_days), 2)
+        print("incremental:", json.dumps(results["incremental"]), flush=True)
     if args.only in (None, "nightly"):
         results["nightly"] = bench_nightly(args.chain, 300)
         print("nightly:", json.dumps(results["nightly"]), flush=True)
@@ -314,6 +373,7 @@ def main() -> int:
     ok = (results.get("throughput", {}).get("receipts_per_wall_second", 15000) >= 15000
           and results.get("memory", {}).get("bounded", True)
           and results.get("cli_load", {}).get("met", True)
+          and results.get("incremental", {}).get("met", True)
           and results.get("nightly", {}).get("wall_seconds", 0) <= 300
           and not results.get("nightly", {}).get("failed_partitions"))
     print("targets met" if ok else "TARGET MISSED")

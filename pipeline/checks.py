@@ -13,6 +13,9 @@ import duckdb
 
 @dataclass(frozen=True)
 class DataCheck:
+    """A rule: ``sql`` returns the rows that break it. A check that reads partitioned
+    models only runs on the partitions a build computed, so it returns their keys."""
+
     name: str
     model: str
     description: str
@@ -41,17 +44,17 @@ def _related(model: str, parent: str, *keys: str) -> DataCheck:
 
 
 CHECKS: tuple[DataCheck, ...] = (
-    _unique("fct_receipts", "location_id", "transaction_id"),
+    _unique("fct_receipts", "location_id", "business_date", "transaction_id"),
     _not_null("fct_receipts", "location_id", "business_date", "transaction_id",
               "transaction_type", "total_amount"),
-    _unique("fct_receipt_items", "location_id", "transaction_id", "item_key"),
+    _unique("fct_receipt_items", "location_id", "business_date", "transaction_id", "item_key"),
     _not_null("fct_receipt_items", "location_id", "transaction_id", "item_key", "net_amount",
               "quantity"),
     _related("fct_receipt_items", "fct_receipts", "location_id", "transaction_id"),
-    _unique("fct_payments", "location_id", "transaction_id", "payment_id"),
+    _unique("fct_payments", "location_id", "business_date", "transaction_id", "payment_id"),
     _related("fct_payments", "fct_receipts", "location_id", "transaction_id"),
-    _unique("fct_item_side_dishes", "location_id", "transaction_id", "item_key",
-            "side_dish_key"),
+    _unique("fct_item_side_dishes", "location_id", "business_date", "transaction_id",
+            "item_key", "side_dish_key"),
     _related("fct_item_side_dishes", "fct_receipt_items", "location_id", "transaction_id",
              "item_key"),
     _unique("fct_turnover_daily", "location_id", "business_date"),
@@ -76,7 +79,8 @@ CHECKS: tuple[DataCheck, ...] = (
     DataCheck(
         "payments_settle_total", "fct_receipts",
         "the payments of each settled receipt sum to its totalAmount within a cent",
-        "select location_id, transaction_id, total_amount, payments_amount from fct_receipts "
+        "select location_id, business_date, transaction_id, total_amount, payments_amount "
+        "from fct_receipts "
         "where is_settlement and payment_count > 0 "
         "and abs(total_amount - payments_amount) > 0.01"),
     DataCheck(
@@ -114,11 +118,13 @@ class CheckOutcome:
         return self.failing_rows == 0
 
 
+def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
+    """One data check on an open warehouse: how many rows break it, and a few of them."""
+    rows = con.execute(f"select * from ({check.sql}) limit 5").fetchall()
+    count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0] if rows else 0
+    return CheckOutcome(check, count, rows)
+
+
 def run_checks(con: duckdb.DuckDBPyConnection) -> list[CheckOutcome]:
-    """Run every data check on an open warehouse."""
-    outcomes = []
-    for check in CHECKS:
-        rows = con.execute(f"select * from ({check.sql}) limit 5").fetchall()
-        count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0] if rows else 0
-        outcomes.append(CheckOutcome(check, count, rows))
-    return outcomes
+    """Run every data check on an open warehouse (over all of it)."""
+    return [run_check(con, check) for check in CHECKS]

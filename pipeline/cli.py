@@ -1,4 +1,4 @@
-"""The ``pos-etl`` command: sandbox, load, verify, order, demo."""
+"""The ``pos-etl`` command: sandbox, load, verify, build, order, demo."""
 
 from __future__ import annotations
 
@@ -96,6 +96,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.data_dir, args.days)
 
 
+def cmd_build(args: argparse.Namespace) -> int:
+    from pipeline.loader import run_build
+
+    report = run_build(load_settings(args.config), full=args.full)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pos-etl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -138,6 +146,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only this location id (repeatable)")
     verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     verify.set_defaults(func=cmd_load, no_catalog=True)  # verify re-reads revenue only
+
+    build = sub.add_parser("build", help="build the warehouse from the lake (what changed "
+                                         "since the last build) and check it")
+    build.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    build.add_argument("--full", action="store_true",
+                       help="compute every partition again (the result is the same)")
+    build.set_defaults(func=cmd_build)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

@@ -25,7 +25,7 @@ from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.partitions import range_tags
-from pipeline.schedules import LOAD_JOB
+from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
 from pipeline.steps import frozen_heap
 from pipeline.warehouse import LAKE_AREAS
@@ -74,6 +74,8 @@ class LoadReport:
     drift: dict | None = None
     """What a drift check found (``pos-etl verify``): days checked, drifted, failed."""
     models: int = 0
+    partitions_computed: int = 0
+    """Lake partitions the partitioned models were computed for (the rest were kept)."""
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -103,6 +105,8 @@ class LoadReport:
             else:
                 report.models += 1
                 report.warehouse_path = meta["warehouse"]
+                report.partitions_computed = max(report.partitions_computed,
+                                                 meta.get("partitions_computed", 0))
         for evaluation in result.get_asset_check_evaluations():
             meta = {k: v.value for k, v in evaluation.metadata.items()}
             if evaluation.check_name == LOADED_CHECK:
@@ -133,7 +137,7 @@ class LoadReport:
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
         loaded = self.partitions - len(self.failed_partitions)
-        lines = [] if self.drift is not None else [
+        lines = [] if self.drift is not None or not self.days else [
             f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} business "
             f"dates x {self.locations} locations); {self.receipts:,} receipts, "
             f"turnover {self.turnover_net:,.2f}"]
@@ -155,7 +159,8 @@ class LoadReport:
         for what, error in self.snapshot_failures.items():
             lines.append(f"  FAILED {what}: {error}")
         if self.warehouse_path:
-            lines.append(f"warehouse: {self.warehouse_path} ({self.models} models)")
+            lines.append(f"warehouse: {self.warehouse_path} ({self.models} models; "
+                         f"{self.partitions_computed} partitions computed, the others kept)")
         for check in self.failed_checks:
             lines.append(f"  CHECK FAILED {check}")
         for error in self.errors:
@@ -259,3 +264,20 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report
+
+
+def run_build(settings: Settings, *, full: bool = False,
+              progress: Callable[[str], None] | None = None,
+              instance: dg.DagsterInstance | None = None) -> LoadReport:
+    """Run ``warehouse_job`` in this process: the models built from the lake (what changed
+    since the last build, or everything with ``full``) and checked. Calls no POS."""
+    defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
+    job = defs.resolve_job_def(WAREHOUSE_JOB)
+    run_config = {"ops": {"warehouse_models": {"config": {"full": full}}},
+                  "loggers": {"progress": {}}}
+    with ExitStack() as stack:
+        stack.enter_context(frozen_heap())
+        dagster = instance or stack.enter_context(open_instance(settings))
+        result = job.execute_in_process(instance=dagster, run_config=run_config,
+                                        tags={"pos_etl/trigger": "cli"}, raise_on_error=False)
+    return LoadReport.from_run(result, days=0)

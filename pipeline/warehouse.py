@@ -4,13 +4,24 @@ The models are package data of ``dbt_like_sql``, so they travel with every insta
 build that finds none fails. Macros in ``dbt_like_sql/macros/`` (the spec's revenue
 rules) are created first. A model is one ``.sql`` file; its name is the file name. A
 model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
-parsed from the SQL with sqlglot, never listed by hand. A build writes a fresh file next
-to the warehouse and renames it over the old one, so a reader holding the old file open
-keeps a consistent copy and never sees half-built models. A file lock keeps builds one at a time.
+parsed from the SQL with sqlglot, never listed by hand.
+
+A model is materialized as its header says (``-- materialized: ...``, as dbt's config):
+
+- ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
+- ``partitioned``: its grain lies within one lake area's partitions (a location's business
+  date), so a build computes it only for the partitions whose input changed and keeps the
+  rest (``pipeline.parts``); the warehouse file holds a view over its parts;
+- ``view``: computed when queried.
+
+Every build writes a fresh (small) file next to the warehouse and renames it over the
+old one, so a reader holding the old file open keeps a consistent copy and never sees
+half-built models. A file lock keeps builds one at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import importlib.resources
 import os
@@ -26,13 +37,25 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from pipeline.checks import CheckOutcome, run_checks
+from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
 from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.lake import LOAD_FILE, LOADS_DIR, Lake
+from pipeline.lake import LOAD_FILE, LOADS_DIR, Lake, data_file_name
+from pipeline.parts import (
+    FORMAT_VERSION,
+    STATE_SCHEMA,
+    Manifest,
+    arrow_insert,
+    carry_replaced,
+    digest,
+    partition_expr,
+    parts_dir,
+    remove_unused_parts,
+    write_parts,
+)
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -51,6 +74,9 @@ class ModelError(Exception):
     """A model's SQL is wrong or refers to something that does not exist."""
 
 
+MATERIALIZATIONS = ("table", "partitioned", "view")
+
+
 @dataclass(frozen=True)
 class Model:
     name: str
@@ -59,12 +85,49 @@ class Model:
     sql: str
     model_deps: frozenset[str]
     lake_deps: frozenset[str]
+    materialized: str = "table"
+    area: str | None = None
+    """The lake area whose partitions a partitioned model follows."""
 
     @property
     def grain(self) -> str:
         """The model's grain, from its first comment line."""
         first = self.sql.lstrip().splitlines()[0] if self.sql.strip() else ""
         return first.removeprefix("--").strip()
+
+
+def _materialization(sql: str, name: str) -> str:
+    """``-- materialized: <how>`` among the comment lines the model starts with."""
+    for line in sql.lstrip().splitlines():
+        if not line.startswith("--"):
+            break
+        key, _, value = line.removeprefix("--").partition(":")
+        if key.strip() == "materialized":
+            if value.strip() not in MATERIALIZATIONS:
+                raise ModelError(f"model {name}: materialized must be one of "
+                                 f"{', '.join(MATERIALIZATIONS)}, not {value.strip()!r}")
+            return value.strip()
+    return "table"
+
+
+def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
+    """Give each partitioned model its lake area; it may read only that area's tables and
+    partitioned models of the same area (its rows of a partition come from that partition)."""
+    done: dict[str, Model] = {}
+    for name in build_order(models):
+        model = models[name]
+        if model.materialized != "partitioned":
+            done[name] = model
+            continue
+        others = [d for d in model.model_deps if done[d].materialized != "partitioned"]
+        areas = {LAKE_AREA_OF[t] for t in model.lake_deps} | {
+            done[d].area for d in model.model_deps}
+        if others or len(areas) != 1:
+            raise ModelError(f"model {name} is partitioned, so it may read the lake tables "
+                             "and partitioned models of one lake area only; it reads "
+                             f"{sorted(model.lake_deps | model.model_deps)}")
+        done[name] = Model(**{**model.__dict__, "area": areas.pop()})
+    return done
 
 
 def _references(sql: str, name: str) -> tuple[set[str], set[str]]:
@@ -92,7 +155,7 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
             if path.stem in found:
                 raise ModelError(f"model {path.stem} is defined twice")
             found[path.stem] = Model(path.stem, stage, path, sql, frozenset(models),
-                                     frozenset(lake_tables))
+                                     frozenset(lake_tables), _materialization(sql, path.stem))
     if not found:
         raise ModelError(f"no SQL models found below {models_dir} (expected "
                          f"{', '.join(STAGES)} folders of .sql files): is the package "
@@ -105,7 +168,7 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
         if unknown_lake:
             raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
                              f"which the pipeline does not write")
-    return found
+    return _partition_areas(found)
 
 
 def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
@@ -125,31 +188,163 @@ LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
 """What every lake view adds to its table's columns: the committed load the row is from."""
 
 
-def _sql_path(path: Path) -> str:
-    return str(path.resolve()).replace("'", "''")
+def _sql_path(path: Path | str) -> str:
+    """A path as a SQL string literal's content (paths are absolute: see build_warehouse)."""
+    return str(path).replace("'", "''")
 
 
-def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> None:
-    """A view per lake table over the files of committed loads only (``pipeline.lake``)."""
+FILES_SCHEMA = pa.schema([("filename", pa.string()), ("partition", pa.string()),
+                          ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC"))])
+SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
+
+
+def _file_list(files: list[str]) -> str:
+    return "[" + ", ".join(f"'{_sql_path(f)}'" for f in files) + "]"
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The committed loads of one lake area: partition (its folder path) -> load."""
+
+    area: str
+    loads: dict[str, tuple[str, object, tuple[str, ...]]]
+    """partition -> (load id, loaded at, tables)."""
+
+    def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
+        """(file, partition) of the table's committed parts, of ``partitions`` if given."""
+        keys = self.loads if partitions is None else partitions
+        return [(str(lake_dir / table / part / data_file_name(self.loads[part][0])), part)
+                for part in sorted(keys) if table in self.loads[part][2]]
+
+
+def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, Committed]:
+    """Every area's committed partitions, read from the commit records in one pass each."""
+    result = {}
+    for area in LAKE_AREAS:
+        folder = lake_dir / LOADS_DIR / area
+        loads = {}
+        if next(folder.glob(f"**/{LOAD_FILE}"), None) is not None:
+            rows = con.execute(f"""
+                select filename, load_id, loaded_at, tables
+                from read_parquet('{_sql_path(folder)}/**/{LOAD_FILE}', filename = true,
+                                  hive_partitioning = false)""").fetchall()
+            root = str(folder.resolve()) + "/"
+            for filename, load_id, loaded_at, tables in rows:
+                partition = filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}")
+                loads[partition] = (load_id, loaded_at, tuple(tables))
+        result[area] = Committed(area, loads)
+    return result
+
+
+RECEIPT_KEYS = f"{STATE_SCHEMA}.receipt_keys"
+"""Every committed receipt's key and partition: what finds a receipt in two partitions."""
+
+
+def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue: Committed,
+                        previous: Path | None) -> dict[str, list[str]]:
+    """Receipts a newer load holds in another partition (the POS moved them to another
+    day): partition -> their transaction ids. Staging keeps the newest version only.
+
+    The keys of every committed receipt are kept in the warehouse (``RECEIPT_KEYS``); a
+    build reads only the partitions loaded since the ``previous`` warehouse from the lake.
+    """
+    con.execute(f"create schema if not exists {STATE_SCHEMA}")
+    con.execute(f"create table {RECEIPT_KEYS} (partition varchar, load_id varchar, "
+                "location_id bigint, business_date date, transaction_id varchar, "
+                "loaded_at timestamptz)")
+    current = [(part, load[0], load[1]) for part, load in revenue.loads.items()]
+    arrow_insert(con, "committed_receipts", current, pa.schema(
+        [("partition", pa.string()), ("load_id", pa.string()),
+         ("loaded_at", pa.timestamp("us", "UTC"))]))
+    known: set[str] = set()
+    if previous is not None:
+        try:
+            con.execute(f"attach '{_sql_path(previous)}' as previous (read_only)")
+            con.execute(f"""
+                insert into {RECEIPT_KEYS}
+                select k.* from previous.{RECEIPT_KEYS} as k
+                semi join committed_receipts as c
+                    on k.partition = c.partition and k.load_id = c.load_id""")
+            known = {row[0] for row in con.execute(
+                f"select distinct partition from {RECEIPT_KEYS}").fetchall()}
+        except duckdb.Error:  # no keys kept there (an older or unreadable warehouse)
+            con.execute(f"delete from {RECEIPT_KEYS}")
+            known = set()
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("detach previous")
+    files = [(f, part) for f, part in revenue.files(lake_dir, "receipts")
+             if part not in known]
+    if files:
+        arrow_insert(con, "receipt_files", [(f, part, *revenue.loads[part][:2])
+                                            for f, part in files], FILES_SCHEMA)
+        con.execute(f"""
+            insert into {RECEIPT_KEYS}
+            select f.partition, f.load_id, r.location_id, r.business_date,
+                   r.transaction_id, f.loaded_at
+            from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+                              filename = true) as r
+            inner join receipt_files as f on r.filename = f.filename""")
+        con.execute("drop table receipt_files")
+    con.execute("drop table committed_receipts")
+    return dict(con.execute(f"""
+        with ranked as (
+            select partition, transaction_id,
+                   row_number() over (
+                       partition by location_id, transaction_id
+                       order by loaded_at desc, business_date desc) as n
+            from {RECEIPT_KEYS}
+        )
+        select partition, list(transaction_id order by transaction_id)
+        from ranked where n > 1 group by partition""").fetchall())
+
+
+def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+                       committed: dict[str, Committed], superseded: dict[str, list[str]],
+                       only: dict[str, set[str]] | None = None) -> None:
+    """A view per lake table over the files of committed loads (``pipeline.lake``), of the
+    partitions in ``only`` for the areas it names. Receipts another partition took over
+    are left out."""
     con.execute(f"create schema {LAKE_SCHEMA}")
+    arrow_insert(con, f"{LAKE_SCHEMA}._files", [], FILES_SCHEMA)
+    arrow_insert(con, f"{LAKE_SCHEMA}._superseded",
+                 [(part, t) for part, ids in superseded.items() for t in ids], SUPERSEDED_SCHEMA)
     for area, tables in LAKE_AREAS.items():
-        loads = lake_dir / LOADS_DIR / area
-        committed = next(loads.glob(f"**/{LOAD_FILE}"), None) is not None
+        partitions = None if only is None or area not in only else only[area]
         for table, schema in tables.items():
-            if committed and next((lake_dir / table).glob("**/*.parquet"), None):
-                con.execute(f"""
-                    create view {LAKE_SCHEMA}.{table} as
-                    select data.* exclude (filename), loads.load_id, loads.loaded_at
-                    from read_parquet('{_sql_path(lake_dir / table)}/**/*.parquet',
-                                      hive_partitioning = true, union_by_name = true,
-                                      filename = true) as data
-                    inner join read_parquet('{_sql_path(loads)}/**/{LOAD_FILE}',
-                                            hive_partitioning = false) as loads
-                        on regexp_extract(data.filename, 'part-([^/]+)[.]parquet$', 1)
-                           = loads.load_id""")
-            else:
+            files = committed[area].files(lake_dir, table, partitions)
+            if not files:
                 empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
                 con.from_arrow(empty).create(f"{LAKE_SCHEMA}.{table}")
+                continue
+            arrow_insert(con, f"{LAKE_SCHEMA}._files",
+                         [(_sql_path(f), part, *committed[area].loads[part][:2])
+                          for f, part in files], FILES_SCHEMA)
+            taken_over = ""
+            if table == "receipts":
+                taken_over = f"""
+                    anti join {LAKE_SCHEMA}._superseded as s
+                        on s.partition = loads.partition
+                        and s.transaction_id = data.transaction_id"""
+            con.execute(f"""
+                create view {LAKE_SCHEMA}.{table} as
+                select data.* exclude (filename), loads.load_id, loads.loaded_at
+                from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+                                  union_by_name = true, filename = true) as data
+                inner join {LAKE_SCHEMA}._files as loads on data.filename = loads.filename
+                {taken_over}""")
+
+
+def chain_hashes(models: dict[str, Model], order: list[str]) -> dict[str, str]:
+    """A hash per partitioned model of its SQL, the macros and every model it reads."""
+    macros = digest(*macro_sql())
+    hashes: dict[str, str] = {}
+    for name in order:
+        model = models[name]
+        if model.materialized == "partitioned":
+            hashes[name] = digest(FORMAT_VERSION, macros, model.sql,
+                                  *sorted(hashes[d] for d in model.model_deps))
+    return hashes
 
 
 @contextmanager
@@ -169,6 +364,8 @@ class BuildResult:
     row_counts: dict[str, int]
     order: list[str]
     checks: list[CheckOutcome] = field(default_factory=list)
+    rebuilt_partitions: dict[str, int] = field(default_factory=dict)
+    """Per lake area: how many partitions the partitioned models were computed for."""
 
     @property
     def failed_checks(self) -> list[CheckOutcome]:
@@ -182,49 +379,51 @@ class Warehouse:
     path: Path
     lake: Lake
 
-    def build(self, models: dict[str, Model] | None = None) -> BuildResult:
-        """Build every model, run the data checks on the new file, then switch it in."""
-        outcomes: list[CheckOutcome] = []
-        result = build_warehouse(self.lake.root, self.path, models,
-                                 on_built=lambda con: outcomes.extend(run_checks(con)))
-        result.checks = outcomes
-        return result
+    def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
+        """Build the models (what changed, or everything with ``full``), run the data
+        checks on the new file, then switch it in."""
+        return build_warehouse(self.lake.root, self.path, models, full=full)
 
 
 def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     models: dict[str, Model] | None = None,
-                    on_built=None) -> BuildResult:
-    """Build every model from the lake into a new file, then switch it in atomically.
+                    checks: tuple[DataCheck, ...] = CHECKS, full: bool = False) -> BuildResult:
+    """Build the models from the lake into a new file, run the data checks on it, then
+    switch it in atomically.
 
-    ``on_built(con)`` runs on the new file before the switch (the data checks use it).
+    Partitioned models are computed for the partitions whose input changed since the
+    warehouse in place was built (every partition with ``full``); everything else is
+    rebuilt. The checks of partitioned models run on the partitions computed and carry
+    the failures of the others over from the warehouse in place.
     """
     models = models or discover_models()
     order = build_order(models)
-    warehouse_path = Path(warehouse_path)
+    warehouse_path = Path(warehouse_path).absolute()
+    lake_dir = Path(lake_dir).resolve()
+    root = parts_dir(warehouse_path)
     with _build_lock(warehouse_path):
         # Under the lock no other build runs: any half-built file is a killed build's.
         for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
             stale.unlink(missing_ok=True)
-        Lake(Path(lake_dir)).adopt_uncommitted_layout(LAKE_AREAS)
+        Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
+        previous = Manifest.read(warehouse_path)
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
         try:
-            counts: dict[str, int] = {}
             with duckdb.connect(str(temp)) as con:
                 # Only named tables are read: never a Python variable of the same name.
                 con.execute("set python_enable_replacements = false")
+                con.execute("set preserve_insertion_order = false")
                 for sql in macro_sql():
                     con.execute(sql)
-                _create_lake_views(con, Path(lake_dir))
-                for name in order:
-                    try:
-                        con.execute(f"create table main.{name} as {models[name].sql}")
-                    except duckdb.Error as exc:
-                        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") \
-                            from None
-                    counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
-                con.execute(f"drop schema {LAKE_SCHEMA} cascade")
-                if on_built:
-                    on_built(con)
+                manifest, stale, counts, outcomes = _build_models(
+                    con, lake_dir, root, models, order, checks,
+                    Manifest() if full else previous,
+                    None if full or not warehouse_path.exists() else warehouse_path)
+                manifest.replaced = carry_replaced(previous, manifest.parts)
+                manifest.write(con)
+                for check in checks:
+                    if check not in outcomes:
+                        outcomes[check] = run_check(con, check)
                 con.execute("checkpoint")
             with open(temp, "rb") as fh:
                 os.fsync(fh.fileno())
@@ -235,4 +434,114 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
         finally:
             temp.unlink(missing_ok=True)
             Path(f"{temp}.wal").unlink(missing_ok=True)
-    return BuildResult(warehouse_path, counts, order)
+        remove_unused_parts(
+            root, {name: stale[model.area] for name, model in models.items()
+                   if model.materialized == "partitioned"},
+            kept=[p.file for p in manifest.parts.values() if p.file] + list(manifest.replaced),
+            expired=set(previous.replaced) - set(manifest.replaced))
+    return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
+                       {area: len(parts) for area, parts in stale.items()})
+
+
+def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
+                  models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
+                  previous: Manifest, previous_file: Path | None):
+    """Every model into ``con``: the partitioned ones first, for the partitions whose
+    version changed, and their checks there; then views over their parts, then the
+    tables and views. Returns the manifest, the partitions computed per area, the row
+    counts and the outcomes of the partitioned checks."""
+    committed = committed_loads(con, lake_dir)
+    superseded = superseded_receipts(con, lake_dir, committed["revenue"], previous_file)
+    hashes = chain_hashes(models, order)
+    partitioned = [n for n in order if models[n].materialized == "partitioned"]
+    versions: dict[str, dict[str, str]] = {}  # model -> partition -> version
+    stale: dict[str, set[str]] = {}  # area -> partitions to compute
+    for name in partitioned:
+        area = models[name].area
+        versions[name] = {
+            part: digest(hashes[name], load[0], *superseded.get(part, []))
+            for part, load in committed[area].loads.items()}
+        stale.setdefault(area, set()).update(
+            part for part, version in versions[name].items()
+            if not previous.current(name, part, version))
+    manifest = Manifest({key: part for key, part in previous.parts.items()
+                         if key[0] in versions and key[1] in versions[key[0]]})
+    counts: dict[str, int] = {}
+
+    def create(name: str, how: str = "table") -> None:
+        try:
+            con.execute(f"create {how} main.{name} as {models[name].sql}")
+        except duckdb.Error as exc:
+            raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
+
+    _create_lake_views(con, lake_dir, committed, superseded, only=stale)
+    keys = {area: [k.split("=")[0] for k in next(iter(committed[area].loads)).split("/")]
+            for area in stale if committed[area].loads}
+    for name in partitioned:  # over the partitions to compute only
+        create(name)
+        area = models[name].area
+        if not stale[area]:
+            continue
+        try:
+            parts = write_parts(con, f"main.{name}", name, keys[area],
+                                {p: versions[name][p] for p in stale[area]}, root)
+        except ValueError as exc:
+            raise ModelError(str(exc)) from None
+        manifest.parts.update(((part.model, part.partition), part) for part in parts)
+    outcomes = {}
+    for check, area in partitioned_checks(models, checks).items():
+        carried = {part: n for (key, part), n in previous.check_failures.items()
+                   if key == check_key(check) and part in committed[area].loads
+                   and part not in stale[area]}
+        new, sample = {}, []
+        if stale[area]:
+            try:
+                new = dict(con.execute(f"select {partition_expr(keys[area])}, count(*) "
+                                       f"from ({check.sql}) group by all").fetchall())
+            except duckdb.Error as exc:
+                raise ModelError(f"check {check.name} of {check.model} runs on the "
+                                 f"partitions of lake area {area}, so it must return their "
+                                 f"keys {keys[area]}: {exc}") from None
+            sample = con.execute(f"select * from ({check.sql}) limit 5").fetchall() \
+                if new else []
+        failures = carried | new
+        manifest.check_failures.update(((check_key(check), part), n)
+                                       for part, n in failures.items())
+        outcomes[check] = CheckOutcome(check, sum(failures.values()), sample)
+    for name in partitioned:  # the model is the view over all its parts
+        files = manifest.files(name)
+        counts[name] = manifest.rows(name)
+        if files:  # else the (empty) table computed above stays
+            con.execute(f"drop table main.{name}")
+            con.execute(f"create view main.{name} as select * from read_parquet("
+                        f"{_file_list(files)}, union_by_name = true)")
+    con.execute(f"drop schema {LAKE_SCHEMA} cascade")
+    _create_lake_views(con, lake_dir, committed, superseded)
+    for name in order:
+        model = models[name]
+        if model.materialized == "table":
+            create(name)
+            counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
+        elif model.materialized == "view":
+            create(name, "view")
+            counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
+    con.execute(f"drop schema {LAKE_SCHEMA} cascade")
+    return manifest, stale, counts, outcomes
+
+
+def check_key(check: DataCheck) -> str:
+    return f"{check.model}:{check.name}"
+
+
+def partitioned_checks(models: dict[str, Model],
+                       checks: tuple[DataCheck, ...]) -> dict[DataCheck, str]:
+    """The checks that read partitioned models of one lake area only, with the area: they
+    run on the partitions a build computes."""
+    found = {}
+    for check in checks:
+        reads, lake_tables = _references(check.sql, check.name)
+        areas = {models[m].area for m in reads if m in models}
+        if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
+                and None not in areas:
+            found[check] = areas.pop()
+    return found

@@ -100,14 +100,12 @@ def test_reconciliation_balances_and_flags_differences(built, tmp_path):
     payments[0]["amount"] += Decimal("5.00")
     tables["payments"] = pa.Table.from_pylist(payments, tables["payments"].schema)
     Lake(lake_copy).write("revenue", tables, part)
-    outcomes = []
-    result = build_warehouse(lake_copy, tmp_path / "wh.duckdb",
-                             on_built=lambda con: outcomes.extend(run_checks(con)))
+    result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     with duckdb.connect(str(result.path), read_only=True) as con:
         flagged = con.execute("select distinct location_id, business_date from "
                               "rpt_payment_reconciliation where has_difference").fetchall()
     assert flagged == [(1001, date(2026, 11, 19))]
-    failed = {o.check.name for o in outcomes if not o.passed}
+    failed = {o.check.name for o in result.failed_checks}
     assert failed == {"payments_settle_total"}
 
 

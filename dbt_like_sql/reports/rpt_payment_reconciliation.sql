@@ -1,4 +1,5 @@
 -- grain: one row per location_id, business_date, payment_type_name and fibu_account_nr
+-- materialized: partitioned
 -- Payments of settlements against the settled receipts' totalAmount, per day; a day whose
 -- payments and receipt totals differ by more than a cent is flagged on every one of its rows.
 with

@@ -1,4 +1,5 @@
 -- grain: one row per reversal receipt (Stornieren: a booked line; RechnungZurückholen: a settlement)
+-- materialized: partitioned
 with
 
 receipts as (

@@ -1,4 +1,5 @@
 -- grain: one row per location_id, business_date and tax_rate_percent (revenue-effective lines)
+-- materialized: partitioned
 with
 
 items as (

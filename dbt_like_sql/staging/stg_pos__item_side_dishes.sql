@@ -1,4 +1,5 @@
 -- grain: one row per location_id, transaction_id, item_key and side_dish_key
+-- materialized: partitioned
 with
 
 source as (

@@ -1,4 +1,5 @@
 -- grain: one row per location_id and transaction_id: its newest loaded version
+-- materialized: partitioned
 with
 
 source as (

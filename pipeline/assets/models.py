@@ -37,6 +37,13 @@ def failed_checks_of_run(context: dg.AssetExecutionContext) -> list[str]:
     return failed
 
 
+class BuildConfig(dg.Config):
+    """Run configuration of the warehouse build."""
+
+    full: bool = False
+    """Compute every partition of the partitioned models again, not only what changed."""
+
+
 def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
     """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
     models = models or discover_models()
@@ -47,13 +54,14 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                                        description=c.description) for c in CHECKS],
         name="warehouse_models",
         pool="warehouse",
-        description="Build every SQL model into a new DuckDB file and switch it in atomically.",
+        description="Build the SQL models (partitioned ones where their partitions changed) "
+                    "into a new DuckDB file and switch it in atomically.",
     )
-    def warehouse_models(context: dg.AssetExecutionContext,
+    def warehouse_models(context: dg.AssetExecutionContext, config: BuildConfig,
                          warehouse: dg.ResourceParam[Warehouse]):
         """Build every SQL model into a new DuckDB file and switch it in atomically."""
         try:
-            result = warehouse.build(models)
+            result = warehouse.build(models, full=config.full)
         except ModelError as exc:  # the old warehouse stays in place
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None
@@ -62,6 +70,9 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                 "dagster/row_count": result.row_counts[name],
                 "warehouse": dg.MetadataValue.path(str(result.path)),
                 "table": name,
+                "materialized": models[name].materialized,
+                **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
+                   if models[name].area in result.rebuilt_partitions else {}),
             })
         for outcome in result.checks:
             yield dg.AssetCheckResult(

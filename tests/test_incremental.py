@@ -1,0 +1,160 @@
+"""The incremental warehouse: a build computes what changed, and equals a full rebuild."""
+
+from dataclasses import replace
+from datetime import date, datetime, time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import pipeline.parts
+from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.lake import Lake
+from pipeline.loader import run_load
+from pipeline.parts import parts_dir
+from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
+from pos_sandbox.app import SandboxConfig
+from pos_sandbox.receipts import Correction, SandboxData, receipts_on
+from pos_sandbox.server import running_sandbox
+from tests.conftest import make_settings, truth_turnover
+
+DAYS = [date(2026, 10, 5), date(2026, 10, 6), date(2026, 10, 7)]
+NEXT = date(2026, 10, 8)
+
+
+def load(base_url, data_dir, start, end, locations=None):
+    report = run_load(make_settings(base_url, data_dir), start, end, locations,
+                      catalog=False, models=False, progress=lambda line: None)
+    assert report.ok, report.summary()
+
+
+def model_rows(path: Path, name: str) -> list[tuple]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return sorted(con.execute(f"select * from {name}").fetchall(), key=repr)
+
+
+def turnover(path: Path, location_id: int, day: date):
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute("select turnover_net from fct_turnover_daily where location_id = ? "
+                           "and business_date = ?", [location_id, day]).fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def history(sandbox_url, tmp_path_factory):
+    """Three days of three locations, built; then a fourth day and a corrected receipt."""
+    mp = pytest.MonkeyPatch()
+    for loc in (1001, 1002, 1003):
+        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
+    data_dir = tmp_path_factory.mktemp("incremental") / "data"
+    settings = make_settings(sandbox_url, data_dir)
+    lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
+    load(sandbox_url, data_dir, DAYS[0], DAYS[-1])
+    builds = {"first": build_warehouse(lake, target)}
+    load(sandbox_url, data_dir, NEXT, NEXT)
+    builds["night"] = build_warehouse(lake, target)
+    builds["unchanged"] = build_warehouse(lake, target)
+    yield settings, builds
+    mp.undo()
+
+
+def test_a_night_computes_only_its_new_partitions(history):
+    _, builds = history
+    assert builds["first"].rebuilt_partitions == {"revenue": 9}
+    assert builds["night"].rebuilt_partitions == {"revenue": 3}
+    assert builds["unchanged"].rebuilt_partitions == {"revenue": 0}
+    assert not builds["unchanged"].failed_checks
+    assert builds["unchanged"].row_counts == builds["night"].row_counts
+
+
+def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandbox_url):
+    settings, _ = history
+    lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
+    # A correction moves a receipt of the first day to the new day; only the new day is
+    # loaded again, so the first day must be computed again too (it lost the receipt).
+    before = SandboxData()
+    moved = next(r for r in receipts_on(1002, DAYS[0], before)
+                 if r.transaction_type == "Abrechnen" and r.payment_group.name == "Umsatzwirksam")
+    after = replace(before, corrections=(Correction(
+        1002, moved.transaction_id, datetime.combine(NEXT, time(11, 0, 3))),))
+    with running_sandbox(SandboxConfig(data=after)) as corrected:
+        load(corrected, settings.warehouse.data_dir, NEXT, NEXT, [1002])
+    reader = duckdb.connect(str(target), read_only=True)  # an analyst, before the build
+    result = build_warehouse(lake, target)
+    # The analyst's open file still reads the complete old state (its parts are kept).
+    old = reader.execute("select turnover_net from fct_turnover_daily where location_id = 1002 "
+                         "and business_date = ?", [DAYS[0]]).fetchone()[0]
+    assert old == truth_turnover(1002, DAYS[0], before)
+    reader.close()  # (DuckDB shares one open file per process: close it to see the new one)
+    assert result.rebuilt_partitions == {"revenue": 2}
+    assert not result.failed_checks
+    assert turnover(target, 1002, DAYS[0]) == truth_turnover(1002, DAYS[0], after)
+    assert turnover(target, 1002, NEXT) == truth_turnover(1002, NEXT, after)
+
+    full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
+    assert full.rebuilt_partitions == {"revenue": 12}
+    assert full.row_counts == result.row_counts
+    for name in discover_models():
+        assert model_rows(target, name) == model_rows(full.path, name), name
+
+
+
+def test_replaced_parts_are_kept_for_readers_then_removed(history, monkeypatch):
+    settings, _ = history
+    lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
+    root = parts_dir(target)
+    partition = root / "fct_turnover_daily" / "location_id=1001" / f"business_date={NEXT}"
+    (replaced,) = partition.glob("*.parquet")
+    # A build killed after it wrote a part, before its switch, left this one behind.
+    orphan = partition / "part-0123456789abcdef.parquet"
+    orphan.write_bytes(replaced.read_bytes())
+    # The day is loaded again (a new commit of the same receipts): its parts are replaced.
+    key = {"location_id": 1001, "business_date": NEXT.isoformat()}
+    Lake(lake).write("revenue", {t: Lake(lake).read("revenue", t, key) for t in REVENUE_TABLES},
+                     key)
+    assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 1}
+    assert replaced.exists() and not orphan.exists()
+    monkeypatch.setattr(pipeline.parts, "REPLACED_PART_SECONDS", 0)
+    build_warehouse(lake, target)
+    assert not replaced.exists()
+    files = {str(p) for p in root.rglob("*.parquet")}
+    with duckdb.connect(str(target), read_only=True) as con:
+        named = {row[0] for row in con.execute("select file from _state.parts "
+                                               "where file is not null").fetchall()}
+    assert files == named
+
+
+def test_a_changed_model_is_computed_again_for_every_partition(history, tmp_path):
+    settings, _ = history
+    models_dir = tmp_path / "models"
+    import shutil
+    shutil.copytree(MODELS_DIR, models_dir)
+    path = models_dir / "marts" / "fct_turnover_daily.sql"
+    path.write_text(path.read_text().replace(
+        "sum(guest_count) as guest_count", "sum(guest_count) as guest_count,\n"
+        "        max(receipted_at_local) as last_receipt_at"))
+    target = tmp_path / "wh.duckdb"
+    build_warehouse(settings.warehouse.lake_dir, target)
+    result = build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
+    assert result.rebuilt_partitions == {"revenue": 12}
+    with duckdb.connect(str(target), read_only=True) as con:
+        assert con.execute("select count(last_receipt_at) from fct_turnover_daily"
+                           ).fetchone()[0] == 12
+
+
+def test_build_command_builds_what_changed_or_everything(sandbox_url, tmp_path, monkeypatch,
+                                                         capsys):
+    from pipeline.cli import main
+    from tests.conftest import write_config
+
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1001")
+    config = write_config(tmp_path, sandbox_url)
+    assert main(["load", "--config", str(config), "--start", "2026-10-05", "--end",
+                 "2026-10-06", "--no-models", "--no-catalog"]) == 0
+    computed = []
+    for args in ([], [], ["--full"]):
+        capsys.readouterr()
+        assert main(["build", "--config", str(config), *args]) == 0
+        out = capsys.readouterr().out
+        assert "result: OK" in out and "partitions loaded" not in out
+        computed.append(out.split(" partitions computed")[0].rsplit(" ", 1)[-1])
+    assert computed == ["2", "0", "2"]
