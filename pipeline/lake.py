@@ -29,7 +29,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +43,8 @@ LOADS_DIR = "_loads"
 LOAD_FILE = "load.parquet"
 LEGACY_FILE = "data.parquet"
 """A partition's only file before commits existed (adopted on the next load)."""
+ADOPTED_MARKER = ".no-legacy-files"
+"""In ``_loads``: the lake has no partition of the layout before commits left."""
 LOAD_SCHEMA = pa.schema([
     pa.field("load_id", pa.string(), nullable=False),
     pa.field("loaded_at", pa.timestamp("us", tz="UTC"), nullable=False),
@@ -184,7 +186,13 @@ class Lake:
 
     def adopt_uncommitted_layout(self, areas: Mapping[str, Mapping[str, object]]) -> int:
         """Commit partitions of a lake written before commits existed (``data.parquet``
-        files and no commit record), so nothing loaded then is lost; returns how many."""
+        files and no commit record), so nothing loaded then is lost; returns how many.
+
+        Done once: a marker in ``_loads`` says the lake has no such files left, so later
+        builds do not walk the whole lake for them."""
+        marker = self.root / LOADS_DIR / ADOPTED_MARKER
+        if marker.exists():
+            return 0
         adopted = 0
         for area, tables in areas.items():
             partitions: dict[Path, list[str]] = {}
@@ -199,10 +207,15 @@ class Lake:
                 self.write(area, {name: pq.read_table(self.root / name / relative / LEGACY_FILE)
                                   for name in names}, partition, {"adopted": "true"})
                 adopted += 1
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
         return adopted
 
-    def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS) -> int:
-        """Delete temp files of writes killed midway; returns how many.
+    def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS,
+                                folders: Iterable[Path] | None = None) -> int:
+        """Delete temp files of writes killed midway, in ``folders`` (a load passes the
+        partitions it writes, so the history is not walked) or the whole lake; returns how
+        many.
 
         Only files older than any write takes: a concurrent load's temp files are young.
         (Renamed files of a load killed before its commit are removed by the partition's
@@ -212,7 +225,9 @@ class Lake:
             return 0
         cutoff = time.time() - older_than_seconds
         removed = 0
-        for temp in self.root.rglob(".*.tmp"):
+        temps = self.root.rglob(".*.tmp") if folders is None else (
+            temp for folder in folders for temp in folder.glob(".*.tmp"))
+        for temp in temps:
             try:
                 if temp.stat().st_mtime < cutoff:
                     temp.unlink()
@@ -220,3 +235,9 @@ class Lake:
             except FileNotFoundError:  # renamed or removed meanwhile
                 pass
         return removed
+
+    def partition_folders(self, area: str, tables: Iterable[str],
+                          partition: Mapping[str, object]) -> list[Path]:
+        """The folders one write of a partition touches: each table's and its commit's."""
+        return [*(partition_dir(self.root, t, partition) for t in tables),
+                self.load_dir(area, partition)]

@@ -1,13 +1,13 @@
 """Partitioned models: their rows kept as Parquet parts, one per model and lake partition.
 
 A model marked ``-- materialized: partitioned`` has the grain of one lake area's
-partitions (revenue: a location's business date). Each build computes it only for the
-partitions whose input changed and writes one part per partition,
-``<warehouse>_parts/<model>/<partition>/part-<version>.parquet``; the warehouse file holds
-a view over the parts of its build. A part's version is a hash of everything its rows
-derive from: the partition's committed load, the receipts other partitions took over from
-it, and the SQL of the model and of the models it reads (and the macros). A part whose
-version is unchanged is kept, so a night's build costs what changed, not the history.
+partitions (revenue: a location's business date). Its rows are kept as one part per month
+of partitions (``Grouping``), ``<warehouse>_parts/<model>/location_id=…/_part_month=…/
+part-<build id>_0.parquet``; the warehouse file holds a view over the parts of its build.
+A part's version is a hash of everything its rows derive from: its partitions' committed
+loads, the receipts other partitions took over from them, and the SQL of the model and of
+the models it reads (and the macros). A build computes the parts whose version changed
+and keeps the others, so a night costs the month it touches, not the history.
 
 The manifest (which part each model and partition has, its version and rows) is a table
 of the warehouse file itself, so it is switched in with it, atomically. Parts are never
@@ -19,10 +19,7 @@ no warehouse names (written by a build that was killed) are removed by the next 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +46,7 @@ def digest(*values: object) -> str:
 
 @dataclass(frozen=True)
 class Part:
-    """One model's rows of one lake partition (``file`` None: the partition has none)."""
+    """One model's rows of one group of lake partitions (``file`` None: it has none)."""
 
     model: str
     partition: str
@@ -65,7 +62,7 @@ class Manifest:
     parts: dict[tuple[str, str], Part] = field(default_factory=dict)
     replaced: dict[str, float] = field(default_factory=dict)
     check_failures: dict[tuple[str, str], int] = field(default_factory=dict)
-    """(check, partition) -> failing rows, of the checks that run on the parts built."""
+    """(check, group) -> failing rows, of the checks that run on the parts built."""
 
     @classmethod
     def read(cls, warehouse_path: Path) -> Manifest:
@@ -83,12 +80,8 @@ class Manifest:
                                        f"from {STATE_SCHEMA}.check_failures").fetchall()
         except duckdb.Error:
             return cls()
-        manifest = cls({(p[0], p[1]): Part(*p) for p in parts}, dict(replaced),
-                       {(f[0], f[1]): f[2] for f in failures})
-        # A part deleted by hand is built again.
-        manifest.parts = {k: p for k, p in manifest.parts.items()
-                          if p.file is None or Path(p.file).exists()}
-        return manifest
+        return cls({(p[0], p[1]): Part(*p) for p in parts}, dict(replaced),
+                   {(f[0], f[1]): f[2] for f in failures})
 
     def current(self, model: str, partition: str, version: str) -> bool:
         part = self.parts.get((model, partition))
@@ -133,52 +126,81 @@ FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("partition", pa.strin
                              ("failing_rows", pa.int64())])
 
 
-def write_parts(con: duckdb.DuckDBPyConnection, relation: str, model: str, keys: list[str],
-                versions: Mapping[str, str], root: Path) -> list[Part]:
-    """Write the rows of ``relation`` (one model, computed for the partitions in
-    ``versions``) as one part per partition; returns the parts, empty partitions included.
+GROUP_KEY = "_part_month"
+"""The column and folder key of a part's month (written into parts, hidden by the views)."""
 
-    DuckDB writes every partition in one pass; each file is then renamed to its final,
-    versioned name. A row outside the partitions it was computed for is an error.
+
+@dataclass(frozen=True)
+class Grouping:
+    """Parts hold a month of partitions: a location's business days of one month, say.
+
+    A part per day would make a year of three locations 1,095 files per model, and files
+    are what a build pays for (writing them, listing them in views); a month keeps a
+    night's work small (the days of the month it touches) and the file count low.
+    ``keys`` are the area's partition keys; the last is a date.
     """
-    staging = root / f".staging-{uuid.uuid4().hex}"
-    parts: list[Part] = []
-    try:
-        counts = dict(con.execute(
-            f"select {partition_expr(keys)}, count(*) from {relation} group by all").fetchall())
-        outside = sorted(set(counts) - set(versions))
-        if outside:
-            raise ValueError(f"model {model} has rows outside the partitions it was built "
-                             f"for: {', '.join(outside[:3])}")
-        if counts:
-            root.mkdir(parents=True, exist_ok=True)
-            con.execute(f"copy {relation} to '{_sql_str(staging)}' (format parquet, "
-                        f"partition_by ({', '.join(keys)}), write_partition_columns true, "
-                        "filename_pattern 'part_{i}')")
-        for partition, version in versions.items():
-            file = None
-            if counts.get(partition):
-                (written,) = (staging / partition).glob("*.parquet")
-                target = root / model / partition / f"part-{version}.parquet"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(written, target)
-                file = str(target)
-            parts.append(Part(model, partition, version, file, counts.get(partition, 0)))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    keys: tuple[str, ...]
+
+    def group(self, partition: str) -> str:
+        """``location_id=1001/business_date=2026-11-20`` -> its month's group,
+        ``location_id=1001/_part_month=2026-11``."""
+        head, _, last = partition.rpartition("/")
+        month = f"{GROUP_KEY}={last.split('=', 1)[1][:7]}"
+        return f"{head}/{month}" if head else month
+
+    def month_sql(self) -> str:
+        return f"strftime({self.keys[-1]}, '%Y-%m')"
+
+    def group_sql(self) -> str:
+        """The group's folder path as SQL over a model's columns."""
+        return " || '/' || ".join([*(f"'{k}=' || cast({k} as varchar)" for k in self.keys[:-1]),
+                                   f"'{GROUP_KEY}=' || {self.month_sql()}"])
+
+
+def write_parts(con: duckdb.DuckDBPyConnection, relation: str, model: str, grouping: Grouping,
+                versions: Mapping[str, str], root: Path, build_id: str) -> list[Part]:
+    """Write the rows of ``relation`` (one model, computed for the groups in ``versions``)
+    as one part per group; returns the parts, empty groups included.
+
+    DuckDB writes every group in one pass, straight into its folder, under a name of this
+    build's (``part-<build id>_0.parquet``) that no other build uses. A row outside the
+    groups it was computed for is an error.
+    """
+    counts = dict(con.execute(
+        f"select {grouping.group_sql()}, count(*) from {relation} group by all").fetchall())
+    outside = sorted(set(counts) - set(versions))
+    if outside:
+        raise ValueError(f"model {model} has rows outside the partitions it was built for: "
+                         f"{', '.join(outside[:3])}")
+    folder = root / model
+    if counts:
+        folder.mkdir(parents=True, exist_ok=True)
+        con.execute(f"copy (select *, {grouping.month_sql()} as {GROUP_KEY} from {relation}) "
+                    f"to '{_sql_str(folder)}' (format parquet, partition_by "
+                    f"({', '.join([*grouping.keys[:-1], GROUP_KEY])}), write_partition_columns "
+                    f"true, overwrite_or_ignore true, filename_pattern 'part-{build_id}_{{i}}')")
+    parts = []
+    for group, version in versions.items():
+        file = None
+        if counts.get(group):
+            file = str(folder / group / f"part-{build_id}_0.parquet")
+            if not Path(file).exists():
+                raise ValueError(f"model {model}: DuckDB did not write {file}")
+        parts.append(Part(model, group, version, file, counts.get(group, 0)))
     return parts
 
 
 def _sql_str(path: Path) -> str:
-    return str(path.resolve()).replace("'", "''")
+    return str(path).replace("'", "''")
 
 
 def remove_unused_parts(root: Path, folders: Mapping[str, Iterable[str]],
                         kept: Iterable[str], expired: Iterable[str]) -> int:
     """Delete, after the switch and under the build lock: the parts in the folders this
     build wrote (model -> partitions) that the new warehouse does not keep (left by a
-    killed build or replaced long ago), and the ``expired`` replaced parts; returns how
-    many. Only folders a build wrote can hold such parts, so the history is not walked."""
+    killed build), and the ``expired`` replaced parts; returns how many. Only folders a
+    build wrote can hold such parts, so the history is not walked."""
     keep = set(kept)
     removed = 0
     for model, partitions in folders.items():
@@ -191,14 +213,7 @@ def remove_unused_parts(root: Path, folders: Mapping[str, Iterable[str]],
         if file not in keep:
             Path(file).unlink(missing_ok=True)
             removed += 1
-    for staging in root.glob(".staging-*"):
-        shutil.rmtree(staging, ignore_errors=True)
     return removed
-
-
-def partition_expr(keys: list[str]) -> str:
-    """The partition's folder path (``location_id=1001/business_date=2026-11-20``) as SQL."""
-    return " || '/' || ".join(f"'{k}=' || cast({k} as varchar)" for k in keys)
 
 
 def carry_replaced(previous: Manifest, new_parts: Mapping[tuple[str, str], Part],

@@ -43,15 +43,16 @@ from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.lake import LOAD_FILE, LOADS_DIR, Lake, data_file_name
+from pipeline.lake import LOAD_FILE, LOADS_DIR, Lake, data_file_name, new_load_id
 from pipeline.parts import (
     FORMAT_VERSION,
+    GROUP_KEY,
     STATE_SCHEMA,
+    Grouping,
     Manifest,
     arrow_insert,
     carry_replaced,
     digest,
-    partition_expr,
     parts_dir,
     remove_unused_parts,
     write_parts,
@@ -301,18 +302,18 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
 
 def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                        committed: dict[str, Committed], superseded: dict[str, list[str]],
-                       only: dict[str, set[str]] | None = None) -> None:
-    """A view per lake table over the files of committed loads (``pipeline.lake``), of the
-    partitions in ``only`` for the areas it names. Receipts another partition took over
-    are left out."""
+                       partitions: dict[str, set[str] | None]) -> None:
+    """A view per lake table over the files of committed loads (``pipeline.lake``): of the
+    areas in ``partitions``, their partitions named there (None: all); the other areas'
+    tables are empty. Receipts another partition took over are left out."""
     con.execute(f"create schema {LAKE_SCHEMA}")
     arrow_insert(con, f"{LAKE_SCHEMA}._files", [], FILES_SCHEMA)
     arrow_insert(con, f"{LAKE_SCHEMA}._superseded",
                  [(part, t) for part, ids in superseded.items() for t in ids], SUPERSEDED_SCHEMA)
     for area, tables in LAKE_AREAS.items():
-        partitions = None if only is None or area not in only else only[area]
         for table, schema in tables.items():
-            files = committed[area].files(lake_dir, table, partitions)
+            files = committed[area].files(lake_dir, table, partitions[area]) \
+                if area in partitions else []
             if not files:
                 empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
                 con.from_arrow(empty).create(f"{LAKE_SCHEMA}.{table}")
@@ -362,6 +363,7 @@ def _build_lock(path: Path) -> Iterator[None]:
 class BuildResult:
     path: Path
     row_counts: dict[str, int]
+    """Rows per model (views are not counted)."""
     order: list[str]
     checks: list[CheckOutcome] = field(default_factory=list)
     rebuilt_partitions: dict[str, int] = field(default_factory=dict)
@@ -435,35 +437,45 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
             temp.unlink(missing_ok=True)
             Path(f"{temp}.wal").unlink(missing_ok=True)
         remove_unused_parts(
-            root, {name: stale[model.area] for name, model in models.items()
+            root, {name: stale[model.area].keys() for name, model in models.items()
                    if model.materialized == "partitioned"},
             kept=[p.file for p in manifest.parts.values() if p.file] + list(manifest.replaced),
             expired=set(previous.replaced) - set(manifest.replaced))
     return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
-                       {area: len(parts) for area, parts in stale.items()})
+                       {area: sum(map(len, groups.values())) for area, groups in stale.items()})
 
 
 def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                   models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
                   previous: Manifest, previous_file: Path | None):
-    """Every model into ``con``: the partitioned ones first, for the partitions whose
-    version changed, and their checks there; then views over their parts, then the
-    tables and views. Returns the manifest, the partitions computed per area, the row
-    counts and the outcomes of the partitioned checks."""
+    """Every model into ``con``: the partitioned ones first, for the groups of partitions
+    whose version changed, and their checks there; then views over their parts, then the
+    tables and views. Returns the manifest, the groups computed per area with their
+    partitions, the row counts and the outcomes of the partitioned checks."""
     committed = committed_loads(con, lake_dir)
     superseded = superseded_receipts(con, lake_dir, committed["revenue"], previous_file)
     hashes = chain_hashes(models, order)
     partitioned = [n for n in order if models[n].materialized == "partitioned"]
-    versions: dict[str, dict[str, str]] = {}  # model -> partition -> version
-    stale: dict[str, set[str]] = {}  # area -> partitions to compute
+    groupings: dict[str, Grouping] = {}
+    members: dict[str, dict[str, list[str]]] = {}  # area -> group -> its partitions
+    for area in {models[n].area for n in partitioned}:
+        loads = committed[area].loads
+        groupings[area] = Grouping(tuple(k.split("=")[0] for k in next(iter(loads), "").split("/")))
+        members[area] = {}
+        for part in sorted(loads):
+            members[area].setdefault(groupings[area].group(part), []).append(part)
+    versions: dict[str, dict[str, str]] = {}  # model -> group -> version
+    stale: dict[str, dict[str, list[str]]] = {}  # area -> groups to compute -> partitions
     for name in partitioned:
         area = models[name].area
-        versions[name] = {
-            part: digest(hashes[name], load[0], *superseded.get(part, []))
-            for part, load in committed[area].loads.items()}
-        stale.setdefault(area, set()).update(
-            part for part, version in versions[name].items()
-            if not previous.current(name, part, version))
+        loads = committed[area].loads
+        versions[name] = {group: digest(hashes[name], *(
+            f"{part}:{loads[part][0]}:{','.join(superseded.get(part, []))}" for part in parts))
+            for group, parts in members[area].items()}
+        stale.setdefault(area, {}).update(
+            (group, members[area][group]) for group, version in versions[name].items()
+            if not previous.current(name, group, version))
+    build_id = new_load_id()
     manifest = Manifest({key: part for key, part in previous.parts.items()
                          if key[0] in versions and key[1] in versions[key[0]]})
     counts: dict[str, int] = {}
@@ -474,57 +486,60 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
         except duckdb.Error as exc:
             raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
-    _create_lake_views(con, lake_dir, committed, superseded, only=stale)
-    keys = {area: [k.split("=")[0] for k in next(iter(committed[area].loads)).split("/")]
-            for area in stale if committed[area].loads}
-    for name in partitioned:  # over the partitions to compute only
+    _create_lake_views(con, lake_dir, committed, superseded, partitions={
+        area: {part for parts in groups.values() for part in parts}
+        for area, groups in stale.items()})
+    for name in partitioned:  # over the groups to compute only
         create(name)
         area = models[name].area
         if not stale[area]:
             continue
         try:
-            parts = write_parts(con, f"main.{name}", name, keys[area],
-                                {p: versions[name][p] for p in stale[area]}, root)
+            parts = write_parts(con, f"main.{name}", name, groupings[area],
+                                {g: versions[name][g] for g in stale[area]}, root, build_id)
         except ValueError as exc:
             raise ModelError(str(exc)) from None
         manifest.parts.update(((part.model, part.partition), part) for part in parts)
     outcomes = {}
     for check, area in partitioned_checks(models, checks).items():
-        carried = {part: n for (key, part), n in previous.check_failures.items()
-                   if key == check_key(check) and part in committed[area].loads
-                   and part not in stale[area]}
+        carried = {group: n for (key, group), n in previous.check_failures.items()
+                   if key == check_key(check) and group in members[area]
+                   and group not in stale[area]}
         new, sample = {}, []
         if stale[area]:
             try:
-                new = dict(con.execute(f"select {partition_expr(keys[area])}, count(*) "
+                new = dict(con.execute(f"select {groupings[area].group_sql()}, count(*) "
                                        f"from ({check.sql}) group by all").fetchall())
             except duckdb.Error as exc:
                 raise ModelError(f"check {check.name} of {check.model} runs on the "
                                  f"partitions of lake area {area}, so it must return their "
-                                 f"keys {keys[area]}: {exc}") from None
+                                 f"keys {list(groupings[area].keys)}: {exc}") from None
             sample = con.execute(f"select * from ({check.sql}) limit 5").fetchall() \
                 if new else []
         failures = carried | new
-        manifest.check_failures.update(((check_key(check), part), n)
-                                       for part, n in failures.items())
+        manifest.check_failures.update(((check_key(check), group), n)
+                                       for group, n in failures.items())
         outcomes[check] = CheckOutcome(check, sum(failures.values()), sample)
     for name in partitioned:  # the model is the view over all its parts
         files = manifest.files(name)
         counts[name] = manifest.rows(name)
         if files:  # else the (empty) table computed above stays
             con.execute(f"drop table main.{name}")
-            con.execute(f"create view main.{name} as select * from read_parquet("
-                        f"{_file_list(files)}, union_by_name = true)")
+            # One schema: a part's version changes with its model's SQL, so a changed
+            # model has every part written again.
+            con.execute(f"create view main.{name} as select * exclude ({GROUP_KEY}) "
+                        f"from read_parquet({_file_list(files)})")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
-    _create_lake_views(con, lake_dir, committed, superseded)
+    _create_lake_views(con, lake_dir, committed, superseded, partitions={
+        LAKE_AREA_OF[table]: None for model in models.values()
+        if model.materialized != "partitioned" for table in model.lake_deps})
     for name in order:
         model = models[name]
         if model.materialized == "table":
             create(name)
             counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
-        elif model.materialized == "view":
+        elif model.materialized == "view":  # counted when queried, not here
             create(name, "view")
-            counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     return manifest, stale, counts, outcomes
 

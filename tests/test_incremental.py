@@ -18,8 +18,10 @@ from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
 from tests.conftest import make_settings, truth_turnover
 
-DAYS = [date(2026, 10, 5), date(2026, 10, 6), date(2026, 10, 7)]
-NEXT = date(2026, 10, 8)
+DAYS = [date(2026, 9, 29), date(2026, 9, 30), date(2026, 10, 1)]
+NEXT = date(2026, 10, 2)
+"""Parts hold a month of a location's days: a night on October 2 computes October's
+days again (October 1 and 2) and keeps September's."""
 
 
 def load(base_url, data_dir, start, end, locations=None):
@@ -60,7 +62,7 @@ def history(sandbox_url, tmp_path_factory):
 def test_a_night_computes_only_its_new_partitions(history):
     _, builds = history
     assert builds["first"].rebuilt_partitions == {"revenue": 9}
-    assert builds["night"].rebuilt_partitions == {"revenue": 3}
+    assert builds["night"].rebuilt_partitions == {"revenue": 6}
     assert builds["unchanged"].rebuilt_partitions == {"revenue": 0}
     assert not builds["unchanged"].failed_checks
     assert builds["unchanged"].row_counts == builds["night"].row_counts
@@ -70,7 +72,8 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
     settings, _ = history
     lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
     # A correction moves a receipt of the first day to the new day; only the new day is
-    # loaded again, so the first day must be computed again too (it lost the receipt).
+    # loaded again, so the first day's month must be computed again too (it lost the
+    # receipt): September and October of location 1002.
     before = SandboxData()
     moved = next(r for r in receipts_on(1002, DAYS[0], before)
                  if r.transaction_type == "Abrechnen" and r.payment_group.name == "Umsatzwirksam")
@@ -85,7 +88,7 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
                          "and business_date = ?", [DAYS[0]]).fetchone()[0]
     assert old == truth_turnover(1002, DAYS[0], before)
     reader.close()  # (DuckDB shares one open file per process: close it to see the new one)
-    assert result.rebuilt_partitions == {"revenue": 2}
+    assert result.rebuilt_partitions == {"revenue": 4}
     assert not result.failed_checks
     assert turnover(target, 1002, DAYS[0]) == truth_turnover(1002, DAYS[0], after)
     assert turnover(target, 1002, NEXT) == truth_turnover(1002, NEXT, after)
@@ -102,8 +105,12 @@ def test_replaced_parts_are_kept_for_readers_then_removed(history, monkeypatch):
     settings, _ = history
     lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
     root = parts_dir(target)
-    partition = root / "fct_turnover_daily" / "location_id=1001" / f"business_date={NEXT}"
-    (replaced,) = partition.glob("*.parquet")
+    partition = root / "fct_turnover_daily" / "location_id=1001" / "_part_month=2026-10"
+    with duckdb.connect(str(target), read_only=True) as con:
+        (replaced,) = con.execute("select file from _state.parts where model = "
+                                  "'fct_turnover_daily' and partition = ?",
+                                  [f"location_id=1001/_part_month={NEXT:%Y-%m}"]).fetchone()
+    replaced = Path(replaced)
     # A build killed after it wrote a part, before its switch, left this one behind.
     orphan = partition / "part-0123456789abcdef.parquet"
     orphan.write_bytes(replaced.read_bytes())
@@ -111,7 +118,7 @@ def test_replaced_parts_are_kept_for_readers_then_removed(history, monkeypatch):
     key = {"location_id": 1001, "business_date": NEXT.isoformat()}
     Lake(lake).write("revenue", {t: Lake(lake).read("revenue", t, key) for t in REVENUE_TABLES},
                      key)
-    assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 1}
+    assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 2}
     assert replaced.exists() and not orphan.exists()
     monkeypatch.setattr(pipeline.parts, "REPLACED_PART_SECONDS", 0)
     build_warehouse(lake, target)

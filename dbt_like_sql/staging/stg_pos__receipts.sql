@@ -48,7 +48,9 @@ renamed as (
 ),
 
 -- A receipt the POS corrected after it was loaded (moved to another day, say) stands in
--- two partitions; the newest load holds the current version.
+-- two partitions; the newest load holds the current version. The build's lake view already
+-- leaves out the older ones (pipeline.warehouse.superseded_receipts), as a partition is
+-- computed without the others; this keeps the rule for a query over all partitions.
 deduplicated as (
 
     select *

@@ -67,7 +67,8 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                                          f"kept): {exc}") from None
         for name in result.order:
             yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
-                "dagster/row_count": result.row_counts[name],
+                **({"dagster/row_count": result.row_counts[name]}
+                   if name in result.row_counts else {}),
                 "warehouse": dg.MetadataValue.path(str(result.path)),
                 "table": name,
                 "materialized": models[name].materialized,
