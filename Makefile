@@ -33,7 +33,12 @@ dev: install
 	DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=$${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true} \
 	$(BIN)/dagster dev -w workspace.yaml
 
-bench: install
+# The benchmarks also need the `bench` extra (dlt, for the side-by-side load).
+$(VENV)/.bench-installed: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $@
+
+bench: install $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py
 
 lint: install

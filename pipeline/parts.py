@@ -1,4 +1,4 @@
-"""Partitioned models: their rows kept as Parquet parts, one per model and lake partition.
+"""Partitioned models: their rows kept as Parquet parts, one per model and month.
 
 A model marked ``-- materialized: partitioned`` has the grain of one lake area's
 partitions (revenue: a location's business date). Its rows are kept as one part per month
@@ -9,7 +9,7 @@ loads, the receipts other partitions took over from them, and the SQL of the mod
 the models it reads (and the macros). A build computes the parts whose version changed
 and keeps the others, so a night costs the month it touches, not the history.
 
-The manifest (which part each model and partition has, its version and rows) is a table
+The manifest (which part each model and group has, its version and rows) is a table
 of the warehouse file itself, so it is switched in with it, atomically. Parts are never
 overwritten: a part replaced by a build stays on disk for ``REPLACED_PART_SECONDS``, so a
 reader that opened the previous warehouse keeps reading a complete old state; parts that
@@ -49,7 +49,8 @@ class Part:
     """One model's rows of one group of lake partitions (``file`` None: it has none)."""
 
     model: str
-    partition: str
+    group: str
+    """Its partitions' group: ``location_id=1001/_part_month=2026-11``."""
     version: str
     file: str | None
     rows: int
@@ -72,19 +73,19 @@ class Manifest:
             return cls()
         try:
             with duckdb.connect(str(warehouse_path), read_only=True) as con:
-                parts = con.execute(f"select model, partition, version, file, rows "
+                parts = con.execute(f"select model, part_group, version, file, rows "
                                     f"from {STATE_SCHEMA}.parts").fetchall()
                 replaced = con.execute(f"select file, replaced_at "
                                        f"from {STATE_SCHEMA}.replaced_parts").fetchall()
-                failures = con.execute(f"select check_name, partition, failing_rows "
+                failures = con.execute(f"select check_name, part_group, failing_rows "
                                        f"from {STATE_SCHEMA}.check_failures").fetchall()
         except duckdb.Error:
             return cls()
         return cls({(p[0], p[1]): Part(*p) for p in parts}, dict(replaced),
                    {(f[0], f[1]): f[2] for f in failures})
 
-    def current(self, model: str, partition: str, version: str) -> bool:
-        part = self.parts.get((model, partition))
+    def current(self, model: str, group: str, version: str) -> bool:
+        part = self.parts.get((model, group))
         return part is not None and part.version == version
 
     def files(self, model: str) -> list[str]:
@@ -97,7 +98,7 @@ class Manifest:
         """Store the manifest in the warehouse being built."""
         con.execute(f"create schema if not exists {STATE_SCHEMA}")
         arrow_insert(con, f"{STATE_SCHEMA}.parts",
-                     [(p.model, p.partition, p.version, p.file, p.rows)
+                     [(p.model, p.group, p.version, p.file, p.rows)
                       for p in self.parts.values()], PARTS_SCHEMA)
         arrow_insert(con, f"{STATE_SCHEMA}.replaced_parts", list(self.replaced.items()),
                      REPLACED_SCHEMA)
@@ -119,10 +120,10 @@ def arrow_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
         relation.create(table)
 
 
-PARTS_SCHEMA = pa.schema([("model", pa.string()), ("partition", pa.string()),
+PARTS_SCHEMA = pa.schema([("model", pa.string()), ("part_group", pa.string()),
                           ("version", pa.string()), ("file", pa.string()), ("rows", pa.int64())])
 REPLACED_SCHEMA = pa.schema([("file", pa.string()), ("replaced_at", pa.float64())])
-FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("partition", pa.string()),
+FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
                              ("failing_rows", pa.int64())])
 
 
@@ -198,14 +199,14 @@ def _sql_str(path: Path) -> str:
 def remove_unused_parts(root: Path, folders: Mapping[str, Iterable[str]],
                         kept: Iterable[str], expired: Iterable[str]) -> int:
     """Delete, after the switch and under the build lock: the parts in the folders this
-    build wrote (model -> partitions) that the new warehouse does not keep (left by a
-    killed build), and the ``expired`` replaced parts; returns how many. Only folders a
-    build wrote can hold such parts, so the history is not walked."""
+    build wrote (model -> groups) that the new warehouse does not keep (left by a killed
+    build), and the ``expired`` replaced parts; returns how many. Only folders a build
+    wrote can hold such parts, so the history is not walked."""
     keep = set(kept)
     removed = 0
-    for model, partitions in folders.items():
-        for partition in partitions:
-            for path in (root / model / partition).glob("*.parquet"):
+    for model, groups in folders.items():
+        for group in groups:
+            for path in (root / model / group).glob("*.parquet"):
                 if str(path) not in keep:
                     path.unlink(missing_ok=True)
                     removed += 1

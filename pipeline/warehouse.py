@@ -10,8 +10,8 @@ A model is materialized as its header says (``-- materialized: ...``, as dbt's c
 
 - ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
 - ``partitioned``: its grain lies within one lake area's partitions (a location's business
-  date), so a build computes it only for the partitions whose input changed and keeps the
-  rest (``pipeline.parts``); the warehouse file holds a view over its parts;
+  date), so a build computes it only for the months of partitions whose input changed and
+  keeps the rest (``pipeline.parts``); the warehouse file holds a view over its parts;
 - ``view``: computed when queried.
 
 Every build writes a fresh (small) file next to the warehouse and renames it over the
@@ -393,9 +393,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     """Build the models from the lake into a new file, run the data checks on it, then
     switch it in atomically.
 
-    Partitioned models are computed for the partitions whose input changed since the
-    warehouse in place was built (every partition with ``full``); everything else is
-    rebuilt. The checks of partitioned models run on the partitions computed and carry
+    Partitioned models are computed for the months of partitions whose input changed
+    since the warehouse in place was built (every month with ``full``); everything else
+    is rebuilt. The checks of partitioned models run on the months computed and carry
     the failures of the others over from the warehouse in place.
     """
     models = models or discover_models()
@@ -499,7 +499,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                                 {g: versions[name][g] for g in stale[area]}, root, build_id)
         except ValueError as exc:
             raise ModelError(str(exc)) from None
-        manifest.parts.update(((part.model, part.partition), part) for part in parts)
+        manifest.parts.update(((part.model, part.group), part) for part in parts)
     outcomes = {}
     for check, area in partitioned_checks(models, checks).items():
         carried = {group: n for (key, group), n in previous.check_failures.items()

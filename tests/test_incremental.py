@@ -108,7 +108,7 @@ def test_replaced_parts_are_kept_for_readers_then_removed(history, monkeypatch):
     partition = root / "fct_turnover_daily" / "location_id=1001" / "_part_month=2026-10"
     with duckdb.connect(str(target), read_only=True) as con:
         (replaced,) = con.execute("select file from _state.parts where model = "
-                                  "'fct_turnover_daily' and partition = ?",
+                                  "'fct_turnover_daily' and part_group = ?",
                                   [f"location_id=1001/_part_month={NEXT:%Y-%m}"]).fetchone()
     replaced = Path(replaced)
     # A build killed after it wrote a part, before its switch, left this one behind.
