@@ -6,7 +6,7 @@
    wall second. A calibration loop's time is printed: this machine's speed varies.
 2. memory: peak RSS of ``pos-etl load`` (models built) for backfills of 3 locations
    over 1, 30, 365 and 1,095 days against a sandbox in another process. Target: the
-   longest no higher than the 30-day one (memory bounded, not growing with the range).
+   1,095-day peak within 5 % of the 365-day one (bounded, not growing with the range).
 3. cli_load: a 365-day x 3-location ``pos-etl load`` with the models built, today's code
    (a Dagster run recorded in the instance) against the baseline commit's (a loop of its
    own), interleaved on one sandbox. Target: within 10 % of the baseline.
@@ -213,14 +213,14 @@ def sandbox_process(*args: str) -> Iterator[str]:
 
 def bench_memory(days: list[int]) -> dict:
     """Peak RSS of backfills of 3 locations over ``days`` business dates each (models
-    built), the sandbox in its own process. Target: the longest no higher than the
-    30-day one, within 5 % allocator noise."""
+    built, ``warehouse.memory_limit`` at its default), the sandbox in its own process.
+    The load keeps a few partitions in memory and the build's DuckDB stays within its
+    limit, so the peak rises with the first months' data until the build reaches the
+    limit, then stays. Target: the two longest backfills' peaks within 5 %."""
     with sandbox_process() as url, tempfile.TemporaryDirectory() as tmp:
-        results = [_load_peak_rss(url, n, Path(tmp) / str(n)) for n in days]
-    peaks = {r["days"]: r["peak_rss_mb"] for r in results}
+        results = [_load_peak_rss(url, n, Path(tmp) / str(n)) for n in sorted(days)]
     return {"locations": 3, "runs": results,
-            "bounded": max(peaks.values()) <= peaks[min(peaks, key=lambda d: abs(d - 30))]
-            * 1.05}
+            "bounded": results[-1]["peak_rss_mb"] <= results[-2]["peak_rss_mb"] * 1.05}
 
 
 BASELINE_COMMIT = "33b3caa"

@@ -32,4 +32,5 @@ def build_resources(settings: Settings) -> dict[str, object]:
     """The resources of a code location: ``pos``, ``lake``, ``warehouse``."""
     lake = Lake(settings.warehouse.lake_dir)
     return {"pos": pos_resource(settings), "lake": lake,
-            "warehouse": Warehouse(settings.warehouse.warehouse_path, lake)}
+            "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
+                                   settings.warehouse.memory_limit)}

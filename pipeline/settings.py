@@ -58,8 +58,14 @@ class SourceSettings(_Strict):
         return value.rstrip("/") if value else value
 
 
+DEFAULT_MEMORY_LIMIT = "512MB"
+
+
 class WarehouseSettings(_Strict):
     data_dir: Path = Path("data")
+    memory_limit: str = Field(DEFAULT_MEMORY_LIMIT, pattern=r"^\d+(\.\d+)?\s*([KMGT]i?B)$")
+    """DuckDB's memory for a build; beyond it a build spills to disk, so a backfill of
+    any length runs in bounded memory."""
 
     @property
     def lake_dir(self) -> Path:

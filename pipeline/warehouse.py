@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import importlib.resources
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +58,7 @@ from pipeline.parts import (
     remove_unused_parts,
     write_parts,
 )
+from pipeline.settings import DEFAULT_MEMORY_LIMIT
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -380,16 +382,19 @@ class Warehouse:
 
     path: Path
     lake: Lake
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in."""
-        return build_warehouse(self.lake.root, self.path, models, full=full)
+        return build_warehouse(self.lake.root, self.path, models, full=full,
+                               memory_limit=self.memory_limit)
 
 
 def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     models: dict[str, Model] | None = None,
-                    checks: tuple[DataCheck, ...] = CHECKS, full: bool = False) -> BuildResult:
+                    checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
+                    memory_limit: str = DEFAULT_MEMORY_LIMIT) -> BuildResult:
     """Build the models from the lake into a new file, run the data checks on it, then
     switch it in atomically.
 
@@ -404,8 +409,11 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     lake_dir = Path(lake_dir).resolve()
     root = parts_dir(warehouse_path)
     with _build_lock(warehouse_path):
-        # Under the lock no other build runs: any half-built file is a killed build's.
+        # Under the lock no other build runs: any half-built file (or the folder DuckDB
+        # spilled to) is a killed build's.
         for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
         Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
         previous = Manifest.read(warehouse_path)
@@ -415,6 +423,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 # Only named tables are read: never a Python variable of the same name.
                 con.execute("set python_enable_replacements = false")
                 con.execute("set preserve_insertion_order = false")
+                con.execute(f"set memory_limit = '{memory_limit}'")
                 for sql in macro_sql():
                     con.execute(sql)
                 manifest, stale, counts, outcomes = _build_models(
@@ -486,36 +495,41 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
         except duckdb.Error as exc:
             raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
-    _create_lake_views(con, lake_dir, committed, superseded, partitions={
-        area: {part for parts in groups.values() for part in parts}
-        for area, groups in stale.items()})
-    for name in partitioned:  # over the groups to compute only
-        create(name)
-        area = models[name].area
-        if not stale[area]:
-            continue
-        try:
-            parts = write_parts(con, f"main.{name}", name, groupings[area],
-                                {g: versions[name][g] for g in stale[area]}, root, build_id)
-        except ValueError as exc:
-            raise ModelError(str(exc)) from None
-        manifest.parts.update(((part.model, part.group), part) for part in parts)
+    checked = partitioned_checks(models, checks)
+    found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
+    batches = _batches(stale)
+    for n, batch in enumerate(batches, 1):  # over the groups to compute only
+        _create_lake_views(con, lake_dir, committed, superseded, partitions={
+            area: {part for parts in batch.get(area, {}).values() for part in parts}
+            for area in stale})
+        for name in partitioned:
+            create(name)
+            area = models[name].area
+            if not batch.get(area):
+                continue
+            try:
+                parts = write_parts(con, f"main.{name}", name, groupings[area],
+                                    {g: versions[name][g] for g in batch[area]}, root,
+                                    build_id)
+            except ValueError as exc:
+                raise ModelError(str(exc)) from None
+            manifest.parts.update(((part.model, part.group), part) for part in parts)
+        for check, area in checked.items():
+            if batch.get(area):
+                failures, sample = found[check]
+                failures.update(_failing_groups(con, check, area, groupings[area]))
+                if failures and not sample:
+                    sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
+        if n < len(batches):  # the last batch's (empty) tables give models without parts
+            for name in partitioned:
+                con.execute(f"drop table main.{name}")
+            con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     outcomes = {}
-    for check, area in partitioned_checks(models, checks).items():
+    for check, area in checked.items():
+        new, sample = found[check]
         carried = {group: n for (key, group), n in previous.check_failures.items()
                    if key == check_key(check) and group in members[area]
                    and group not in stale[area]}
-        new, sample = {}, []
-        if stale[area]:
-            try:
-                new = dict(con.execute(f"select {groupings[area].group_sql()}, count(*) "
-                                       f"from ({check.sql}) group by all").fetchall())
-            except duckdb.Error as exc:
-                raise ModelError(f"check {check.name} of {check.model} runs on the "
-                                 f"partitions of lake area {area}, so it must return their "
-                                 f"keys {list(groupings[area].keys)}: {exc}") from None
-            sample = con.execute(f"select * from ({check.sql}) limit 5").fetchall() \
-                if new else []
         failures = carried | new
         manifest.check_failures.update(((check_key(check), group), n)
                                        for group, n in failures.items())
@@ -542,6 +556,36 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
             create(name, "view")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     return manifest, stale, counts, outcomes
+
+
+BATCH_GROUPS = 24
+"""Groups (a location's month each) a build computes at once: what bounds its memory and
+the Parquet files DuckDB holds open, however long the history or large the chain."""
+
+
+def _batches(stale: dict[str, dict[str, list[str]]]) -> list[dict[str, dict[str, list[str]]]]:
+    """The groups to compute, ``BATCH_GROUPS`` at a time (at least one batch, perhaps
+    empty: it gives the models their schemas)."""
+    pairs = [(area, group) for area, groups in stale.items() for group in sorted(groups)]
+    batches = []
+    for start in range(0, len(pairs), BATCH_GROUPS):
+        batch: dict[str, dict[str, list[str]]] = {}
+        for area, group in pairs[start:start + BATCH_GROUPS]:
+            batch.setdefault(area, {})[group] = stale[area][group]
+        batches.append(batch)
+    return batches or [{}]
+
+
+def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
+                    grouping: Grouping) -> dict[str, int]:
+    """Rows breaking a partitioned check, per group, in the groups computed now."""
+    try:
+        return dict(con.execute(f"select {grouping.group_sql()}, count(*) "
+                                f"from ({check.sql}) group by all").fetchall())
+    except duckdb.Error as exc:
+        raise ModelError(f"check {check.name} of {check.model} runs on the partitions of "
+                         f"lake area {area}, so it must return their keys "
+                         f"{list(grouping.keys)}: {exc}") from None
 
 
 def check_key(check: DataCheck) -> str:

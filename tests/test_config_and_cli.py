@@ -51,6 +51,9 @@ def test_every_problem_is_reported_at_once_with_its_key_path(tmp_path):
 base_url = "ftp://pos"
 page_size = 0
 
+[warehouse]
+memory_limit = "lots"
+
 [[locations]]
 id = 1001
 short_code = "VIE01"
@@ -64,8 +67,8 @@ api_key_env = "K"
     with pytest.raises(ConfigError) as err:
         load_settings(write(tmp_path, bad))
     message = str(err.value)
-    for where in ("source.base_url", "source.page_size", "locations.0.timezone",
-                  "locations.0.api_key_env", "locations.1.id"):
+    for where in ("source.base_url", "source.page_size", "warehouse.memory_limit",
+                  "locations.0.timezone", "locations.0.api_key_env", "locations.1.id"):
         assert where in message, where
 
 

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.assets.report import markdown_table
-from pipeline.drift import DRIFT_TABLES, DayCheck, check_day, rotation_days
+from pipeline.drift import DRIFT_TABLES, check_days, rotation_days
 from pipeline.lake import Lake
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.settings import Settings
@@ -39,9 +39,7 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
               pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
         """Older days read again from the POS; a changed day is replaced and recorded."""
         days = checked_days(settings, config)
-        checks: list[DayCheck] = [check_day(pos, lake, loc, day)
-                                  for loc in selected_locations(settings, config)
-                                  for day in days]
+        checks = check_days(pos, lake, selected_locations(settings, config), days)
         drifted = [c for c in checks if c.drifted]
         for c in drifted:
             context.log.warning(f"source drift: location {c.location_id} {c.business_date}: "
