@@ -156,6 +156,9 @@ class Lake:
                     for other in target.parent.glob("*.parquet"):
                         if other != target:
                             other.unlink(missing_ok=True)
+                # Temp files a killed write of this partition left behind.
+                self.remove_stale_temp_files(folders=[commit.parent, *(
+                    target.parent for target in targets.values())])
         except BaseException:
             for temp in temps.values():
                 temp.unlink(missing_ok=True)
@@ -213,9 +216,8 @@ class Lake:
 
     def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS,
                                 folders: Iterable[Path] | None = None) -> int:
-        """Delete temp files of writes killed midway, in ``folders`` (a load passes the
-        partitions it writes, so the history is not walked) or the whole lake; returns how
-        many.
+        """Delete temp files of writes killed midway, in ``folders`` (every write sweeps its
+        partition's, so the history is not walked) or the whole lake; returns how many.
 
         Only files older than any write takes: a concurrent load's temp files are young.
         (Renamed files of a load killed before its commit are removed by the partition's
@@ -235,9 +237,3 @@ class Lake:
             except FileNotFoundError:  # renamed or removed meanwhile
                 pass
         return removed
-
-    def partition_folders(self, area: str, tables: Iterable[str],
-                          partition: Mapping[str, object]) -> list[Path]:
-        """The folders one write of a partition touches: each table's and its commit's."""
-        return [*(partition_dir(self.root, t, partition) for t in tables),
-                self.load_dir(area, partition)]

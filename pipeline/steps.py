@@ -21,7 +21,6 @@ from datetime import date
 from decimal import Decimal
 
 from pipeline.extract.revenue import load_revenue_partition
-from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake import Lake
 from pipeline.pos_api.errors import PosApiError, TransientError
@@ -84,9 +83,6 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     unavailable through the client's retries) is tried once more after the others.
     """
     configured_ids = configured_ids or location_ids
-    lake.remove_stale_temp_files(folders=[
-        folder for day in days for loc in location_ids
-        for folder in lake.partition_folders("revenue", REVENUE_TABLES, partition_key(loc, day))])
     with frozen_heap():
         yield from _load_days(source, lake, days, location_ids, configured_ids)
 

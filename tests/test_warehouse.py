@@ -274,3 +274,18 @@ def test_files_left_by_killed_writes_are_removed_by_the_next_load(built, tmp_pat
     build_warehouse(lake_copy, target)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".warehouse")) \
         == [".warehouse.duckdb.lock"]
+
+
+def test_the_next_write_of_a_partition_removes_what_a_killed_write_left(built, tmp_path):
+    lake_copy = tmp_path / "lake"
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    lake = Lake(lake_copy)
+    part = {"location_id": 1002, "business_date": "2026-11-19"}
+    folder = lake_copy / "receipts" / "location_id=1002" / "business_date=2026-11-19"
+    stale = folder / ".part-dead.parquet.0123.tmp"
+    stale.write_bytes(b"half a file")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    lake.write("revenue", {t: lake.read("revenue", t, part) for t in REVENUE_TABLES}, part)
+    assert not stale.exists()
+    assert [p.name for p in folder.iterdir()] == [
+        data_file_name(lake.committed("revenue", part).load_id)]
