@@ -253,12 +253,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             ops |= {"lake__catalog": located, "lake__menu": located}
     if models:
         selection += [key for key in wired if key.path[0] == "warehouse"]
-    with ExitStack() as stack:
-        stack.enter_context(frozen_heap())
-        dagster = instance or stack.enter_context(open_instance(settings))
-        result = job.execute_in_process(
-            instance=dagster, tags=tags, run_config={"ops": ops, "loggers": {"progress": {}}},
-            asset_selection=selection, raise_on_error=False)
+    result = _execute(settings, job, ops, tags, instance, selection)
     report = LoadReport.from_run(result, len(days))
     if catalog and not verify and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
@@ -272,12 +267,19 @@ def run_build(settings: Settings, *, full: bool = False,
     """Run ``warehouse_job`` in this process: the models built from the lake (what changed
     since the last build, or everything with ``full``) and checked. Calls no POS."""
     defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
-    job = defs.resolve_job_def(WAREHOUSE_JOB)
-    run_config = {"ops": {"warehouse_models": {"config": {"full": full}}},
-                  "loggers": {"progress": {}}}
+    result = _execute(settings, defs.resolve_job_def(WAREHOUSE_JOB),
+                      {"warehouse_models": {"config": {"full": full}}},
+                      {"pos_etl/trigger": "cli"}, instance)
+    return LoadReport.from_run(result, days=0)
+
+
+def _execute(settings: Settings, job: dg.JobDefinition, ops: dict, tags: dict[str, str],
+             instance: dg.DagsterInstance | None,
+             selection: list[dg.AssetKey] | None = None) -> dg.ExecuteInProcessResult:
+    """Run ``job`` in this process on the shared instance, printing its progress."""
     with ExitStack() as stack:
         stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
-        result = job.execute_in_process(instance=dagster, run_config=run_config,
-                                        tags={"pos_etl/trigger": "cli"}, raise_on_error=False)
-    return LoadReport.from_run(result, days=0)
+        return job.execute_in_process(
+            instance=dagster, tags=tags, run_config={"ops": ops, "loggers": {"progress": {}}},
+            asset_selection=selection, raise_on_error=False)
