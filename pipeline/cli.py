@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from datetime import date
 from pathlib import Path
@@ -106,7 +107,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pos-etl", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version",
+                        version=f"pos-etl {importlib.metadata.version('pos-etl')}")
+    sub = parser.add_subparsers(dest="command")
 
     sandbox = sub.add_parser("sandbox", help="serve the POS sandbox in the foreground")
     sandbox.add_argument("--port", type=int, default=8765)
@@ -130,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
     load.add_argument("--start", type=_date, required=True, help="first business date")
     load.add_argument("--end", type=_date, required=True, help="last business date (included)")
-    load.add_argument("--location", type=int, action="append",
-                      help="only this location id (repeatable)")
+    load.add_argument("--location", action="append",
+                      help="only this location, by id or short code (repeatable)")
     load.add_argument("--no-catalog", action="store_true", help="skip the catalog snapshot")
     load.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     load.set_defaults(func=cmd_load)
@@ -142,8 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--start", type=_date, required=True, help="first business date")
     verify.add_argument("--end", type=_date, required=True,
                         help="last business date (included)")
-    verify.add_argument("--location", type=int, action="append",
-                        help="only this location id (repeatable)")
+    verify.add_argument("--location", action="append",
+                        help="only this location, by id or short code (repeatable)")
     verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     verify.set_defaults(func=cmd_load, no_catalog=True)  # verify re-reads revenue only
 
@@ -157,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")
     order.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
-    order.add_argument("--location", type=int,
-                       help="whose API key to send (default: the order's locationId)")
+    order.add_argument("--location",
+                       help="whose API key to send, by id or short code (default: the "
+                            "order's locationId)")
     order.set_defaults(func=cmd_order)
 
     demo = sub.add_parser("demo", help="the whole product on the sandbox, end to end")
@@ -170,7 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pos-etl``."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # `pos-etl` alone: what it can do
+        parser.print_help()
+        return 0
     try:
         return args.func(args)
     except ConfigError as exc:

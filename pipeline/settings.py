@@ -124,12 +124,14 @@ class Settings(_Strict):
     def uses_sandbox(self) -> bool:
         return self.source.base_url is None
 
-    def location(self, location_id: int) -> LocationSettings:
+    def location(self, ref: int | str) -> LocationSettings:
+        """The configured location with this id or short code (any case)."""
+        wanted = str(ref).strip().upper()
         for loc in self.locations:
-            if loc.id == location_id:
+            if wanted in (str(loc.id), loc.short_code.upper()):
                 return loc
-        raise ConfigError(f"location {location_id} is not configured "
-                          f"(configured: {', '.join(str(x.id) for x in self.locations)})")
+        raise ConfigError(f"location {ref} is not configured (configured: "
+                          f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)})")
 
     def api_key(self, location: LocationSettings) -> str:
         """The location's key from its environment variable (the sandbox's own key there)."""

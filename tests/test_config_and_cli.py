@@ -107,11 +107,29 @@ def test_load_command_only_the_named_location(sandbox_url, tmp_path, monkeypatch
     monkeypatch.setenv("POS_KEY_VIE01", "sandbox-key-1001")
     config = write(tmp_path, GOOD.format(url=sandbox_url))
     code = main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
-                 "2026-11-20", "--location", "1001"])
+                 "2026-11-20", "--location", "vie01"])  # a short code, in any case
     assert code == 0, capsys.readouterr()
     with duckdb.connect(str(tmp_path / "out/warehouse.duckdb"), read_only=True) as con:
         assert con.execute("select distinct location_id from fct_turnover_daily").fetchall() \
             == [(1001,)]
+
+
+def test_an_unknown_location_names_the_configured_ones(sandbox_url, tmp_path, capsys):
+    config = write(tmp_path, GOOD.format(url=sandbox_url))
+    assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
+                 "2026-11-20", "--location", "VIE02"]) == 2
+    err = capsys.readouterr().err
+    assert "location VIE02 is not configured (configured: 1001 VIE01, 1003 GRZ01)" in err
+
+
+def test_version_and_bare_command(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == "pos-etl 0.1.0"
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: pos-etl") and "load" in out and "build" in out
 
 
 def test_config_errors_exit_2(tmp_path, capsys):
