@@ -178,7 +178,7 @@ def write_parts(con: duckdb.DuckDBPyConnection, relation: str, model: str, group
     if counts:
         folder.mkdir(parents=True, exist_ok=True)
         con.execute(f"copy (select *, {grouping.month_sql()} as {GROUP_KEY} from {relation}) "
-                    f"to '{_sql_str(folder)}' (format parquet, partition_by "
+                    f"to '{sql_path(folder)}' (format parquet, partition_by "
                     f"({', '.join([*grouping.keys[:-1], GROUP_KEY])}), write_partition_columns "
                     f"true, overwrite_or_ignore true, filename_pattern 'part-{build_id}_{{i}}')")
     parts = []
@@ -192,7 +192,8 @@ def write_parts(con: duckdb.DuckDBPyConnection, relation: str, model: str, group
     return parts
 
 
-def _sql_str(path: Path) -> str:
+def sql_path(path: Path | str) -> str:
+    """A path as the content of a SQL string literal (its quotes doubled)."""
     return str(path).replace("'", "''")
 
 

@@ -56,6 +56,7 @@ from pipeline.parts import (
     digest,
     parts_dir,
     remove_unused_parts,
+    sql_path,
     write_parts,
 )
 from pipeline.settings import DEFAULT_MEMORY_LIMIT
@@ -191,25 +192,19 @@ LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
 """What every lake view adds to its table's columns: the committed load the row is from."""
 
 
-def _sql_path(path: Path | str) -> str:
-    """A path as a SQL string literal's content (paths are absolute: see build_warehouse)."""
-    return str(path).replace("'", "''")
-
-
 FILES_SCHEMA = pa.schema([("filename", pa.string()), ("partition", pa.string()),
                           ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC"))])
 SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
 
 
 def _file_list(files: list[str]) -> str:
-    return "[" + ", ".join(f"'{_sql_path(f)}'" for f in files) + "]"
+    return "[" + ", ".join(f"'{sql_path(f)}'" for f in files) + "]"
 
 
 @dataclass(frozen=True)
 class Committed:
     """The committed loads of one lake area: partition (its folder path) -> load."""
 
-    area: str
     loads: dict[str, tuple[str, object, tuple[str, ...]]]
     """partition -> (load id, loaded at, tables)."""
 
@@ -229,13 +224,13 @@ def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str,
         if next(folder.glob(f"**/{LOAD_FILE}"), None) is not None:
             rows = con.execute(f"""
                 select filename, load_id, loaded_at, tables
-                from read_parquet('{_sql_path(folder)}/**/{LOAD_FILE}', filename = true,
+                from read_parquet('{sql_path(folder)}/**/{LOAD_FILE}', filename = true,
                                   hive_partitioning = false)""").fetchall()
             root = str(folder.resolve()) + "/"
             for filename, load_id, loaded_at, tables in rows:
                 partition = filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}")
                 loads[partition] = (load_id, loaded_at, tuple(tables))
-        result[area] = Committed(area, loads)
+        result[area] = Committed(loads)
     return result
 
 
@@ -262,7 +257,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
     known: set[str] = set()
     if previous is not None:
         try:
-            con.execute(f"attach '{_sql_path(previous)}' as previous (read_only)")
+            con.execute(f"attach '{sql_path(previous)}' as previous (read_only)")
             con.execute(f"""
                 insert into {RECEIPT_KEYS}
                 select k.* from previous.{RECEIPT_KEYS} as k
@@ -321,7 +316,7 @@ def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                 con.from_arrow(empty).create(f"{LAKE_SCHEMA}.{table}")
                 continue
             arrow_insert(con, f"{LAKE_SCHEMA}._files",
-                         [(_sql_path(f), part, *committed[area].loads[part][:2])
+                         [(f, part, *committed[area].loads[part][:2])
                           for f, part in files], FILES_SCHEMA)
             taken_over = ""
             if table == "receipts":

@@ -289,3 +289,12 @@ def test_the_next_write_of_a_partition_removes_what_a_killed_write_left(built, t
     assert not stale.exists()
     assert [p.name for p in folder.iterdir()] == [
         data_file_name(lake.committed("revenue", part).load_id)]
+
+
+def test_a_data_dir_with_a_quote_in_its_path_builds(built, tmp_path):
+    folder = tmp_path / "O'Brien's data"
+    shutil.copytree(built.warehouse.lake_dir, folder / "lake")
+    result = build_warehouse(folder / "lake", folder / "warehouse.duckdb")
+    expected = query(built, "select count(*) from fct_receipts")[0][0]
+    assert result.row_counts["fct_receipts"] == expected
+    assert not result.failed_checks
