@@ -83,6 +83,62 @@ CHECKS: tuple[DataCheck, ...] = (
         "from fct_receipts "
         "where is_settlement and payment_count > 0 "
         "and abs(total_amount - payments_amount) > 0.01"),
+    _unique("rpt_vat_by_rate", "location_id", "business_date", "tax_rate_percent"),
+    DataCheck(
+        "net_plus_vat_is_gross", "rpt_vat_by_rate",
+        "on every row net_after_discount + vat_after_discount = gross_after_discount, and "
+        "gross_amount - discount_amount = gross_after_discount",
+        "select * from rpt_vat_by_rate "
+        "where net_after_discount + vat_after_discount <> gross_after_discount "
+        "or gross_amount - discount_amount <> gross_after_discount"),
+    DataCheck(
+        "vat_base_is_paid_net_of_tips", "rpt_vat_by_rate",
+        "per location and day, gross_after_discount adds up to what the revenue-effective "
+        "receipts were paid net of tips (totalAmount - tip)",
+        """
+        with paid as (
+            select location_id, business_date,
+                   cents(sum(total_amount - coalesce(tip_amount, 0))) as paid_net_of_tips
+            from fct_receipts where is_revenue_effective group by all
+        ), vat as (
+            select location_id, business_date, sum(gross_after_discount) as base
+            from rpt_vat_by_rate group by all
+        )
+        select coalesce(p.location_id, v.location_id) as location_id,
+               coalesce(p.business_date, v.business_date) as business_date,
+               p.paid_net_of_tips, v.base
+        from paid p full outer join vat v
+          on p.location_id = v.location_id and p.business_date = v.business_date
+        where coalesce(p.paid_net_of_tips, 0) <> coalesce(v.base, 0)
+        """),
+    _unique("rpt_daily_close", "location_id", "business_date"),
+    DataCheck(
+        "day_is_closed", "rpt_daily_close",
+        "the payments of every day cover its revenue, tips and non-revenue settlements to "
+        "the cent (difference_amount = 0)",
+        "select location_id, business_date, payment_amount, revenue_amount, tip_amount, "
+        "non_revenue_amount, difference_amount from rpt_daily_close "
+        "where difference_amount <> 0"),
+    DataCheck(
+        "payments_add_up", "rpt_daily_close",
+        "a day's payment_amount is the sum of its rows in rpt_daily_close_payments",
+        """
+        select c.location_id, c.business_date, c.payment_amount, p.amount
+        from rpt_daily_close c
+        left join (select location_id, business_date, sum(payment_amount) as amount
+                   from rpt_daily_close_payments group by all) p
+          on c.location_id = p.location_id and c.business_date = p.business_date
+        where c.payment_amount <> coalesce(p.amount, 0)
+        """),
+    _unique("rpt_payment_reconciliation", "location_id", "business_date", "line_number"),
+    DataCheck(
+        "bridge_adds_up", "rpt_payment_reconciliation",
+        "per location and day, lines 100 to 900 of the bridge add up to line 999 (payments)",
+        "select location_id, business_date, "
+        "sum(amount) filter (where line_number between 100 and 900) as bridged, "
+        "sum(amount) filter (where line_number = 999) as payments "
+        "from rpt_payment_reconciliation group by all "
+        "having bridged is distinct from payments"),
     DataCheck(
         "turnover_rule_cross_check", "fct_turnover_daily",
         "turnover_net equals the spec's rule recomputed from the staged lines",

@@ -24,6 +24,7 @@ from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
+from pipeline.money import format_money
 from pipeline.partitions import range_tags
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
@@ -140,7 +141,7 @@ class LoadReport:
         lines = [] if self.drift is not None or not self.days else [
             f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} business "
             f"dates x {self.locations} locations); {self.receipts:,} receipts, "
-            f"turnover {self.turnover_net:,.2f}"]
+            f"turnover {format_money(self.turnover_net)}"]
         if self.drift is not None:
             lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
                          f"read again, {self.drift['drifted']} drifted (replaced and recorded "

@@ -14,7 +14,7 @@ import dagster as dg
 from pipeline.lake import Lake
 from pipeline.settings import Settings
 from pipeline.source import PosSource
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Warehouse, config_macros
 
 
 def pos_resource(settings: Settings) -> dg.ResourceDefinition:
@@ -33,4 +33,6 @@ def build_resources(settings: Settings) -> dict[str, object]:
     lake = Lake(settings.warehouse.lake_dir)
     return {"pos": pos_resource(settings), "lake": lake,
             "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
-                                   settings.warehouse.memory_limit)}
+                                   settings.warehouse.memory_limit,
+                                   config_macros(settings.accounting,
+                                                 settings.locations[0].timezone))}

@@ -107,10 +107,69 @@ class ScheduleSettings(_Strict):
     timezone: str = "Europe/Vienna"
 
 
+class DatevSettings(_Strict):
+    """The header of a DATEV Buchungsstapel (EXTF 700) and the accounts it posts to."""
+
+    consultant_number: int = Field(1001, ge=1001, le=9_999_999)
+    """Beraternummer."""
+    client_number: int = Field(1, ge=1, le=99_999)
+    """Mandantennummer."""
+    account_length: int = Field(4, ge=4, le=8)
+    """Sachkontenlänge: digits of a general ledger account."""
+    fiscal_year_start: str = Field("01-01", pattern=r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+    """First day (MM-DD) of the fiscal year; the year comes from the exported dates."""
+    revenue_accounts: dict[str, str] = {"20": "4000", "13": "4020", "10": "4010", "0": "4090"}
+    """Revenue account per tax rate in percent."""
+    tip_account: str = "3790"
+    """Where tips post (passed on to the staff)."""
+    non_revenue_accounts: dict[str, str] = {"Gutscheinverkauf": "3600"}
+    """Account per non-revenue payment group; a group without one posts to ``suspense_account``."""
+    suspense_account: str = "2890"
+    """Clearing account for what has no account of its own (and a day's difference)."""
+    cash_account: str = "2700"
+    """Account of payments whose payment type carries no ``fibuAccountNr``."""
+
+    @field_validator("revenue_accounts", "non_revenue_accounts")
+    @classmethod
+    def _accounts(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, account in value.items():
+            if not account.isdigit():
+                raise ValueError(f"account {account!r} of {key!r} must be digits")
+        return value
+
+    @field_validator("tip_account", "suspense_account", "cash_account")
+    @classmethod
+    def _account(cls, value: str) -> str:
+        if not value.isdigit():
+            raise ValueError(f"account {value!r} must be digits")
+        return value
+
+
+class AccountingSettings(_Strict):
+    voucher_sale_groups: list[str] = ["Gutscheinverkauf"]
+    """Payment groups (``paymentGroup.name``) of settlements that sell vouchers."""
+    voucher_payment_types: list[str] = ["Gutschein"]
+    """Payment types (``paymentType.name``) that redeem a voucher at the till."""
+    ledger_timezone: str | None = None
+    """Time zone of the voucher ledger's business dates; unset: the first location's."""
+    datev: DatevSettings = DatevSettings()
+
+    @field_validator("ledger_timezone")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {value!r}") from None
+        return value
+
+
 class Settings(_Strict):
     source: SourceSettings = SourceSettings()
     warehouse: WarehouseSettings = WarehouseSettings()
     schedule: ScheduleSettings = ScheduleSettings()
+    accounting: AccountingSettings = AccountingSettings()
     locations: list[LocationSettings] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -213,7 +272,7 @@ def load_settings(path: str | Path | None = None) -> Settings:
     if not data_dir.is_absolute():
         data_dir = path.parent / data_dir
         settings = settings.model_copy(update={
-            "warehouse": WarehouseSettings(data_dir=data_dir)})
+            "warehouse": settings.warehouse.model_copy(update={"data_dir": data_dir})})
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"{path}: warehouse.data_dir: {data_dir} is a file, not a folder")
     return settings

@@ -59,7 +59,7 @@ from pipeline.parts import (
     sql_path,
     write_parts,
 )
-from pipeline.settings import DEFAULT_MEMORY_LIMIT
+from pipeline.settings import DEFAULT_MEMORY_LIMIT, AccountingSettings
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -179,6 +179,29 @@ def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
     """The ``create macro`` statements of ``macros/``, in file name order."""
     return [path.read_text(encoding="utf-8")
             for path in sorted((models_dir / "macros").glob("*.sql"))]
+
+
+def _sql_list(values: list[str]) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "null"
+
+
+def config_macros(accounting: AccountingSettings | None = None,
+                  default_timezone: str = "Europe/Vienna") -> tuple[str, ...]:
+    """The macros the config file defines (``[accounting]``), created after ``macros/``:
+    part of every partitioned model's version, so changing them recomputes the reports."""
+    accounting = accounting or AccountingSettings()
+    tz = accounting.ledger_timezone or default_timezone
+    return (
+        "-- a settlement of this payment group sells vouchers ([accounting] voucher_sale_groups)\n"
+        "create or replace macro is_voucher_sale(payment_group_name) as\n"
+        f"    payment_group_name in ({_sql_list(accounting.voucher_sale_groups)});",
+        "-- a payment of this type redeems a voucher ([accounting] voucher_payment_types)\n"
+        "create or replace macro is_voucher_payment(payment_type_name) as\n"
+        f"    payment_type_name in ({_sql_list(accounting.voucher_payment_types)});",
+        "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
+        "create or replace macro ledger_date(instant) as\n"
+        f"    cast(timezone({_sql_list([tz])}, instant) as date);",
+    )
 
 
 def build_order(models: dict[str, Model]) -> list[str]:
@@ -333,9 +356,10 @@ def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                 {taken_over}""")
 
 
-def chain_hashes(models: dict[str, Model], order: list[str]) -> dict[str, str]:
+def chain_hashes(models: dict[str, Model], order: list[str],
+                 extra_macros: tuple[str, ...] = ()) -> dict[str, str]:
     """A hash per partitioned model of its SQL, the macros and every model it reads."""
-    macros = digest(*macro_sql())
+    macros = digest(*macro_sql(), *extra_macros)
     hashes: dict[str, str] = {}
     for name in order:
         model = models[name]
@@ -378,18 +402,21 @@ class Warehouse:
     path: Path
     lake: Lake
     memory_limit: str = DEFAULT_MEMORY_LIMIT
+    macros: tuple[str, ...] = config_macros()
+    """The macros of the config file (``config_macros``)."""
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in."""
         return build_warehouse(self.lake.root, self.path, models, full=full,
-                               memory_limit=self.memory_limit)
+                               memory_limit=self.memory_limit, macros=self.macros)
 
 
 def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     models: dict[str, Model] | None = None,
                     checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
-                    memory_limit: str = DEFAULT_MEMORY_LIMIT) -> BuildResult:
+                    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+                    macros: tuple[str, ...] = config_macros()) -> BuildResult:
     """Build the models from the lake into a new file, run the data checks on it, then
     switch it in atomically.
 
@@ -419,12 +446,12 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 con.execute("set python_enable_replacements = false")
                 con.execute("set preserve_insertion_order = false")
                 con.execute(f"set memory_limit = '{memory_limit}'")
-                for sql in macro_sql():
+                for sql in (*macro_sql(), *macros):
                     con.execute(sql)
                 manifest, stale, counts, outcomes = _build_models(
                     con, lake_dir, root, models, order, checks,
                     Manifest() if full else previous,
-                    None if full or not warehouse_path.exists() else warehouse_path)
+                    None if full or not warehouse_path.exists() else warehouse_path, macros)
                 manifest.replaced = carry_replaced(previous, manifest.parts)
                 manifest.write(con)
                 for check in checks:
@@ -451,14 +478,14 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
 
 def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                   models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
-                  previous: Manifest, previous_file: Path | None):
+                  previous: Manifest, previous_file: Path | None, macros: tuple[str, ...]):
     """Every model into ``con``: the partitioned ones first, for the groups of partitions
     whose version changed, and their checks there; then views over their parts, then the
     tables and views. Returns the manifest, the groups computed per area with their
     partitions, the row counts and the outcomes of the partitioned checks."""
     committed = committed_loads(con, lake_dir)
     superseded = superseded_receipts(con, lake_dir, committed["revenue"], previous_file)
-    hashes = chain_hashes(models, order)
+    hashes = chain_hashes(models, order, macros)
     partitioned = [n for n in order if models[n].materialized == "partitioned"]
     groupings: dict[str, Grouping] = {}
     members: dict[str, dict[str, list[str]]] = {}  # area -> group -> its partitions

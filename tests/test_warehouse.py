@@ -87,9 +87,9 @@ def test_turnover_by_tax_rate_adds_up_to_the_daily_turnover(built):
     assert {Decimal(10), Decimal(20)} <= rates <= {Decimal(10), Decimal(13), Decimal(20)}
 
 
-def test_reconciliation_balances_and_flags_differences(built, tmp_path):
-    assert query(built, "select count(*) from rpt_payment_reconciliation where has_difference"
-                 ) == [(0,)]
+def test_daily_close_balances_and_flags_a_difference(built, tmp_path):
+    assert query(built, "select count(*), count(*) filter (where is_closed) "
+                        "from rpt_daily_close") == [(9, 9)]
     # Tamper with one payment in a copy of the lake: the report and the check must flag it.
     lake_copy = tmp_path / "lake"
     import shutil
@@ -102,11 +102,15 @@ def test_reconciliation_balances_and_flags_differences(built, tmp_path):
     Lake(lake_copy).write("revenue", tables, part)
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     with duckdb.connect(str(result.path), read_only=True) as con:
-        flagged = con.execute("select distinct location_id, business_date from "
-                              "rpt_payment_reconciliation where has_difference").fetchall()
-    assert flagged == [(1001, date(2026, 11, 19))]
+        flagged = con.execute("select location_id, business_date, difference_amount "
+                              "from rpt_daily_close where not is_closed").fetchall()
+        bridge = con.execute("select amount from rpt_payment_reconciliation "
+                             "where location_id = 1001 and business_date = '2026-11-19' "
+                             "and line = 'difference'").fetchall()
+    assert flagged == [(1001, date(2026, 11, 19), Decimal("5.00"))]
+    assert bridge == [(Decimal("5.00"),)]
     failed = {o.check.name for o in result.failed_checks}
-    assert failed == {"payments_settle_total"}
+    assert failed == {"payments_settle_total", "day_is_closed"}
 
 
 def test_all_data_checks_pass_on_sandbox_data(built):

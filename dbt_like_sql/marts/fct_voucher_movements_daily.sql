@@ -1,4 +1,8 @@
--- grain: one row per movement_date (UTC) and category_id: vouchers issued, redeemed, topped up
+-- grain: one row per business_date (the ledger's local date) and category_id: vouchers issued, redeemed, topped up
+-- The ledger is tenant-wide (no location); its business date is the local date of each
+-- movement in the ledger's time zone ([accounting] ledger_timezone, by default the first
+-- location's), through the macro ledger_date. Amounts in cents and, beside them, in
+-- currency units.
 with
 
 transactions as (
@@ -13,10 +17,10 @@ vouchers as (
 
 ),
 
-final as (
+daily as (
 
     select
-        cast(transactions.created_at at time zone 'UTC' as date) as movement_date,
+        ledger_date(transactions.created_at) as business_date,
         vouchers.category_id,
         any_value(vouchers.category_name) as category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
@@ -34,6 +38,18 @@ final as (
     inner join vouchers
         on transactions.voucher_id = vouchers.voucher_id
     group by all
+
+),
+
+final as (
+
+    select
+        *,
+        from_cent_units(issued_cents) as issued_amount,
+        from_cent_units(redeemed_cents) as redeemed_amount,
+        from_cent_units(topped_up_cents) as topped_up_amount
+
+    from daily
 
 )
 

@@ -1,89 +1,63 @@
--- grain: one row per location_id, business_date, payment_type_name and fibu_account_nr
+-- grain: one row per location_id, business_date and line_number (a line of the day's bridge)
 -- materialized: partitioned
--- Payments of settlements against the settled receipts' totalAmount, per day; a day whose
--- payments and receipt totals differ by more than a cent is flagged on every one of its rows.
+-- The bridge from the day's payments to its turnover, in cents, read top to bottom:
+-- 100 net revenue after discounts, 200 its VAT, 300 tips, 401 and on: one line per
+-- non-revenue payment group (voucher sales, staff meals...), 900 the difference; lines 100
+-- to 900 add up to line 999, the payments. The spec's turnover (line 50) stands above,
+-- outside the sum: it is before discounts.
 with
+
+close as (
+
+    select * from rpt_daily_close
+
+),
 
 receipts as (
 
     select * from fct_receipts
+    where is_settlement and not is_revenue_effective
 
 ),
 
-payments as (
-
-    select * from fct_payments
-
-),
-
-settled as (
-
-    select *
-    from receipts
-    where is_settlement
-
-),
-
-day_totals as (
+non_revenue as (
 
     select
         location_id,
         business_date,
-        count(*) as settled_receipt_count,
-        sum(total_amount) as settled_total_amount,
-        sum(payments_amount) as settled_payments_amount,
-        count(*) filter (where abs(total_amount - payments_amount) > 0.01)
-            as unbalanced_receipt_count
+        400 + row_number() over (
+            partition by location_id, business_date order by payment_group_name)
+            as line_number,
+        'non-revenue: ' || coalesce(nullif(payment_group_name, ''), '(no group)') as line,
+        payment_group_name,
+        cents(sum(total_amount)) as amount
 
-    from settled
-    group by location_id, business_date
+    from receipts
+    group by location_id, business_date, payment_group_name
 
 ),
 
-by_type as (
+fixed_lines as (
 
-    select
-        payments.location_id,
-        payments.business_date,
-        payments.payment_type_id,
-        payments.payment_type_nr,
-        payments.payment_type_name,
-        payments.fibu_account_nr,
-        count(*) as payment_count,
-        sum(payments.amount) as payment_amount
-
-    from payments
-    inner join settled
-        on payments.location_id = settled.location_id
-        and payments.transaction_id = settled.transaction_id
-    group by all
+    select location_id, business_date, line_number, line,
+        null::varchar as payment_group_name, amount
+    from close
+    cross join lateral (values
+        (50, 'spec turnover net (before discounts, not in the sum)', close.spec_turnover_net),
+        (100, 'revenue net after discounts', close.net_amount),
+        (200, 'VAT after discounts', close.vat_amount),
+        (300, 'tips', close.tip_amount),
+        (900, 'difference', close.difference_amount),
+        (999, 'payments', close.payment_amount)
+    ) as lines(line_number, line, amount)
 
 ),
 
 final as (
 
-    select
-        day_totals.location_id,
-        day_totals.business_date,
-        by_type.payment_type_id,
-        by_type.payment_type_nr,
-        by_type.payment_type_name,
-        by_type.fibu_account_nr,
-        coalesce(by_type.payment_count, 0) as payment_count,
-        coalesce(by_type.payment_amount, 0) as payment_amount,
-        day_totals.settled_receipt_count,
-        day_totals.settled_total_amount,
-        day_totals.settled_payments_amount,
-        day_totals.settled_payments_amount - day_totals.settled_total_amount
-            as day_difference_amount,
-        day_totals.unbalanced_receipt_count,
-        abs(day_totals.settled_payments_amount - day_totals.settled_total_amount) > 0.01
-            or day_totals.unbalanced_receipt_count > 0 as has_difference
-
-    from day_totals
-    left join by_type
-        on day_totals.location_id = by_type.location_id
-        and day_totals.business_date = by_type.business_date
+    select * from fixed_lines
+    union all
+    select * from non_revenue
 
 )
 

@@ -1,0 +1,135 @@
+-- grain: one row per location_id and business_date with any settlement or line void
+-- materialized: partitioned
+-- The daily close (Z-report), in cents. Revenue is the revenue-effective settlements' gross
+-- after discounts (rpt_vat_by_rate, its net and VAT per rate there); tips apart; settlements
+-- of other payment groups (voucher sales, staff meals) apart from revenue. difference_amount
+-- is what the payments leave uncovered (negative) or exceed: 0 means the day is closed.
+with
+
+receipts as (
+
+    select * from fct_receipts
+
+),
+
+vat as (
+
+    select * from rpt_vat_by_rate
+
+),
+
+payments as (
+
+    select * from rpt_daily_close_payments
+
+),
+
+turnover as (
+
+    select * from fct_turnover_daily
+
+),
+
+days as (
+
+    select
+        location_id,
+        business_date,
+        count(*) filter (where is_revenue_effective) as receipt_count,
+        count(*) filter (where is_revenue_effective
+                         and transaction_type = 'RechnungZurückholen') as reversal_count,
+        cents(coalesce(sum(total_amount) filter (
+            where is_revenue_effective and transaction_type = 'RechnungZurückholen'), 0))
+            as reversal_amount,
+        count(*) filter (where transaction_type = 'Stornieren') as void_count,
+        cents(coalesce(sum(items_gross_amount) filter (
+            where transaction_type = 'Stornieren'), 0)) as void_gross_amount,
+        cents(coalesce(sum(tip_amount) filter (where is_revenue_effective), 0)) as tip_amount,
+        count(*) filter (where is_settlement and not is_revenue_effective)
+            as non_revenue_receipt_count,
+        cents(coalesce(sum(total_amount) filter (
+            where is_settlement and not is_revenue_effective), 0)) as non_revenue_amount,
+        cents(coalesce(sum(total_amount) filter (
+            where is_settlement and not is_revenue_effective
+            and is_voucher_sale(payment_group_name)), 0)) as voucher_sold_amount
+
+    from receipts
+    where is_settlement or transaction_type = 'Stornieren'
+    group by location_id, business_date
+
+),
+
+vat_totals as (
+
+    select
+        location_id,
+        business_date,
+        sum(gross_amount) as gross_amount,
+        sum(discount_amount) as discount_amount,
+        sum(gross_after_discount) as revenue_amount,
+        sum(net_after_discount) as net_amount,
+        sum(vat_after_discount) as vat_amount
+
+    from vat
+    group by location_id, business_date
+
+),
+
+payment_totals as (
+
+    select
+        location_id,
+        business_date,
+        sum(payment_amount) as payment_amount,
+        coalesce(sum(payment_amount) filter (where is_voucher_payment), 0)
+            as voucher_redeemed_amount
+
+    from payments
+    group by location_id, business_date
+
+),
+
+final as (
+
+    select
+        days.location_id,
+        days.business_date,
+        days.receipt_count,
+        coalesce(vat_totals.gross_amount, 0) as gross_amount,
+        coalesce(vat_totals.discount_amount, 0) as discount_amount,
+        coalesce(vat_totals.revenue_amount, 0) as revenue_amount,
+        coalesce(vat_totals.net_amount, 0) as net_amount,
+        coalesce(vat_totals.vat_amount, 0) as vat_amount,
+        days.tip_amount,
+        days.non_revenue_receipt_count,
+        days.non_revenue_amount,
+        days.voucher_sold_amount,
+        coalesce(payment_totals.voucher_redeemed_amount, 0) as voucher_redeemed_amount,
+        coalesce(payment_totals.payment_amount, 0) as payment_amount,
+        coalesce(payment_totals.payment_amount, 0)
+            - (coalesce(vat_totals.revenue_amount, 0) + days.tip_amount
+               + days.non_revenue_amount) as difference_amount,
+        days.reversal_count,
+        days.reversal_amount,
+        days.void_count,
+        days.void_gross_amount,
+        cents(coalesce(turnover.turnover_net, 0)) as spec_turnover_net
+
+    from days
+    left join vat_totals
+        on days.location_id = vat_totals.location_id
+        and days.business_date = vat_totals.business_date
+    left join payment_totals
+        on days.location_id = payment_totals.location_id
+        and days.business_date = payment_totals.business_date
+    left join turnover
+        on days.location_id = turnover.location_id
+        and days.business_date = turnover.business_date
+
+)
+
+select
+    *,
+    difference_amount = 0 as is_closed
+
+from final

@@ -1,0 +1,33 @@
+-- grain: one row per location_id, business_date, payment_type_name, payment_type_nr and fibu_account_nr
+-- materialized: partitioned
+-- The payments of the day's settlements (every payment group) per payment type and ledger
+-- account, in cents: the payment side of the daily close (rpt_daily_close).
+with
+
+payments as (
+
+    select * from fct_payments
+    where is_settlement(transaction_type)
+
+),
+
+final as (
+
+    select
+        location_id,
+        business_date,
+        payment_type_name,
+        payment_type_nr,
+        fibu_account_nr,
+        any_value(payment_type_id) as payment_type_id,
+        bool_or(is_voucher_payment(payment_type_name)) as is_voucher_payment,
+        count(*) as payment_count,
+        count(distinct transaction_id) as receipt_count,
+        cents(sum(amount)) as payment_amount
+
+    from payments
+    group by location_id, business_date, payment_type_name, payment_type_nr, fibu_account_nr
+
+)
+
+select * from final

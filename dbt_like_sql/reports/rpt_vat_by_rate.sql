@@ -1,0 +1,129 @@
+-- grain: one row per location_id, business_date and tax_rate_percent (revenue-effective receipts)
+-- materialized: partitioned
+-- The VAT base after receipt discounts, in cents. Each receipt's gross (rounded to cents) and
+-- its discount are allocated to its tax rates in proportion to the rates' gross, by the
+-- largest-remainder method, so the cents add up per receipt and so per day: per location
+-- and day, gross_after_discount sums to what the receipts were paid net of tips (a data
+-- check holds it). Net is gross_after_discount / (1 + rate) rounded half away from zero;
+-- VAT is the rest, so net + VAT = gross on every row.
+with
+
+lines as (
+
+    select * from fct_receipt_items
+    where is_revenue_effective
+
+),
+
+receipts as (
+
+    select * from fct_receipts
+    where is_revenue_effective
+
+),
+
+receipt_rates as (
+
+    select
+        location_id,
+        business_date,
+        transaction_id,
+        tax_rate_percent,
+        count(*) as item_line_count,
+        to_weight(sum(line_gross_amount)) as weight
+
+    from lines
+    group by all
+
+),
+
+weighted as (
+
+    select
+        receipt_rates.*,
+        sum(receipt_rates.weight) over receipt as receipt_weight,
+        row_number() over (receipt order by receipt_rates.tax_rate_percent) as share_rank,
+        to_cent_units(receipts.items_gross_amount) as receipt_gross_units,
+        to_cent_units(coalesce(receipts.discount_amount, 0)) as receipt_discount_units
+
+    from receipt_rates
+    inner join receipts
+        on receipt_rates.location_id = receipts.location_id
+        and receipt_rates.business_date = receipts.business_date
+        and receipt_rates.transaction_id = receipts.transaction_id
+    window receipt as (partition by receipt_rates.location_id, receipt_rates.business_date,
+                       receipt_rates.transaction_id)
+
+),
+
+floors as (
+
+    select
+        *,
+        share_floor(receipt_gross_units, weight, receipt_weight, share_rank) as gross_floor,
+        share_floor(receipt_discount_units, weight, receipt_weight, share_rank)
+            as discount_floor
+
+    from weighted
+
+),
+
+allocated as (
+
+    select
+        *,
+        gross_floor + case when row_number() over (
+                receipt order by share_remainder(receipt_gross_units, weight, receipt_weight,
+                                                 gross_floor) desc, tax_rate_percent)
+            <= receipt_gross_units - sum(gross_floor) over receipt then 1 else 0 end
+            as gross_units,
+        discount_floor + case when row_number() over (
+                receipt order by share_remainder(receipt_discount_units, weight,
+                                                 receipt_weight, discount_floor) desc,
+                tax_rate_percent)
+            <= receipt_discount_units - sum(discount_floor) over receipt then 1 else 0 end
+            as discount_units
+
+    from floors
+    window receipt as (partition by location_id, business_date, transaction_id)
+
+),
+
+daily as (
+
+    select
+        location_id,
+        business_date,
+        tax_rate_percent,
+        count(*) as receipt_count,
+        sum(item_line_count) as item_line_count,
+        sum(gross_units) as gross_units,
+        sum(discount_units) as discount_units,
+        sum(gross_units) - sum(discount_units) as after_units
+
+    from allocated
+    group by location_id, business_date, tax_rate_percent
+
+),
+
+final as (
+
+    select
+        location_id,
+        business_date,
+        tax_rate_percent,
+        receipt_count,
+        item_line_count,
+        from_cent_units(gross_units) as gross_amount,
+        from_cent_units(discount_units) as discount_amount,
+        from_cent_units(after_units) as gross_after_discount,
+        from_cent_units(net_of_gross_cents(after_units, tax_rate_percent))
+            as net_after_discount,
+        from_cent_units(after_units - net_of_gross_cents(after_units, tax_rate_percent))
+            as vat_after_discount
+
+    from daily
+
+)
+
+select * from final
