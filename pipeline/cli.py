@@ -1,4 +1,4 @@
-"""The ``pos-etl`` command: sandbox, load, verify, build, order, demo."""
+"""The ``pos-etl`` command: sandbox, load, verify, build, export, order, demo."""
 
 from __future__ import annotations
 
@@ -105,6 +105,36 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from pipeline.export import ExportError, Selection, export, parse_locations
+
+    settings = load_settings(args.config)
+    fmt = args.format
+    if fmt is None:
+        suffix = Path(args.output).suffix.lower().lstrip(".") if args.output else ""
+        fmt = {"": "csv", "csv": "csv", "xlsx": "xlsx", "parquet": "parquet"}.get(suffix)
+        if fmt is None:
+            print(f"export: cannot tell the format from {args.output}: give --format "
+                  "csv, xlsx, parquet or datev", file=sys.stderr)
+            return 2
+    if args.start and args.end and args.end < args.start:
+        print(f"--end {args.end} is before --start {args.start}", file=sys.stderr)
+        return 2
+    output = Path(args.output or f"{args.model}.{'csv' if fmt == 'datev' else fmt}")
+    if fmt == "datev" and not args.output:
+        output = Path(f"EXTF_Buchungsstapel_{args.start or 'all'}_{args.end or 'all'}.csv")
+    selection = Selection(args.model, args.start, args.end,
+                          parse_locations(settings, args.location))
+    try:
+        rows = export(settings, selection, fmt, output)
+    except ExportError as exc:
+        print(f"export: {exc}", file=sys.stderr)
+        return 1
+    what = "bookings" if fmt == "datev" else "rows"
+    print(f"wrote {rows:,} {what} of {args.model} to {output} ({fmt})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pos-etl", description=__doc__)
     parser.add_argument("--version", action="version",
@@ -156,6 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--full", action="store_true",
                        help="compute every partition again (the result is the same)")
     build.set_defaults(func=cmd_build)
+
+    exp = sub.add_parser("export", help="write a report or mart as CSV, Excel, Parquet, or "
+                                        "the daily closes as a DATEV Buchungsstapel")
+    exp.add_argument("model", help="a model of the warehouse, e.g. rpt_daily_close")
+    exp.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    exp.add_argument("--start", type=_date, help="first business date (default: all)")
+    exp.add_argument("--end", type=_date, help="last business date, included (default: all)")
+    exp.add_argument("--location", action="append",
+                     help="only this location, by id or short code (repeatable)")
+    exp.add_argument("--format", choices=("csv", "xlsx", "parquet", "datev"),
+                     help="default: from the --output suffix, else csv")
+    exp.add_argument("--output", "-o", help="file to write (default: <model>.<format>)")
+    exp.set_defaults(func=cmd_export)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

@@ -124,8 +124,10 @@ class DatevSettings(_Strict):
     """Where tips post (passed on to the staff)."""
     non_revenue_accounts: dict[str, str] = {"Gutscheinverkauf": "3600"}
     """Account per non-revenue payment group; a group without one posts to ``suspense_account``."""
-    suspense_account: str = "2890"
-    """Clearing account for what has no account of its own (and a day's difference)."""
+    clearing_account: str = "2890"
+    """Clearing account every booking of a daily close passes through (it nets to 0)."""
+    suspense_account: str = "2899"
+    """Suspense account: what has no account of its own, and a day's difference."""
     cash_account: str = "2700"
     """Account of payments whose payment type carries no ``fibuAccountNr``."""
 
@@ -137,7 +139,7 @@ class DatevSettings(_Strict):
                 raise ValueError(f"account {account!r} of {key!r} must be digits")
         return value
 
-    @field_validator("tip_account", "suspense_account", "cash_account")
+    @field_validator("tip_account", "clearing_account", "suspense_account", "cash_account")
     @classmethod
     def _account(cls, value: str) -> str:
         if not value.isdigit():

@@ -169,3 +169,124 @@ def test_python_and_the_warehouse_round_half_away_from_zero(value, rounded):
             con.execute(sql)
         in_sql = con.execute(f"select cents(cast('{value}' as decimal(38, 8)))").fetchone()[0]
     assert in_sql == cents(value) == Decimal(rounded)
+
+
+# --- exports -----------------------------------------------------------------------------
+
+def _datev_settings(built, **datev):
+    from pipeline.settings import AccountingSettings, DatevSettings
+
+    return built.model_copy(update={"accounting": AccountingSettings(
+        datev=DatevSettings(consultant_number=29098, client_number=55003, **datev))})
+
+
+def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
+    from pipeline.export import Selection, export, read_datev
+
+    settings = _datev_settings(built, fiscal_year_start="03-01")
+    target = tmp_path / "EXTF_Buchungsstapel.csv"
+    n = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev", target)
+    header, rows = read_datev(target)
+    assert header[:5] == ["EXTF", "700", "21", "Buchungsstapel", "13"]
+    assert header[10:16] == ["29098", "55003", "20260301", "4", "20260327", "20260329"]
+    assert len(header) == 31 and len(rows) == n
+    assert all(len(row) == 125 and None not in row for row in rows)
+    balance = defaultdict(Decimal)  # debit positive
+    for row in rows:
+        amount = Decimal(row["Umsatz (ohne Soll/Haben-Kz)"].replace(",", "."))
+        sign = 1 if row["Soll/Haben-Kennzeichen"] == "S" else -1
+        balance[row["Konto"]] += sign * amount
+        balance[row["Gegenkonto (ohne BU-Schlüssel)"]] -= sign * amount
+        assert row["Belegdatum"] in {f"{d:%d%m}" for d in DAYS}
+    revenue = dict(query(built, "select tax_rate_percent, sum(gross_after_discount) "
+                                "from rpt_vat_by_rate group by all"))
+    accounts = settings.accounting.datev.revenue_accounts
+    for rate, amount in revenue.items():
+        assert balance[accounts[format(rate.normalize(), "f")]] == -amount
+    ((tips, paid),) = query(built, "select sum(tip_amount), sum(payment_amount) "
+                                   "from rpt_daily_close")
+    assert balance["3790"] == -tips
+    by_account = dict(query(built, "select coalesce(fibu_account_nr, '2700'), "
+                                   "sum(payment_amount) from rpt_daily_close_payments "
+                                   "group by all"))
+    assert sum(by_account.values()) == paid
+    # a voucher sold credits the liability account its redemptions debit
+    ((sold,),) = query(built, "select sum(voucher_sold_amount) from rpt_daily_close")
+    assert sold and by_account["3600"]
+    by_account["3600"] -= sold
+    assert {a: balance[a] for a in by_account} == by_account
+    assert balance["2890"] == 0  # the clearing account nets out: every day is closed
+    assert sum(balance.values()) == 0
+
+
+def test_datev_refuses_two_fiscal_years_and_unmapped_rates(built, tmp_path):
+    from pipeline.export import ExportError, Selection, export
+
+    sel = Selection("rpt_daily_close", DAYS[0], DAYS[-1], None)
+    with pytest.raises(ExportError, match="spans two fiscal years"):
+        export(_datev_settings(built, fiscal_year_start="03-28"), sel, "datev",
+               tmp_path / "x.csv")
+    with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
+                                          r"revenue account for tax rate 10 %"):
+        export(_datev_settings(built, revenue_accounts={"20": "4000"}), sel, "datev",
+               tmp_path / "x.csv")
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx", "parquet"])
+def test_exports_hold_the_warehouse_rows_exactly(built, tmp_path, fmt):
+    import pyarrow.parquet as pq
+    from openpyxl import load_workbook
+
+    from pipeline.export import Selection, export
+
+    target = tmp_path / f"close.{fmt}"
+    sel = Selection("rpt_daily_close", DAYS[1], DAYS[2], [1002])
+    assert export(built, sel, fmt, target) == 2
+    expected = query(built, "select business_date, revenue_amount, vat_amount "
+                            "from rpt_daily_close where location_id = 1002 "
+                            f"and business_date >= '{DAYS[1]}' order by 1")
+    if fmt == "parquet":
+        table = pq.read_table(target)
+        assert str(table.schema.field("revenue_amount").type) == "decimal128(18, 2)"
+        got = [(r["business_date"], r["revenue_amount"], r["vat_amount"])
+               for r in table.to_pylist()]
+    elif fmt == "csv":
+        import csv
+        with open(target, newline="") as fh:
+            got = [(date.fromisoformat(r["business_date"]), Decimal(r["revenue_amount"]),
+                    Decimal(r["vat_amount"])) for r in csv.DictReader(fh)]
+    else:
+        ws = load_workbook(target).active
+        names = [c.value for c in ws[1]]
+        rows = [dict(zip(names, (c.value for c in row), strict=True))
+                for row in ws.iter_rows(min_row=2)]
+        assert ws["D2"].number_format == "#,##0.00"
+        got = [(r["business_date"].date(), cents(str(r["revenue_amount"])),
+                cents(str(r["vat_amount"]))) for r in rows]
+    assert got == expected
+
+
+def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
+    from pipeline.cli import main
+
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
+    assert main(["export", "rpt_daily_closes", "-o", str(tmp_path / "x.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "no model 'rpt_daily_closes'" in err and "rpt_daily_close," in err
+    assert main(["export", "dim_vouchers", "--location", "1001"]) == 1
+    assert "tenant-wide" in capsys.readouterr().err
+    assert main(["export", "rpt_daily_close", "-o", str(tmp_path / "x.txt")]) == 2
+    assert "give --format" in capsys.readouterr().err
+    out = tmp_path / "close.xlsx"
+    assert main(["export", "rpt_daily_close", "--location", "VIE01", "-o", str(out)]) == 0
+    assert f"wrote 3 rows of rpt_daily_close to {out} (xlsx)" in capsys.readouterr().out
+
+
+def test_accounting_reports_carry_cents(built):
+    rows = query(built, "select table_name, column_name, data_type "
+                        "from information_schema.columns where table_name in "
+                        "('rpt_vat_by_rate', 'rpt_daily_close', 'rpt_daily_close_payments', "
+                        "'rpt_payment_reconciliation') and data_type like 'DECIMAL%'")
+    assert len(rows) >= 20
+    assert {r[2] for r in rows if r[1] != "tax_rate_percent"} == {"DECIMAL(18,2)"}, rows

@@ -64,11 +64,11 @@ vat_totals as (
     select
         location_id,
         business_date,
-        sum(gross_amount) as gross_amount,
-        sum(discount_amount) as discount_amount,
-        sum(gross_after_discount) as revenue_amount,
-        sum(net_after_discount) as net_amount,
-        sum(vat_after_discount) as vat_amount
+        cents(sum(gross_amount)) as gross_amount,
+        cents(sum(discount_amount)) as discount_amount,
+        cents(sum(gross_after_discount)) as revenue_amount,
+        cents(sum(net_after_discount)) as net_amount,
+        cents(sum(vat_after_discount)) as vat_amount
 
     from vat
     group by location_id, business_date
@@ -80,8 +80,8 @@ payment_totals as (
     select
         location_id,
         business_date,
-        sum(payment_amount) as payment_amount,
-        coalesce(sum(payment_amount) filter (where is_voucher_payment), 0)
+        cents(sum(payment_amount)) as payment_amount,
+        cents(coalesce(sum(payment_amount) filter (where is_voucher_payment), 0))
             as voucher_redeemed_amount
 
     from payments
@@ -95,20 +95,20 @@ final as (
         days.location_id,
         days.business_date,
         days.receipt_count,
-        coalesce(vat_totals.gross_amount, 0) as gross_amount,
-        coalesce(vat_totals.discount_amount, 0) as discount_amount,
-        coalesce(vat_totals.revenue_amount, 0) as revenue_amount,
-        coalesce(vat_totals.net_amount, 0) as net_amount,
-        coalesce(vat_totals.vat_amount, 0) as vat_amount,
+        cents(coalesce(vat_totals.gross_amount, 0)) as gross_amount,
+        cents(coalesce(vat_totals.discount_amount, 0)) as discount_amount,
+        cents(coalesce(vat_totals.revenue_amount, 0)) as revenue_amount,
+        cents(coalesce(vat_totals.net_amount, 0)) as net_amount,
+        cents(coalesce(vat_totals.vat_amount, 0)) as vat_amount,
         days.tip_amount,
         days.non_revenue_receipt_count,
         days.non_revenue_amount,
         days.voucher_sold_amount,
-        coalesce(payment_totals.voucher_redeemed_amount, 0) as voucher_redeemed_amount,
-        coalesce(payment_totals.payment_amount, 0) as payment_amount,
-        coalesce(payment_totals.payment_amount, 0)
+        cents(coalesce(payment_totals.voucher_redeemed_amount, 0)) as voucher_redeemed_amount,
+        cents(coalesce(payment_totals.payment_amount, 0)) as payment_amount,
+        cents(coalesce(payment_totals.payment_amount, 0)
             - (coalesce(vat_totals.revenue_amount, 0) + days.tip_amount
-               + days.non_revenue_amount) as difference_amount,
+               + days.non_revenue_amount)) as difference_amount,
         days.reversal_count,
         days.reversal_amount,
         days.void_count,
