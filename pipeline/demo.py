@@ -33,19 +33,21 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
         print("\nRevenue-effective turnover per location and day (spec 2.2 rule):")
         print(_table(con, """
             select location_id, business_date, receipt_count,
-                   cast(turnover_net as decimal(18, 2)) as turnover_net,
-                   cast(turnover_gross as decimal(18, 2)) as turnover_gross,
+                   cents(turnover_net) as turnover_net,
+                   cents(turnover_gross) as turnover_gross,
                    tip_amount, discount_amount
             from fct_turnover_daily order by location_id, business_date"""))
-        print("Payment reconciliation (settled receipts vs. their payments):")
+        print("Daily close per location (cents; a day is closed when its payments cover "
+              "revenue, tips and non-revenue settlements):")
         print(_table(con, """
             select location_id,
-                   count(distinct business_date) as days,
+                   count(*) as days,
+                   sum(revenue_amount) as revenue,
+                   sum(vat_amount) as vat,
+                   sum(tip_amount) as tips,
                    sum(payment_amount) as payments,
-                   count(*) filter (where has_difference) as rows_with_difference,
-                   case when bool_or(has_difference) then 'DIFFERENCES' else 'balanced' end
-                       as status
-            from rpt_payment_reconciliation group by location_id order by location_id"""))
+                   count(*) filter (where not is_closed) as days_not_closed
+            from rpt_daily_close group by location_id order by location_id"""))
     print(f"Warehouse: {path}")
     print(f"Query it:  .venv/bin/python -c \"import duckdb; "
           f"print(duckdb.connect('{path}', read_only=True).sql('from fct_turnover_daily'))\"")

@@ -3,7 +3,7 @@ the warehouse rebuilt and checked."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import date, datetime, timedelta
 
 import dagster as dg
 
@@ -27,6 +27,13 @@ def build_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
     ]
 
 
+def last_complete_business_date(settings: Settings, instant: datetime) -> date:
+    """The newest business date that has ended at ``instant`` for every location: the
+    day before the earliest business date still under way (each location's day starts
+    at its own ``business_day_starts``, in its own time zone)."""
+    return min(loc.business_date_at(instant) for loc in settings.locations) - timedelta(days=1)
+
+
 def build_nightly_schedule(settings: Settings) -> dg.ScheduleDefinition:
     """The nightly load: one run over yesterday and the ``lookback_days`` before it."""
     schedule = settings.schedule
@@ -37,7 +44,7 @@ def build_nightly_schedule(settings: Settings) -> dg.ScheduleDefinition:
                  job_name=LOAD_JOB, default_status=dg.DefaultScheduleStatus.STOPPED)
     def nightly_load(context: dg.ScheduleEvaluationContext):
         """Load yesterday and the lookback days of every location, then rebuild the warehouse."""
-        yesterday = context.scheduled_execution_time.date() - timedelta(days=1)
+        yesterday = last_complete_business_date(settings, context.scheduled_execution_time)
         start = max(yesterday - timedelta(days=schedule.lookback_days), schedule.start_date)
         if yesterday < start:
             return dg.SkipReason(f"no business date since schedule.start_date {start}")

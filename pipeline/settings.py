@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from datetime import date
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -81,6 +81,9 @@ class LocationSettings(_Strict):
     short_code: str = Field(min_length=1)
     timezone: str = "Europe/Vienna"
     api_key_env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    business_day_starts: str = Field("00:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    """Local wall-clock time (HH:MM) at which a business day starts: a receipt stamped
+    before it belongs to the day before (a hotel's night audit at 02:30, say)."""
 
     @field_validator("timezone")
     @classmethod
@@ -94,6 +97,17 @@ class LocationSettings(_Strict):
     @property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    @property
+    def day_starts(self) -> time:
+        return time.fromisoformat(self.business_day_starts)
+
+    def business_date_at(self, instant: datetime) -> date:
+        """The business date under way at ``instant`` (an aware datetime)."""
+        local = instant.astimezone(self.tz)
+        if local.time().replace(tzinfo=None) >= self.day_starts:
+            return local.date()
+        return local.date() - timedelta(days=1)
 
 
 class ScheduleSettings(_Strict):
@@ -237,7 +251,8 @@ def sandbox_settings(data_dir: Path | str = "data") -> Settings:
         warehouse=WarehouseSettings(data_dir=Path(data_dir)),
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
-                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}")
+                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}",
+                             business_day_starts=loc.business_day_starts)
             for loc in world.LOCATIONS
         ],
     )

@@ -49,7 +49,8 @@ LOOKALIKE_SETTLEMENTS = ("Abrechnen HSK", "Abrechnen AR", "AbrechnenNachdruck", 
 class Correction:
     """The POS corrects a receipt after the fact: it moves to ``date_time`` (and so perhaps
     to another business date) with its last ``drop_lines`` lines gone, same transactionId.
-    The total and the last payment shrink by the dropped lines' gross."""
+    The discount is taken again on what is left (at the original rate), and the total
+    and the last payment shrink accordingly: the receipt stays consistent."""
 
     location_id: int
     transaction_id: str
@@ -366,21 +367,34 @@ def _corrected(loc: SandboxLocation, correction: Correction, data: SandboxData) 
                      if r.transaction_id == correction.transaction_id), None) if made_on else None
     if original is None:
         raise ValueError(f"no receipt {correction.transaction_id} at location {loc.id}")
-    kept, dropped = original.items[:-correction.drop_lines], original.items[-correction.drop_lines:]
-    less = sum((i.gross_amount * i.quantity for i in dropped), ZERO)
+    kept = original.items[:len(original.items) - correction.drop_lines]
+    gross = sum((i.gross_amount * i.quantity for i in kept), ZERO)
+    discount = _money(gross * Decimal("0.1")) if original.discount else ZERO
+    total = _money(gross - discount + original.tip)
     payments = list(original.payments)
+    less = original.total_amount - total
     payments[-1] = payments[-1].model_copy(update={"amount": payments[-1].amount - less})
     return original.model_copy(update={"date_time": correction.date_time, "items": kept,
-                                       "total_amount": original.total_amount - less,
+                                       "discount": discount, "total_amount": total,
                                        "payments": payments})
 
 
-def receipts_on(location_id: int, day: date, data: SandboxData) -> list[m.Receipt]:
-    """The truth for a business date: receipts whose local ``dateTime`` falls on ``day``."""
-    candidates = service_day(location_id, day - timedelta(days=1), data) + service_day(
-        location_id, day, data)
-    return sorted((r for r in candidates if r.date_time.date() == day),
-                  key=lambda r: (r.date_time, r.transaction_id))
+def receipts_on(location_id: int, day: date, data: SandboxData,
+                starts: time = time(0)) -> list[m.Receipt]:
+    """The truth for a business date: receipts whose local ``dateTime`` falls on ``day``,
+    or, for a business day that starts at ``starts`` (wall clock), from ``starts`` on
+    ``day`` until ``starts`` the next day."""
+    if starts == time(0):
+        candidates = service_day(location_id, day - timedelta(days=1), data) + service_day(
+            location_id, day, data)
+        kept = (r for r in candidates if r.date_time.date() == day)
+    else:
+        candidates = [r for d in (-1, 0, 1)
+                      for r in service_day(location_id, day + timedelta(days=d), data)]
+        begin = datetime.combine(day, starts)
+        end = datetime.combine(day + timedelta(days=1), starts)
+        kept = (r for r in candidates if begin <= r.date_time < end)
+    return sorted(kept, key=lambda r: (r.date_time, r.transaction_id))
 
 
 def wire_receipt(receipt: m.Receipt, quirks: bool) -> dict:

@@ -72,6 +72,8 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> t
     for loc in chain.locations:
         toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',
                  f'timezone = "{loc.timezone}"', f'api_key_env = "POS_KEY_{loc.id}"']
+        if loc.business_day_starts != "00:00":
+            toml.append(f'business_day_starts = "{loc.business_day_starts}"')
         env.append(f"POS_KEY_{loc.id}={loc.api_key}")
     return "\n".join(toml) + "\n", "\n".join(env) + "\n"
 

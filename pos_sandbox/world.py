@@ -13,6 +13,10 @@ from zoneinfo import ZoneInfo
 
 from pipeline.pos_api import models as m
 
+HOTEL_DAY_STARTS = "03:00"
+"""A sandbox hotel's night audit (Tagesabschluss) runs at 02:30; its business day starts
+at 03:00, so the receipts of the night until then belong to the day before."""
+
 
 @dataclass(frozen=True)
 class SandboxLocation:
@@ -24,6 +28,8 @@ class SandboxLocation:
     older_configuration: bool = False
     room_nr_spot_nr_offset: int = 0
     closes_after_midnight: int = 1  # last hour (local) of the night's service
+    business_day_starts: str = "00:00"
+    """When the location's business day starts (local): a hotel's after its night audit."""
 
     @property
     def tz(self) -> ZoneInfo:
@@ -51,6 +57,7 @@ FIXED_LOCATIONS: tuple[SandboxLocation, ...] = (
         "hotel",
         room_nr_spot_nr_offset=5000,
         closes_after_midnight=3,
+        business_day_starts=HOTEL_DAY_STARTS,
     ),
     SandboxLocation(
         1003, "GRZ01", "Café Murinsel, Graz", "restaurant", older_configuration=True
@@ -89,7 +96,8 @@ def _generated(k: int) -> SandboxLocation:
     number = k // len(_CITIES) + 1
     if k % 7 == 1:
         return SandboxLocation(FIRST_ID + k, f"{code}{number:02d}", f"Hotel {city} {number}",
-                               "hotel", room_nr_spot_nr_offset=5000, closes_after_midnight=3)
+                               "hotel", room_nr_spot_nr_offset=5000, closes_after_midnight=3,
+                               business_day_starts=HOTEL_DAY_STARTS)
     name = f"{_RESTAURANTS[k % len(_RESTAURANTS)]} {city} {number}"
     return SandboxLocation(FIRST_ID + k, f"{code}{number:02d}", name, "restaurant",
                            older_configuration=k % 11 == 2)

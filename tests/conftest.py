@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, time
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,11 +16,13 @@ from pos_sandbox.receipts import SandboxData, receipts_on
 DATA = SandboxData()
 
 
-def truth_turnover(location_id: int, day: date, data: SandboxData = DATA) -> Decimal:
+def truth_turnover(location_id: int, day: date, data: SandboxData = DATA,
+                   starts: time = time(0)) -> Decimal:
     """The spec's turnover rule (2.2) applied to the sandbox's own receipts, independently
-    of the pipeline: the figure the warehouse must match to the cent."""
+    of the pipeline: the figure the warehouse must match to the cent (for a business day
+    that starts at ``starts``)."""
     return sum((item.net_amount * item.quantity
-                for r in receipts_on(location_id, day, data)
+                for r in receipts_on(location_id, day, data, starts)
                 if r.payment_group.name == "Umsatzwirksam"
                 and r.transaction_type in ("Abrechnen", "RechnungZurückholen")
                 for item in r.items), Decimal(0))

@@ -1,7 +1,7 @@
 """A chain: the config ``pos-etl sandbox --locations N --write-config`` writes loads every
 location of the chain over real HTTP, turnover to the cent."""
 
-from datetime import date
+from datetime import date, time
 
 import duckdb
 
@@ -35,7 +35,9 @@ def test_a_chain_config_loads_every_location(tmp_path, monkeypatch, capsys):
     with duckdb.connect(str(tmp_path / "data/warehouse.duckdb"), read_only=True) as con:
         turnover = dict(con.execute("select location_id, turnover_net from fct_turnover_daily "
                                     "where business_date = ?", [DAY]).fetchall())
-    assert turnover == {loc.id: truth_turnover(loc.id, DAY) for loc in chain.locations}
+    assert turnover == {loc.id: truth_turnover(loc.id, DAY, starts=time.fromisoformat(
+        loc.business_day_starts)) for loc in chain.locations}
+    assert {loc.business_day_starts for loc in chain.locations} == {"00:00", "03:00"}
 
 
 def test_sandbox_command_writes_the_config_and_key_file(tmp_path, monkeypatch):

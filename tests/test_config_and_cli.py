@@ -143,11 +143,13 @@ def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
     code = run_demo(tmp_path / "data", days=2, today=date(2026, 11, 22))
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "result: OK" in out and "balanced" in out and "make dev" in out
+    assert "result: OK" in out and "days_not_closed" in out and "make dev" in out
     yesterday = (date(2026, 11, 22) - timedelta(days=1)).isoformat()
     with duckdb.connect(str(tmp_path / "data/warehouse.duckdb"), read_only=True) as con:
         rows = con.execute("select location_id, count(*) from fct_turnover_daily group by 1 "
                            "order by 1").fetchall()
+        assert con.execute("select count(*), count(*) filter (where is_closed) "
+                           "from rpt_daily_close").fetchall() == [(6, 6)]
         assert rows == [(1001, 2), (1002, 2), (1003, 2)]
         assert con.execute("select max(business_date) from fct_turnover_daily").fetchone()[0] \
             .isoformat() == yesterday

@@ -86,14 +86,24 @@ def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(
 
     def huge(location, rows):
         if on_day(rows, DAY2):
-            item = settled(on_day(rows, DAY2))["items"][0]
+            receipt = settled(on_day(rows, DAY2))
+            item = receipt["items"][0]
             # the item may be listed once per payment (a wire quirk): change every copy
             for r in rows:
                 for line in r["items"]:
                     if line["id"] == item["id"]:
                         old = line["netAmount"] * line["quantity"]
+                        old_gross = line["grossAmount"] * line["quantity"]
                         line["netAmount"], line["quantity"] = Decimal(10**6), Decimal(10**4)
+                        line["grossAmount"] = Decimal(12 * 10**5)
             extra["delta"] = Decimal(10**10) - old
+            # the receipt stays consistent: its total and its first payment carry the line
+            gross_delta = Decimal(12 * 10**9) - old_gross
+            receipt["totalAmount"] += gross_delta
+            first = receipt["payments"][0]["id"]
+            for payment in receipt["payments"]:
+                if payment["id"] == first:
+                    payment["amount"] += gross_delta
         return rows
 
     with altered_sandbox(huge) as url:

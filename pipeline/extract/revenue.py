@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -75,15 +75,21 @@ class ForeignLocation(Exception):
     """A receipt of another location than the key's."""
 
 
-def request_window(day: date, tz: ZoneInfo, margin: timedelta) -> tuple[datetime, datetime]:
-    """The (after, before) window to ask for: the local day widened by ``margin`` each side.
+MIDNIGHT = time(0)
+
+
+def request_window(day: date, tz: ZoneInfo, margin: timedelta,
+                   starts: time = MIDNIGHT) -> tuple[datetime, datetime]:
+    """The (after, before) window to ask for: the business day (from ``starts`` on ``day``
+    to ``starts`` the next day, local wall clock) widened by ``margin`` each side.
 
     Both bounds are exclusive on the server and clocks differ, so the window is wider
-    than the day; the day's own receipts are picked out afterwards.
+    than the day; the day's own receipts are picked out afterwards. The margin also
+    covers a cut-off that falls into a skipped or repeated hour.
     """
-    start = datetime(day.year, day.month, day.day, tzinfo=tz)
-    end = start.replace(tzinfo=None) + timedelta(days=1)
-    return start - margin, end.replace(tzinfo=tz) + margin
+    start = datetime.combine(day, starts, tzinfo=tz)
+    end = datetime.combine(day + timedelta(days=1), starts, tzinfo=tz)
+    return start - margin, end + margin
 
 
 def _pos_stamp(value, tz: ZoneInfo) -> str:
@@ -95,24 +101,27 @@ def _pos_stamp(value, tz: ZoneInfo) -> str:
 
 def flatten_receipts(
     pages: Iterable[list[dict]], *, location_id: int, business_date: date, tz: ZoneInfo,
-    short_code: str | None = None,
+    short_code: str | None = None, day_starts: time = MIDNIGHT,
 ) -> RevenuePartition:
     """Flatten and deduplicate receipts into the four tables of one partition.
 
-    Receipts are kept when their local ``dateTime`` falls on ``business_date`` and are
-    deduplicated on transactionId; item lines on (transactionId, uniqueId or id); side
-    dishes on uniqueId (or id) within their item; payments on payment id within their
-    receipt. Money and quantities may arrive as JSON numbers (text or Decimal) or numeric
-    strings; they are cast to DECIMAL from their text. A receipt whose ``location.id``
-    is neither the location's id nor its short code rejects the partition: the key is
-    bound to one location, so such a receipt is another location's data.
+    Receipts are kept when their local ``dateTime`` falls into the business day: from
+    ``day_starts`` on ``business_date`` (wall clock) until ``day_starts`` the next day, so
+    with the default midnight the calendar date. They are deduplicated on transactionId;
+    item lines on (transactionId, uniqueId or id); side dishes on uniqueId (or id) within
+    their item; payments on payment id within their receipt. Money and quantities may
+    arrive as JSON numbers (text or Decimal) or numeric strings; they are cast to DECIMAL
+    from their text. A receipt whose ``location.id`` is neither the location's id nor its
+    short code rejects the partition: the key is bound to one location, so such a receipt
+    is another location's data.
     """
     where = f"location {location_id}, business date {business_date.isoformat()}"
     part = RevenuePartition(location_id, business_date, {})
     seen_pages: list[list[dict]] = []
     try:
         own = {str(location_id), short_code} - {None}
-        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own)
+        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
+                                  day_starts)
         part.tables = _build_tables(rows, location_id, business_date, tz)
         part.turnover_net = _turnover(part.tables["receipt_items"],
                                       [revenue for *_, revenue in rows.items])
@@ -140,9 +149,13 @@ class _Rows:
 
 
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
-                       tz: ZoneInfo, own: set[str]) -> _Rows:
+                       tz: ZoneInfo, own: set[str], day_starts: time = MIDNIGHT) -> _Rows:
     """One pass over the receipts: keep the day's, drop repeats at every level."""
     day_prefix = business_date.strftime("%d.%m.%Y")
+    # A business day that starts after midnight: the day's stamps from the cut-off on,
+    # and the next day's before it (a served stamp is "dd.MM.yyyy HH:mm:ss").
+    cut = day_starts.strftime("%H:%M:%S") if day_starts != MIDNIGHT else None
+    next_prefix = (business_date + timedelta(days=1)).strftime("%d.%m.%Y")
     out = _Rows()
     seen: set = set()
     dropped = part.duplicates_dropped
@@ -153,8 +166,15 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
         part.receipts_seen += len(page)
         for r in page:
             stamp = r["dateTime"]
-            if not (stamp.__class__ is str and stamp.startswith(day_prefix)
-                    and len(stamp) == 19):
+            if cut is not None:
+                stamp = _pos_stamp(stamp, tz)
+                clock = stamp[11:]
+                if not (clock >= cut and stamp.startswith(day_prefix)
+                        or clock < cut and stamp.startswith(next_prefix)):
+                    part.outside_day += 1
+                    continue
+            elif not (stamp.__class__ is str and stamp.startswith(day_prefix)
+                      and len(stamp) == 19):
                 stamp = _pos_stamp(stamp, tz)  # another day, or another form (ISO 8601)
                 if not stamp.startswith(day_prefix):
                     part.outside_day += 1
@@ -350,11 +370,12 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     settings = source.settings
     loc = settings.location(location_id)
     after, before = request_window(business_date, loc.tz,
-                                   timedelta(minutes=settings.source.window_margin_minutes))
+                                   timedelta(minutes=settings.source.window_margin_minutes),
+                                   loc.day_starts)
     with source.client(location_id) as client:
         part = flatten_receipts(client.receipt_pages(after, before), location_id=location_id,
                                 business_date=business_date, tz=loc.tz,
-                                short_code=loc.short_code)
+                                short_code=loc.short_code, day_starts=loc.day_starts)
         part.stats = client.stats
     return part
 

@@ -1,0 +1,89 @@
+"""A business day per location: from its ``business_day_starts`` (local wall clock) to the
+next day's, on DST days too; every receipt in exactly one day; the nightly's yesterday."""
+
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import duckdb
+import pytest
+
+from pipeline.extract.revenue import request_window
+from pipeline.loader import run_load
+from pipeline.schedules import last_complete_business_date
+from pipeline.settings import ConfigError, LocationSettings, load_settings
+from pos_sandbox.receipts import SandboxData, receipts_on
+from tests.conftest import make_settings, truth_turnover
+
+VIENNA = ZoneInfo("Europe/Vienna")
+SPRING = [date(2026, 3, 28), date(2026, 3, 29), date(2026, 3, 30)]  # 29th: 02:00 -> 03:00
+AUTUMN = [date(2026, 10, 24), date(2026, 10, 25), date(2026, 10, 26)]  # 25th: 03:00 -> 02:00
+HOTEL = 1002
+
+
+def with_cutoff(settings, starts: str):
+    return settings.model_copy(update={"locations": [
+        loc.model_copy(update={"business_day_starts": starts}) if loc.id == HOTEL else loc
+        for loc in settings.locations]})
+
+
+@pytest.mark.parametrize("days", [SPRING, AUTUMN], ids=["spring-forward", "fall-back"])
+def test_every_receipt_lands_in_exactly_one_business_day(sandbox_url, tmp_path, sandbox_keys,
+                                                         days):
+    settings = with_cutoff(make_settings(sandbox_url, tmp_path / "data"), "02:30")
+    report = run_load(settings, days[0], days[-1], [HOTEL], catalog=False,
+                      progress=lambda line: None)
+    assert report.ok, report.summary()
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        rows = con.execute("select business_date, transaction_id, receipted_at_local "
+                           "from fct_receipts where location_id = ?", [HOTEL]).fetchall()
+        turnover = dict(con.execute("select business_date, turnover_net from "
+                                    "fct_turnover_daily where location_id = ?",
+                                    [HOTEL]).fetchall())
+    starts = time(2, 30)
+    loaded: dict[date, set[str]] = {}
+    for day, txn, _ in rows:
+        loaded.setdefault(day, set()).add(txn)
+    expected = {day: {r.transaction_id for r in receipts_on(HOTEL, day, SandboxData(), starts)}
+                for day in days}
+    assert loaded == expected
+    assert len(rows) == sum(map(len, expected.values()))  # none in two days
+    assert turnover == {day: truth_turnover(HOTEL, day, starts=starts) for day in days}
+    # the night after the cut-off belongs to the day before: the hotel serves until 04:00
+    early = [(day, stamp) for day, _, stamp in rows if stamp.time() < starts]
+    assert early and all(stamp.date() == day + timedelta(days=1) for day, stamp in early)
+    assert all(stamp.date() == day for day, _, stamp in rows if stamp.time() >= starts)
+
+
+def test_the_cut_off_stays_at_its_wall_clock_time_on_dst_days():
+    margin = timedelta(0)
+    starts = time(2, 30)
+    # spring forward: 02:30 does not exist on March 29; the day of the 28th ends when the
+    # clock jumps to 03:00 (01:00 UTC): the window asked for covers it
+    after, before = request_window(date(2026, 3, 28), VIENNA, margin, starts)
+    assert after.astimezone(UTC) == datetime(2026, 3, 28, 1, 30, tzinfo=UTC)
+    assert before.astimezone(UTC) >= datetime(2026, 3, 29, 1, 0, tzinfo=UTC)
+    # fall back: the day of October 25 runs 25 real hours, 02:30 summer to 02:30 winter time
+    after, before = request_window(date(2026, 10, 25), VIENNA, margin, starts)
+    assert after.astimezone(UTC) == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)
+    assert before.astimezone(UTC) == datetime(2026, 10, 26, 1, 30, tzinfo=UTC)
+    hotel = LocationSettings(id=1, short_code="H", api_key_env="K", business_day_starts="02:30")
+    assert hotel.business_date_at(datetime(2026, 3, 29, 1, 0, tzinfo=UTC)) == date(2026, 3, 29)
+    assert hotel.business_date_at(datetime(2026, 3, 29, 0, 59, tzinfo=UTC)) == date(2026, 3,
+                                                                                   28)
+
+
+def test_the_nightly_waits_for_the_latest_business_day_to_end():
+    settings = make_settings("http://pos.invalid", "data")
+    tick = datetime(2026, 11, 23, 3, 30, tzinfo=VIENNA)
+    assert last_complete_business_date(settings, tick) == date(2026, 11, 22)
+    late = with_cutoff(settings, "05:00")  # the hotel's day of the 22nd runs until 05:00
+    assert last_complete_business_date(late, tick) == date(2026, 11, 21)
+    assert last_complete_business_date(late, tick.replace(hour=5)) == date(2026, 11, 22)
+
+
+def test_a_bad_cut_off_is_named(tmp_path):
+    config = tmp_path / "pos.toml"
+    config.write_text('[[locations]]\nid = 1\nshort_code = "H"\napi_key_env = "K"\n'
+                      'business_day_starts = "2:30"\n')
+    with pytest.raises(ConfigError, match=r"locations\.0\.business_day_starts"):
+        load_settings(config)
