@@ -152,18 +152,22 @@ class MenuStore:
 def _entry(product: world.CatalogProduct, badge: int | None = None) -> dict:
     p = product.product
     entry: dict[str, Any] = {"name": p.name, "price": p.pricing.default_price,
-                             "description": p.description or None, "subtitle": None,
+                             "description": p.description or None,
+                             "subtitle": "hausgemacht" if p.id % 4 == 0 else None,
                              "imageUrl": p.media.image_url if p.media else None,
                              "features": []}
     if badge:
         entry["badge"] = badge
     if product.side_dishes:
         entry["features"].append({
-            "name": "Extras", "groupName": "Beilagen", "isDeselectFeature": False,
+            "name": "Extras", "description": "Beilagen nach Wahl", "groupName": "Beilagen",
+            "isDeselectFeature": False,
             "maxValuesAllowed": len(product.side_dishes), "minValuesRequired": 0,
             "valuesForFree": 0,
-            "values": [{"name": name, "priceAdjustment": price, "minAmount": 0, "maxAmount": 2,
-                        "freeAmount": 0} for name, price in product.side_dishes],
+            "values": [{"name": name, "description": f"{name} als Beilage",
+                        "imageUrl": f"https://img.example.com/side-{n}.jpg",
+                        "priceAdjustment": price, "minAmount": 0, "maxAmount": 2,
+                        "freeAmount": 0} for n, (name, price) in enumerate(product.side_dishes)],
         })
     if product.category.external_id == "PG-HPT":
         entry["features"].append({
@@ -185,7 +189,10 @@ def _initial_menus(location_id: int) -> list[dict]:
     def category(ext_id: str, badge_every: int = 5, **extra) -> dict:
         items = by_category.get(ext_id, [])
         name = items[0].category.name if items else ext_id
-        return {"name": name, "menuEntries": [
+        looks = {"badge": 2, "description": f"{name} des Hauses",
+                 "imageUrl": f"https://img.example.com/{ext_id.lower()}.jpg"} \
+            if badge_every == 3 else {}
+        return {"name": name, **looks, "menuEntries": [
             _entry(cp, badge=(n % 9) + 1 if n % badge_every == 0 else None)
             for n, cp in enumerate(items)], **extra}
 
@@ -193,7 +200,7 @@ def _initial_menus(location_id: int) -> list[dict]:
                        start_date=date(2026, 12, 24), end_date=date(2026, 12, 26))
     menus = [
         {"name": "Mittagsmenü", "badge": 6, "priceName": "Mittag",
-         "description": "Montag bis Freitag",
+         "description": "Montag bis Freitag", "imageUrl": "https://img.example.com/mittag.jpg",
          "orderableHours": [_hours(WEEKDAYS, "11:00", "14:30"), christmas],
          "preOrderableHours": [_hours(WEEKDAYS, "09:00", "11:00")],
          "categories": [category("PG-SUP"), category("PG-HPT", 3)]},

@@ -113,6 +113,8 @@ class VoucherLedger:
                 today - timedelta(days=3),
                 start_date=today + timedelta(days=40) if n == 7 else None,
                 enabled=n % 17 != 5,
+                code_id=f"C{n + 1:05d}" if n % 4 == 0 else None,
+                comment="Firmenkunde" if n % 9 == 0 else None,
             )
             self._vouchers[v.id] = v
             self._by_code[v.code] = v.id

@@ -287,7 +287,10 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
                 supplier_id=None if cat_index % 2 else 700 + cat_index,
             ),
             tax=m.CategoryTax(tax_rate_id=tax_id, vat=vat),
-            localizations=[m.CategoryLocalization(locale="en", name=name_en)]
+            localizations=[m.CategoryLocalization(
+                locale="en", name=name_en,
+                image_url=f"https://img.example.com/cat-{suffix.lower()}.jpg"
+                if cat_index % 2 == 0 else None)]
             + ([m.CategoryLocalization(locale="it", name=None, description="Specialità")]
                if cat_index % 4 == 0 else []),
         )
@@ -336,11 +339,18 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
                         m.NutritionalValue(name="Energie", unit="kcal",
                                            value=str(120 + 35 * item_index)),
                         m.NutritionalValue(name="Fett", unit="g", value="4.5", belongs_to=None),
-                    ] if has_nutrition else [],
+                    ] + ([m.NutritionalValue(name="Zucker", unit="g", value="1.2",
+                                             belongs_to=pid * 10 + 1)]
+                         if item_index % 6 == 0 else []) if has_nutrition else [],
                 ),
                 product_group_external_ids=[category.external_id]
                 + (["PG-SHO"] if suffix == "WEI" and item_index % 5 == 0 else []),
-                localizations=[m.ProductLocalization(locale="en", name=f"{pname} (en)")]
+                localizations=[m.ProductLocalization(
+                    locale="en", name=f"{pname} (en)",
+                    subtitle="House speciality" if item_index % 4 == 1 else None,
+                    description=f"{pname}, freshly made" if item_index % 2 == 0 else None,
+                    image_url=f"https://img.example.com/{article}-en.jpg"
+                    if item_index % 3 == 0 else None)]
                 + ([m.ProductLocalization(locale="de-DE", name=pname, subtitle=None)]
                    if item_index % 6 == 0 else []),
             )
