@@ -71,8 +71,8 @@ CHECKS: tuple[DataCheck, ...] = (
     DataCheck(
         "memberships_match_categories", "dim_products",
         "every productGroupExternalId of a product names a category of the same snapshot",
-        "select m.* from stg_pos__product_category_memberships m "
-        "left join stg_pos__product_categories c on m.location_id = c.location_id "
+        "select m.* from staging.stg_pos__product_category_memberships m "
+        "left join staging.stg_pos__product_categories c on m.location_id = c.location_id "
         "and m.snapshot_date = c.snapshot_date "
         "and m.category_external_id = c.category_external_id "
         "where c.category_id is null"),
@@ -145,9 +145,9 @@ CHECKS: tuple[DataCheck, ...] = (
         """
         with independent as (
             select i.location_id, i.business_date, sum(line_amount(i.net_amount, i.quantity)) as net
-            from stg_pos__receipt_items i
+            from staging.stg_pos__receipt_items i
             where exists (
-                select 1 from stg_pos__receipts r
+                select 1 from staging.stg_pos__receipts r
                 where r.location_id = i.location_id and r.transaction_id = i.transaction_id
                   and is_revenue_effective(r.payment_group_name, r.transaction_type))
             group by all

@@ -32,7 +32,7 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
     with duckdb.connect(str(path), read_only=True) as con:
         print("\nRevenue-effective turnover per location and day (spec 2.2 rule):")
         print(_table(con, """
-            select location_id, business_date, receipt_count,
+            select location_id, business_date, revenue_receipt_count,
                    cents(turnover_net) as turnover_net,
                    cents(turnover_gross) as turnover_gross,
                    tip_amount, discount_amount

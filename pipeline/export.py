@@ -37,21 +37,25 @@ class Selection:
     location_ids: list[int] | None
 
 
-def _columns(con: duckdb.DuckDBPyConnection, model: str) -> list[str]:
-    found = con.execute("select column_name from information_schema.columns "
-                        "where table_schema = 'main' and table_name = ? "
-                        "order by ordinal_position", [model]).fetchall()
-    if not found:
-        models = [r[0] for r in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'main' "
-            "and not starts_with(table_name, '_') order by 1").fetchall()]
-        raise ExportError(f"the warehouse has no model {model!r}; models: {', '.join(models)}")
-    return [r[0] for r in found]
+def _resolve(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[str]]:
+    """The model's qualified name (marts and reports in ``main``, staging models in
+    ``staging``; ``staging.<model>`` is accepted too) and its columns."""
+    schema, _, name = model.rpartition(".")
+    for where in ([schema] if schema else ["main", "staging"]):
+        found = con.execute("select column_name from information_schema.columns "
+                            "where table_schema = ? and table_name = ? "
+                            "order by ordinal_position", [where, name]).fetchall()
+        if found:
+            return f'{where}."{name}"', [r[0] for r in found]
+    models = [r[0] for r in con.execute(
+        "select table_name from information_schema.tables "
+        "where table_schema in ('main', 'staging') order by 1").fetchall()]
+    raise ExportError(f"the warehouse has no model {model!r}; models: {', '.join(models)}")
 
 
 def _query(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[str, list]:
     """The select of the model's rows in the selection, and its parameters."""
-    columns = _columns(con, sel.model)
+    table, columns = _resolve(con, sel.model)
     where, params = [], []
     if sel.start or sel.end:
         date_column = next((c for c in ("business_date", "snapshot_date") if c in columns), None)
@@ -71,7 +75,7 @@ def _query(con: duckdb.DuckDBPyConnection, sel: Selection) -> tuple[str, list]:
         where.append(f"location_id in ({', '.join('?' for _ in sel.location_ids)})")
         params.extend(sel.location_ids)
     keys = [c for c in ("location_id", "business_date", "snapshot_date") if c in columns]
-    sql = (f'select * from main."{sel.model}"'
+    sql = (f"select * from {table}"
            + (f" where {' and '.join(where)}" if where else "")
            + (f" order by {', '.join(keys)}" if keys else ""))
     return sql, params

@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import importlib.resources
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -64,6 +65,7 @@ from pipeline.settings import DEFAULT_MEMORY_LIMIT, AccountingSettings
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
+STAGING_SCHEMA = "staging"
 LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
     "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
     "vouchers": VOUCHER_TABLES, "drift": DRIFT_TABLES,
@@ -92,6 +94,16 @@ class Model:
     materialized: str = "table"
     area: str | None = None
     """The lake area whose partitions a partitioned model follows."""
+
+    @property
+    def schema(self) -> str:
+        """Where the model lives in the warehouse: staging models in ``staging``, marts
+        and reports in ``main`` (the default schema BI tools open)."""
+        return STAGING_SCHEMA if self.stage == "staging" else "main"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
 
     @property
     def grain(self) -> str:
@@ -144,7 +156,7 @@ def _references(sql: str, name: str) -> tuple[set[str], set[str]]:
     for table in tree.find_all(exp.Table):
         if table.db == LAKE_SCHEMA:
             lake_tables.add(table.name)
-        elif table.name and table.name not in ctes and not table.db:
+        elif table.name and table.name not in ctes and table.db in ("", "main", STAGING_SCHEMA):
             models.add(table.name)
     return models, lake_tables
 
@@ -202,6 +214,16 @@ def config_macros(accounting: AccountingSettings | None = None,
         "create or replace macro ledger_date(instant) as\n"
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
     )
+
+
+def qualify_staging(sql: str, models: dict[str, Model]) -> str:
+    """``sql`` with every reference to a staging model written ``staging.<model>``, so a
+    view reads the same tables whatever schema search path its reader has."""
+    staging = [name for name, model in models.items() if model.schema == STAGING_SCHEMA]
+    if not staging:
+        return sql
+    pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, staging)) + r")\b")
+    return pattern.sub(rf"{STAGING_SCHEMA}.\1", sql)
 
 
 def build_order(models: dict[str, Model]) -> list[str]:
@@ -448,6 +470,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 con.execute(f"set memory_limit = '{memory_limit}'")
                 for sql in (*macro_sql(), *macros):
                     con.execute(sql)
+                con.execute(f"create schema {STAGING_SCHEMA}")
+                # checks (and your own queries) may name staging models unqualified
+                con.execute(f"set search_path = 'main,{STAGING_SCHEMA}'")
                 manifest, stale, counts, outcomes = _build_models(
                     con, lake_dir, root, models, order, checks,
                     Manifest() if full else previous,
@@ -513,7 +538,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
 
     def create(name: str, how: str = "table") -> None:
         try:
-            con.execute(f"create {how} main.{name} as {models[name].sql}")
+            con.execute(f"create {how} {models[name].qualified} as "
+                        f"{qualify_staging(models[name].sql, models)}")
         except duckdb.Error as exc:
             raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
@@ -530,7 +556,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
             if not batch.get(area):
                 continue
             try:
-                parts = write_parts(con, f"main.{name}", name, groupings[area],
+                parts = write_parts(con, models[name].qualified, name, groupings[area],
                                     {g: versions[name][g] for g in batch[area]}, root,
                                     build_id)
             except ValueError as exc:
@@ -544,7 +570,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                     sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
         if n < len(batches):  # the last batch's (empty) tables give models without parts
             for name in partitioned:
-                con.execute(f"drop table main.{name}")
+                con.execute(f"drop table {models[name].qualified}")
             con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     outcomes = {}
     for check, area in checked.items():
@@ -560,10 +586,10 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
         files = manifest.files(name)
         counts[name] = manifest.rows(name)
         if files:  # else the (empty) table computed above stays
-            con.execute(f"drop table main.{name}")
+            con.execute(f"drop table {models[name].qualified}")
             # One schema: a part's version changes with its model's SQL, so a changed
             # model has every part written again.
-            con.execute(f"create view main.{name} as select * exclude ({GROUP_KEY}) "
+            con.execute(f"create view {models[name].qualified} as select * exclude ({GROUP_KEY}) "
                         f"from read_parquet({_file_list(files)})")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     _create_lake_views(con, lake_dir, committed, superseded, partitions={
@@ -573,7 +599,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
         model = models[name]
         if model.materialized == "table":
             create(name)
-            counts[name] = con.execute(f"select count(*) from main.{name}").fetchone()[0]
+            counts[name] = con.execute(
+                f"select count(*) from {model.qualified}").fetchone()[0]
         elif model.materialized == "view":  # counted when queried, not here
             create(name, "view")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")

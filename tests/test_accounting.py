@@ -101,7 +101,7 @@ def test_daily_close_equals_the_receipts_and_closes(built):
             cents(sum((p.amount for p in payments), Decimal(0))),
             sum(1 for r in revenue if r.transaction_type == "RechnungZurückholen"),
         )
-    rows = query(built, "select location_id, business_date, receipt_count, revenue_amount, "
+    rows = query(built, "select location_id, business_date, revenue_receipt_count, revenue_amount, "
                         "tip_amount, non_revenue_amount, voucher_sold_amount, "
                         "voucher_redeemed_amount, payment_amount, reversal_count, "
                         "difference_amount, is_closed, net_amount + vat_amount = revenue_amount "
@@ -147,7 +147,7 @@ def test_payments_per_type_and_account_cover_every_settlement(built):
 
 def test_voucher_movements_fall_on_the_ledgers_local_business_date(built):
     moves = query(built, "select created_at, transaction_type, amount_cents "
-                         "from stg_pos__voucher_transactions")
+                         "from staging.stg_pos__voucher_transactions")
     vienna = ZoneInfo("Europe/Vienna")
     expected = defaultdict(int)
     for created_at, kind, amount in moves:
@@ -278,9 +278,23 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     assert "tenant-wide" in capsys.readouterr().err
     assert main(["export", "rpt_daily_close", "-o", str(tmp_path / "x.txt")]) == 2
     assert "give --format" in capsys.readouterr().err
+    staged = tmp_path / "staged.csv"
+    assert main(["export", "stg_pos__payments", "--location", "1003", "-o", str(staged)]) == 0
+    assert staged.read_text().startswith("location_id,business_date,transaction_id")
     out = tmp_path / "close.xlsx"
     assert main(["export", "rpt_daily_close", "--location", "VIE01", "-o", str(out)]) == 0
     assert f"wrote 3 rows of rpt_daily_close to {out} (xlsx)" in capsys.readouterr().out
+
+
+def test_staging_models_live_in_their_own_schema(built):
+    from pipeline.warehouse import discover_models
+
+    schemas = dict(query(built, "select table_name, table_schema from information_schema.tables "
+                                "where table_schema in ('main', 'staging')"))
+    for model in discover_models().values():
+        assert schemas[model.name] == ("staging" if model.stage == "staging" else "main")
+    # a view reads the models it names by their qualified names: no search path needed
+    assert query(built, "select count(*) from rpt_unmatched_items")[0][0] > 0
 
 
 def test_accounting_reports_carry_cents(built):

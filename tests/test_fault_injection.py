@@ -66,7 +66,7 @@ def run(config: Path) -> float:
 def state(folder: Path) -> tuple:
     """What an analyst sees: turnover per day and the row counts of the facts."""
     with duckdb.connect(str(folder / "data" / "warehouse.duckdb"), read_only=True) as con:
-        return (con.execute("select business_date, receipt_count, turnover_net "
+        return (con.execute("select business_date, revenue_receipt_count, turnover_net "
                             "from fct_turnover_daily order by 1").fetchall(),
                 con.execute("select (select count(*) from fct_receipts), "
                             "(select count(*) from fct_receipt_items), "

@@ -97,7 +97,7 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
     assert full.rebuilt_partitions == {"revenue": 12}
     assert full.row_counts == result.row_counts
-    for name in discover_models():
+    for name in (m.qualified for m in discover_models().values()):
         assert model_rows(target, name) == model_rows(full.path, name), name
 
 
@@ -175,5 +175,5 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not batched.failed_checks
-    for name in discover_models():
+    for name in (m.qualified for m in discover_models().values()):
         assert model_rows(batched.path, name) == model_rows(target, name), name

@@ -54,7 +54,7 @@ def test_warehouse_voucher_marts_match_the_ledger(sandbox_url, tmp_path, sandbox
     for v in ledger:
         expected[v["categoryId"]] = expected.get(v["categoryId"], 0) + v["gift"]["balance"]
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
-        got = dict(con.execute("select category_id, outstanding_balance_cents from "
+        got = dict(con.execute("select voucher_category_id, outstanding_balance_cents from "
                                "fct_voucher_liability_daily").fetchall())
         issued = con.execute("select sum(issued_cents), sum(redeemed_cents), "
                              "sum(topped_up_cents) from fct_voucher_movements_daily").fetchone()

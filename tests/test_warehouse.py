@@ -61,7 +61,7 @@ def test_turnover_daily_equals_the_spec_rule_computed_in_python(built):
             sum((r.tip for r in kept), Decimal(0)),
             sum((r.discount for r in kept), Decimal(0)),
         )
-    rows = query(built, "select location_id, business_date, receipt_count, turnover_net, "
+    rows = query(built, "select location_id, business_date, revenue_receipt_count, turnover_net, "
                         "tip_amount, discount_amount from fct_turnover_daily")
     assert {(r[0], r[1]): tuple(r[2:]) for r in rows} == expected
 

@@ -32,8 +32,7 @@ final as (
 
     select
         products.*,
-        primary_category.primary_category_external_id,
-        try_cast(products.product_nr as integer) as product_number
+        primary_category.primary_category_external_id
 
     from products
     left join primary_category

@@ -23,7 +23,7 @@ final as (
     select
         location_id,
         business_date,
-        count(*) as receipt_count,
+        count(*) as revenue_receipt_count,
         count(*) filter (where transaction_type = 'RechnungZurückholen') as reversal_count,
         sum(items_net_amount) as turnover_net,
         sum(items_gross_amount) as turnover_gross,

@@ -1,4 +1,4 @@
--- grain: one row per snapshot_date and category_id: the outstanding voucher liability
+-- grain: one row per snapshot_date and voucher_category_id: the outstanding voucher liability
 with
 
 vouchers as (
@@ -11,8 +11,8 @@ final as (
 
     select
         snapshot_date,
-        category_id,
-        any_value(category_name) as category_name,
+        voucher_category_id,
+        any_value(voucher_category_name) as voucher_category_name,
         count(*) as voucher_count,
         count(*) filter (where balance_cents > 0) as open_voucher_count,
         sum(balance_cents) as outstanding_balance_cents,
@@ -21,7 +21,7 @@ final as (
         sum(amount_cents) as face_value_cents
 
     from vouchers
-    group by snapshot_date, category_id
+    group by snapshot_date, voucher_category_id
 
 )
 

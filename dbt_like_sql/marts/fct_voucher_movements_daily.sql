@@ -1,4 +1,4 @@
--- grain: one row per business_date (the ledger's local date) and category_id: vouchers issued, redeemed, topped up
+-- grain: one row per business_date (the ledger's local date) and voucher_category_id: vouchers issued, redeemed, topped up
 -- The ledger is tenant-wide (no location); its business date is the local date of each
 -- movement in the ledger's time zone ([accounting] ledger_timezone, by default the first
 -- location's), through the macro ledger_date. Amounts in cents and, beside them, in
@@ -21,8 +21,8 @@ daily as (
 
     select
         ledger_date(transactions.created_at) as business_date,
-        vouchers.category_id,
-        any_value(vouchers.category_name) as category_name,
+        vouchers.voucher_category_id,
+        any_value(vouchers.voucher_category_name) as voucher_category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
         coalesce(sum(transactions.amount_cents) filter (
             where transactions.transaction_type = 'Issue'), 0) as issued_cents,

@@ -35,7 +35,7 @@ days as (
     select
         location_id,
         business_date,
-        count(*) filter (where is_revenue_effective) as receipt_count,
+        count(*) filter (where is_revenue_effective) as revenue_receipt_count,
         count(*) filter (where is_revenue_effective
                          and transaction_type = 'RechnungZurückholen') as reversal_count,
         cents(coalesce(sum(total_amount) filter (
@@ -94,7 +94,7 @@ final as (
     select
         days.location_id,
         days.business_date,
-        days.receipt_count,
+        days.revenue_receipt_count,
         cents(coalesce(vat_totals.gross_amount, 0)) as gross_amount,
         cents(coalesce(vat_totals.discount_amount, 0)) as discount_amount,
         cents(coalesce(vat_totals.revenue_amount, 0)) as revenue_amount,

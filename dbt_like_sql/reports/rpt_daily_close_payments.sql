@@ -22,7 +22,7 @@ final as (
         any_value(payment_type_id) as payment_type_id,
         bool_or(is_voucher_payment(payment_type_name)) as is_voucher_payment,
         count(*) as payment_count,
-        count(distinct transaction_id) as receipt_count,
+        count(distinct transaction_id) as settlement_count,
         cents(sum(amount)) as payment_amount
 
     from payments

@@ -29,9 +29,9 @@ final as (
         items.transaction_id,
         items.item_key,
         items.transaction_type,
-        items.product_number,
+        items.product_nr,
         items.product_name,
-        items.category_id,
+        items.category_external_id,
         items.quantity,
         items.line_net_amount,
         items.is_revenue_effective
@@ -41,7 +41,8 @@ final as (
         on items.location_id = catalog_locations.location_id
     left join products
         on items.location_id = products.location_id
-        and items.product_number = products.product_number
+        -- numbers compare as numbers: an item's number 123 is the product number '0123'
+        and try_cast(items.product_nr as integer) = try_cast(products.product_nr as integer)
     where products.product_id is null
 
 )

@@ -18,7 +18,7 @@ renamed as (
         side_dish_key,
         side_dish_id,
         unique_id,
-        product_number,
+        nullif(cast(product_number as varchar), '0') as product_nr,
         name as side_dish_name,
         gross_amount,
         net_amount,

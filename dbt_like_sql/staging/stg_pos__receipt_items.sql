@@ -19,7 +19,7 @@ renamed as (
         item_id,
         unique_id,
         external_id,
-        product_number,
+        nullif(cast(product_number as varchar), '0') as product_nr,
         name as product_name,
         book_date_local as booked_at_local,
         gross_amount,
@@ -30,7 +30,7 @@ renamed as (
         tax_id,
         tax_rate_percent,
         tax_name,
-        category_id,
+        category_id as category_external_id,
         category_number,
         category_name
 

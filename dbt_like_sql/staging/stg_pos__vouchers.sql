@@ -13,8 +13,8 @@ renamed as (
         cast(snapshot_date as date) as snapshot_date,
         voucher_id,
         voucher_code,
-        category_id,
-        category_name,
+        category_id as voucher_category_id,
+        category_name as voucher_category_name,
         amount_cents,
         balance_cents,
         max_amount_cents,
@@ -23,8 +23,8 @@ renamed as (
         expires_at,
         is_enabled,
         comment,
-        category_redemption_cap,
-        category_payment_provider_id,
+        category_redemption_cap as voucher_category_redemption_cap,
+        category_payment_provider_id as voucher_category_payment_provider_id,
         created_at,
         discriminator
 
