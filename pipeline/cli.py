@@ -1,4 +1,4 @@
-"""The ``pos-etl`` command: sandbox, load, verify, build, export, order, demo."""
+"""The ``pos-etl`` command: sandbox, load, verify, build, export, docs, order, demo."""
 
 from __future__ import annotations
 
@@ -135,6 +135,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from pipeline.docs import catalog, render_html, render_markdown
+
+    settings = load_settings(args.config)
+    path = settings.warehouse.warehouse_path
+    if not path.exists():
+        print(f"docs: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) first",
+              file=sys.stderr)
+        return 1
+    output = Path(args.output or settings.warehouse.data_dir / "docs" / "index.html")
+    with duckdb.connect(str(path), read_only=True) as con:
+        entries = catalog(con, ("main", "staging"))
+    title = "pos-etl warehouse: data dictionary"
+    text = render_markdown(entries, title) if output.suffix.lower() == ".md" \
+        else render_html(entries, title)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf-8")
+    columns = sum(len(e.columns) for e in entries)
+    print(f"wrote the data dictionary of {len(entries)} models and {columns} columns to "
+          f"{output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pos-etl", description=__doc__)
     parser.add_argument("--version", action="version",
@@ -199,6 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="default: from the --output suffix, else csv")
     exp.add_argument("--output", "-o", help="file to write (default: <model>.<format>)")
     exp.set_defaults(func=cmd_export)
+
+    docs = sub.add_parser("docs", help="write the warehouse's data dictionary (every model "
+                                       "and column) as HTML or Markdown")
+    docs.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    docs.add_argument("--output", "-o",
+                      help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
+    docs.set_defaults(func=cmd_docs)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

@@ -40,6 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
+from pipeline.docs import apply_comments, load_dictionary
 from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
@@ -479,6 +480,8 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     None if full or not warehouse_path.exists() else warehouse_path, macros)
                 manifest.replaced = carry_replaced(previous, manifest.parts)
                 manifest.write(con)
+                models_dir = next(iter(models.values())).path.parent.parent
+                apply_comments(con, models, load_dictionary(models_dir, STAGES))
                 for check in checks:
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)

@@ -21,6 +21,8 @@ def test_a_non_editable_install_carries_the_sql_models_and_runs_the_demo(tmp_pat
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                     "--no-build-isolation", "--target", str(site), str(source)], check=True)
     assert (site / "dbt_like_sql" / "marts" / "fct_turnover_daily.sql").exists()
+    assert (site / "dbt_like_sql" / "marts" / "schema.yml").exists()  # the data dictionary
+    assert (site / "dbt_like_sql" / "columns.yml").exists()
     assert not (site / "pos_sandbox" / "tests").exists()
 
     env = {k: v for k, v in os.environ.items()
@@ -38,3 +40,7 @@ def test_a_non_editable_install_carries_the_sql_models_and_runs_the_demo(tmp_pat
     assert re.search(r"\(\d+ models; \d+ partitions computed", run.stdout)
     assert "result: OK" in run.stdout
     assert (tmp_path / "data" / "warehouse.duckdb").exists()
+    import duckdb
+    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from duckdb_columns() where table_name = "
+                           "'rpt_daily_close' and comment is null").fetchone() == (0,)

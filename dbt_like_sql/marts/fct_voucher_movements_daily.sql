@@ -24,15 +24,15 @@ daily as (
         vouchers.voucher_category_id,
         any_value(vouchers.voucher_category_name) as voucher_category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
-        coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'Issue'), 0) as issued_cents,
+        cast(coalesce(sum(transactions.amount_cents) filter (
+            where transactions.transaction_type = 'Issue'), 0) as bigint) as issued_cents,
         count(*) filter (where transactions.transaction_type = 'Redemption')
             as redemption_count,
-        coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'Redemption'), 0) as redeemed_cents,
+        cast(coalesce(sum(transactions.amount_cents) filter (
+            where transactions.transaction_type = 'Redemption'), 0) as bigint) as redeemed_cents,
         count(*) filter (where transactions.transaction_type = 'TopUp') as top_up_count,
-        coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'TopUp'), 0) as topped_up_cents
+        cast(coalesce(sum(transactions.amount_cents) filter (
+            where transactions.transaction_type = 'TopUp'), 0) as bigint) as topped_up_cents
 
     from transactions
     inner join vouchers

@@ -96,7 +96,7 @@ daily as (
         business_date,
         tax_rate_percent,
         count(*) as revenue_receipt_count,
-        sum(item_line_count) as item_line_count,
+        cast(sum(item_line_count) as bigint) as item_line_count,
         sum(gross_units) as gross_units,
         sum(discount_units) as discount_units,
         sum(gross_units) - sum(discount_units) as after_units

@@ -1,0 +1,169 @@
+"""The data dictionary: every model's and column's description, kept beside the SQL.
+
+``dbt_like_sql/<stage>/schema.yml`` describes each model of its folder and may describe
+its columns (dbt's layout); ``dbt_like_sql/columns.yml`` holds what a column means in
+every model that has it (dbt's doc blocks). A build applies both to the warehouse with
+``COMMENT ON``, so BI tools show them, and ``pos-etl docs`` renders the warehouse's
+catalog (schemas, models, columns, types, descriptions) as Markdown or a static HTML page.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import yaml
+
+SHARED_COLUMNS = "columns.yml"
+SCHEMA_FILE = "schema.yml"
+
+
+class DictionaryError(Exception):
+    """A schema file is malformed or names a model that does not exist."""
+
+
+@dataclass
+class ModelDoc:
+    description: str
+    columns: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Dictionary:
+    models: dict[str, ModelDoc]
+    shared: dict[str, str]
+
+    def model(self, name: str) -> str | None:
+        doc = self.models.get(name)
+        return doc.description if doc else None
+
+    def column(self, model: str, column: str) -> str | None:
+        """The model's own description of the column, else the shared one."""
+        doc = self.models.get(model)
+        return (doc.columns.get(column) if doc else None) or self.shared.get(column)
+
+
+def _yaml(path: Path) -> dict:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DictionaryError(f"{path}: not valid YAML: {exc}") from None
+
+
+def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
+    shared_file = models_dir / SHARED_COLUMNS
+    shared = _yaml(shared_file).get("columns", {}) if shared_file.exists() else {}
+    models: dict[str, ModelDoc] = {}
+    for stage in stages:
+        path = models_dir / stage / SCHEMA_FILE
+        if not path.exists():
+            continue
+        for entry in _yaml(path).get("models", []):
+            try:
+                columns = {c["name"]: " ".join(str(c["description"]).split())
+                           for c in entry.get("columns") or []}
+                models[entry["name"]] = ModelDoc(" ".join(str(entry["description"]).split()),
+                                                 columns)
+            except (KeyError, TypeError):
+                raise DictionaryError(f"{path}: every model needs a name and a description, "
+                                      f"every column a name and a description "
+                                      f"(at {entry!r:.80})") from None
+    return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()})
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dictionary
+                   ) -> list[str]:
+    """``COMMENT ON`` every model and column the dictionary describes; returns what it
+    does not describe (``model`` or ``model.column``)."""
+    missing = []
+    for name, model in models.items():
+        kind = "table" if model.materialized == "table" else "view"
+        description = dictionary.model(name)
+        if description:
+            con.execute(f"comment on {kind} {model.qualified} is {_literal(description)}")
+        else:
+            missing.append(name)
+        columns = con.execute("select column_name from duckdb_columns() where schema_name = ? "
+                              "and table_name = ? and database_name = current_database()",
+                              [model.schema, name]).fetchall()
+        for (column,) in columns:
+            text = dictionary.column(name, column)
+            if text:
+                con.execute(f'comment on column {model.qualified}."{column}" is '
+                            f"{_literal(text)}")
+            else:
+                missing.append(f"{name}.{column}")
+    return missing
+
+
+@dataclass
+class Entry:
+    schema: str
+    name: str
+    kind: str
+    description: str
+    columns: list[tuple[str, str, str]]  # name, type, description
+
+
+def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[Entry]:
+    """The documented catalog of an open warehouse: its models, in schema order."""
+    relations = con.execute(
+        "select schema_name, table_name, 'table', coalesce(comment, '') from duckdb_tables() "
+        "where database_name = current_database() and not internal "
+        "union all select schema_name, view_name, 'view', coalesce(comment, '') "
+        "from duckdb_views() where database_name = current_database() and not internal"
+    ).fetchall()
+    columns: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for schema, table, column, dtype, comment in con.execute(
+            "select schema_name, table_name, column_name, data_type, coalesce(comment, '') "
+            "from duckdb_columns() where database_name = current_database() "
+            "order by schema_name, table_name, column_index").fetchall():
+        columns.setdefault((schema, table), []).append((column, dtype, comment))
+    found = [Entry(s, t, k, c, columns.get((s, t), [])) for s, t, k, c in relations
+             if s in schemas]
+    return sorted(found, key=lambda e: (schemas.index(e.schema), e.name))
+
+
+def render_markdown(entries: list[Entry], title: str) -> str:
+    lines = [f"# {title}", ""]
+    lines += [f"- [`{e.schema}.{e.name}`](#{e.schema}{e.name})" for e in entries]
+    for e in entries:
+        lines += ["", f'<a id="{e.schema}{e.name}"></a>', f"## `{e.schema}.{e.name}` ({e.kind})",
+                  "", e.description or "*(no description)*", "",
+                  "| column | type | description |", "| --- | --- | --- |"]
+        lines += [f"| `{c}` | {t} | {d.replace('|', '/') or '*(none)*'} |"
+                  for c, t, d in e.columns]
+    return "\n".join(lines) + "\n"
+
+
+_STYLE = """
+body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
+h2 { margin-top: 2.5rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; vertical-align: top; padding: .3rem .6rem;
+         border-bottom: 1px solid #eee; }
+code { font-size: 90%; } .type { color: #666; white-space: nowrap; } nav { columns: 3; }
+"""
+
+
+def render_html(entries: list[Entry], title: str) -> str:
+    esc = html.escape
+    toc = "".join(f'<li><a href="#{esc(e.schema)}.{esc(e.name)}"><code>{esc(e.schema)}.'
+                  f"{esc(e.name)}</code></a></li>" for e in entries)
+    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}"
+             f"</title><style>{_STYLE}</style></head><body><h1>{esc(title)}</h1>"
+             f"<nav><ul>{toc}</ul></nav>"]
+    for e in entries:
+        rows = "".join(f"<tr><td><code>{esc(c)}</code></td><td class=type>{esc(t)}</td>"
+                       f"<td>{esc(d)}</td></tr>" for c, t, d in e.columns)
+        parts.append(f'<section id="{esc(e.schema)}.{esc(e.name)}"><h2><code>{esc(e.schema)}.'
+                     f"{esc(e.name)}</code> <small>{e.kind}</small></h2><p>{esc(e.description)}"
+                     f"</p><table><thead><tr><th>column</th><th>type</th><th>description"
+                     f"</th></tr></thead><tbody>{rows}</tbody></table></section>")
+    return "".join(parts) + "</body></html>\n"
