@@ -14,8 +14,12 @@ from pipeline.schedules import build_jobs, build_nightly_schedule
 from pipeline.settings import Settings, load_settings
 
 
-def build_defs(settings: Settings, loggers: dict | None = None) -> dg.Definitions:
-    """Everything of one configuration: assets, checks, jobs, the schedule, the resources."""
+def build_defs(settings: Settings, loggers: dict | None = None,
+               executor: dg.ExecutorDefinition | None = None) -> dg.Definitions:
+    """Everything of one configuration: assets, checks, jobs, the schedule, the resources;
+    ``executor``: how runs execute their steps (default: Dagster's multiprocess executor,
+    ``pos-etl load`` runs in process; ``k8s_job_executor`` or ``celery_executor`` on a
+    cluster)."""
     return dg.Definitions(
         assets=[build_revenue_asset(settings, business_dates(settings)),
                 *build_snapshot_assets(settings), build_drift_asset(settings),
@@ -24,6 +28,7 @@ def build_defs(settings: Settings, loggers: dict | None = None) -> dg.Definition
         schedules=[build_nightly_schedule(settings)],
         resources=build_resources(settings),
         loggers=loggers,
+        executor=executor,
     )
 
 

@@ -125,6 +125,12 @@ class Lake:
 
     root: Path
 
+    def describe(self, table: str | None = None) -> str:
+        return str(self.root / table) if table else str(self.root)
+
+    def sync(self) -> int:
+        return 0  # the local lake is what a build reads
+
     def load_dir(self, area: str, partition: Mapping[str, object]) -> Path:
         return partition_dir(self.root / LOADS_DIR, area, partition)
 

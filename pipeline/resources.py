@@ -12,6 +12,7 @@ from __future__ import annotations
 import dagster as dg
 
 from pipeline.lake import Lake
+from pipeline.objectlake import ObjectLake
 from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.warehouse import Warehouse, config_macros
@@ -28,9 +29,18 @@ def pos_resource(settings: Settings) -> dg.ResourceDefinition:
     return pos
 
 
+def make_lake(settings: Settings) -> Lake | ObjectLake:
+    """The local lake, or the lake on object storage where ``[lake] url`` is set (its local
+    mirror, what builds read, in ``<data_dir>/lake_mirror``)."""
+    if settings.lake.url:
+        return ObjectLake(settings.lake.url, settings.warehouse.data_dir / "lake_mirror",
+                          settings.lake.endpoint_url)
+    return Lake(settings.warehouse.lake_dir)
+
+
 def build_resources(settings: Settings) -> dict[str, object]:
     """The resources of a code location: ``pos``, ``lake``, ``warehouse``."""
-    lake = Lake(settings.warehouse.lake_dir)
+    lake = make_lake(settings)
     return {"pos": pos_resource(settings), "lake": lake,
             "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
                                    settings.warehouse.memory_limit,

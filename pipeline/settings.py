@@ -76,6 +76,14 @@ class WarehouseSettings(_Strict):
         return self.data_dir / "warehouse.duckdb"
 
 
+class LakeSettings(_Strict):
+    url: str | None = Field(None, pattern=r"^s3://[^/]+(/.*)?$")
+    """``s3://bucket/prefix``: the lake on object storage; unset: ``<data_dir>/lake``.
+    Credentials and region come from the standard AWS environment variables."""
+    endpoint_url: str | None = Field(None, pattern=r"^https?://")
+    """An S3-compatible store's address (MinIO, say); unset: AWS S3."""
+
+
 class LocationSettings(_Strict):
     id: int = Field(gt=0)
     short_code: str = Field(min_length=1)
@@ -184,6 +192,7 @@ class AccountingSettings(_Strict):
 class Settings(_Strict):
     source: SourceSettings = SourceSettings()
     warehouse: WarehouseSettings = WarehouseSettings()
+    lake: LakeSettings = LakeSettings()
     schedule: ScheduleSettings = ScheduleSettings()
     accounting: AccountingSettings = AccountingSettings()
     locations: list[LocationSettings] = Field(min_length=1)

@@ -23,6 +23,7 @@ from decimal import Decimal
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake import Lake
+from pipeline.objectlake import ObjectLakeError
 from pipeline.pos_api.errors import PosApiError, TransientError
 from pipeline.settings import ConfigError
 from pipeline.source import PosSource
@@ -136,16 +137,26 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                         submit_next()
                         continue
                     outcome = PartitionOutcome(loc, day, error=str(exc))
-                except (PosApiError, ConfigError) as exc:
+                except (PosApiError, ConfigError, ObjectLakeError) as exc:
                     outcome = PartitionOutcome(loc, day, error=str(exc))
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
                     outcomes = sorted(done.pop(day), key=lambda o: o.location_id)
-                    missing = [c for c in configured_ids if c not in location_ids
-                               and not lake.has("revenue", partition_key(c, day))]
+                    missing = _missing(lake, [c for c in configured_ids
+                                              if c not in location_ids], day)
                     yield DayOutcome(day, outcomes, missing)
                 submit_next()
+
+
+def _missing(lake: Lake, others: list[int], day: date) -> list[int]:
+    """The locations outside this load that have no revenue of ``day`` yet (a note in the
+    summary); none when the lake cannot tell (a store that is down fails the load's own
+    partitions by name already)."""
+    try:
+        return [c for c in others if not lake.has("revenue", partition_key(c, day))]
+    except ObjectLakeError:
+        return []
 
 
 def partition_key(location_id: int, day: date) -> dict[str, object]:
@@ -167,6 +178,6 @@ def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
     for loc in location_ids:
         try:
             outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
-        except (PosApiError, ConfigError) as exc:
+        except (PosApiError, ConfigError, ObjectLakeError) as exc:
             outcomes.append(SnapshotOutcome(loc, error=str(exc)))
     return outcomes

@@ -430,7 +430,9 @@ class Warehouse:
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
-        checks on the new file, then switch it in."""
+        checks on the new file, then switch it in. A lake on object storage is mirrored
+        first (what changed since the last build)."""
+        self.lake.sync()
         return build_warehouse(self.lake.root, self.path, models, full=full,
                                memory_limit=self.memory_limit, macros=self.macros)
 

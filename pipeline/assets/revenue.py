@@ -38,7 +38,7 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
               p.duplicates_dropped, ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
               p.error or ""]
              for p in day.partitions])),
-        "lake": dg.MetadataValue.path(str(lake.root / "receipts")),
+        "lake": dg.MetadataValue.path(lake.describe("receipts")),
     }
 
 

@@ -47,7 +47,7 @@ def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: La
             ["location", *tables],
             [[o.location_id or "(tenant)", *(o.snapshot.row_counts[t] for t in tables)]
              for o in taken])),
-        "lake": dg.MetadataValue.path(str(lake.root)),
+        "lake": dg.MetadataValue.path(lake.describe()),
     })
 
 

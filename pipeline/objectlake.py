@@ -1,0 +1,239 @@
+"""The lake on object storage (S3 or an S3-compatible store such as MinIO), through
+pyarrow's filesystem layer.
+
+Object stores have no rename, so a partition is committed by one PUT instead:
+
+1. each table's file is written under its final, unique name
+   ``<prefix>/<table>/<key>=<value>/.../part-<load_id>.parquet``;
+2. the commit: one small record ``<prefix>/_loads/<area>/<partition>/load-<load_id>.parquet``
+   is PUT (a single object write is atomic). The partition's committed load is the newest
+   record: load ids sort by load time, so a reader listing the folder takes the highest;
+3. records and files of older loads are deleted, never those of the newest record nor of
+   loads newer than it (a concurrent writer's, still uncommitted).
+
+A crash before step 2 leaves files nobody reads (removed by a later commit of the
+partition); a crash after it leaves the new partition in force. Listing is strongly
+consistent on S3, so a build that lists after a commit sees it.
+
+The warehouse stays local. Before a build, ``sync`` mirrors the committed state into a
+local folder in the layout of the local lake (``pipeline.lake``): it lists the commit
+records (their names carry the load ids, so nothing else is read to find what changed)
+and downloads only the partitions whose load changed. Credentials and region come from
+the standard AWS environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+``AWS_SESSION_TOKEN``, ``AWS_REGION``/``AWS_DEFAULT_REGION``), never from the config file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from pipeline.lake import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, LoadRecord, data_file_name, new_load_id
+
+RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
+PART = re.compile(r"^part-(?P<load_id>.+)\.parquet$")
+MIRROR_INDEX = "_mirror.json"
+
+
+class ObjectLakeError(Exception):
+    """The object store cannot be used as configured; the message names the URL."""
+
+
+def _partition_path(*parts: str, partition: Mapping[str, object]) -> str:
+    return "/".join([*parts, *(f"{k}={v}" for k, v in partition.items())])
+
+
+@cache
+def _filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
+    # Credentials and region: the AWS SDK's default chain (the standard environment
+    # variables, profiles), as every AWS tool reads them.
+    options: dict = {"connect_timeout": 5, "request_timeout": 60,
+                     "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=4)}
+    if endpoint_url:
+        options["endpoint_override"] = endpoint_url
+        if endpoint_url.startswith("http://"):
+            options["scheme"] = "http"
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        options["region"] = region
+    return pafs.S3FileSystem(**options)
+
+
+@dataclass(frozen=True)
+class ObjectLake:
+    """The lake at ``url`` (``s3://bucket/prefix``); ``root`` is the local mirror a build
+    reads. The Dagster resource ``lake`` when ``[lake] url`` is configured."""
+
+    url: str
+    root: Path
+    endpoint_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.url.startswith("s3://") or len(self.url) <= len("s3://"):
+            raise ObjectLakeError(f"lake url {self.url!r}: expected s3://bucket/prefix")
+
+    @property
+    def base(self) -> str:
+        """``bucket/prefix`` as pyarrow names it."""
+        return self.url.removeprefix("s3://").rstrip("/")
+
+    @property
+    def fs(self) -> pafs.S3FileSystem:
+        return _filesystem(self.endpoint_url)
+
+    def describe(self, table: str | None = None) -> str:
+        return f"{self.url.rstrip('/')}/{table}" if table else self.url
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def write(self, area: str, tables: Mapping[str, pa.Table],
+              partition: Mapping[str, object],
+              metadata: Mapping[str, object] | None = None) -> dict[str, str]:
+        """Replace one partition of an area's tables by one commit; returns the objects."""
+        load_id = new_load_id()
+        targets = {name: _partition_path(self.base, name, partition=partition)
+                   + "/" + data_file_name(load_id) for name in tables}
+        try:
+            for name, table in tables.items():
+                pq.write_table(table, targets[name], filesystem=self.fs,
+                               compression="snappy", use_dictionary=False,
+                               write_statistics=False)
+            record = pa.Table.from_pylist([{
+                "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
+                "metadata": json.dumps({k: str(v) for k, v in (metadata or {}).items()}),
+            }], schema=LOAD_SCHEMA)
+            folder = self._records_folder(area, partition)
+            pq.write_table(record, f"{folder}/load-{load_id}.parquet", filesystem=self.fs)
+        except OSError as exc:
+            raise ObjectLakeError(f"lake {self.url}: cannot write {area} partition "
+                                  f"{dict(partition)}: {exc}") from None
+        self._remove_older(area, partition, list(tables))
+        return targets
+
+    def _records_folder(self, area: str, partition: Mapping[str, object]) -> str:
+        return _partition_path(self.base, LOADS_DIR, area, partition=partition)
+
+    def _listing(self, folder: str, pattern: re.Pattern) -> dict[str, str]:
+        """load id -> object path of the files in ``folder`` named like ``pattern``."""
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        except OSError as exc:
+            raise ObjectLakeError(f"lake {self.url}: cannot list {folder}: {exc}") from None
+        found = {}
+        for info in infos:
+            match = pattern.match(info.base_name)
+            if match and info.type == pafs.FileType.File:
+                found[match["load_id"]] = info.path
+        return found
+
+    def _remove_older(self, area: str, partition: Mapping[str, object],
+                      tables: list[str]) -> None:
+        records = self._listing(self._records_folder(area, partition), RECORD)
+        newest = max(records)
+        stale = [path for load_id, path in records.items() if load_id < newest]
+        for name in tables:
+            files = self._listing(_partition_path(self.base, name, partition=partition), PART)
+            stale += [path for load_id, path in files.items() if load_id < newest]
+        for path in stale:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.delete_file(path)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
+        records = self._listing(self._records_folder(area, partition), RECORD)
+        if not records:
+            return None
+        row = pq.read_table(records[max(records)], filesystem=self.fs,
+                            schema=LOAD_SCHEMA).to_pylist()[0]
+        return LoadRecord(row["load_id"], row["loaded_at"], row["tables"],
+                          json.loads(row["metadata"]))
+
+    def has(self, area: str, partition: Mapping[str, object]) -> bool:
+        return bool(self._listing(self._records_folder(area, partition), RECORD))
+
+    def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
+        record = self.committed(area, partition)
+        if record is None or table not in record.tables:
+            raise FileNotFoundError(f"no committed {table} in {area} partition {partition}")
+        return pq.read_table(_partition_path(self.base, table, partition=partition) + "/"
+                             + data_file_name(record.load_id), filesystem=self.fs)
+
+    # --- the local mirror a build reads ----------------------------------------------------
+
+    def committed_loads(self) -> dict[str, str]:
+        """Every committed partition (``area/key=value/...``) and its load id, from one
+        listing of the commit records."""
+        prefix = f"{self.base}/{LOADS_DIR}"
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(prefix, recursive=True,
+                                                            allow_not_found=True))
+        except OSError as exc:
+            raise ObjectLakeError(f"lake {self.url}: cannot list its commits: {exc}") from None
+        newest: dict[str, str] = {}
+        for info in infos:
+            match = RECORD.match(info.base_name)
+            if match and info.type == pafs.FileType.File:
+                key = info.path[len(prefix) + 1:].rsplit("/", 1)[0]
+                newest[key] = max(newest.get(key, ""), match["load_id"])
+        return newest
+
+    def sync(self) -> int:
+        """Bring the local mirror (``root``) to the committed state of the store: only the
+        partitions whose load changed are downloaded; returns how many."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / ".sync.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            index_path = self.root / MIRROR_INDEX
+            index = json.loads(index_path.read_text()) if index_path.exists() else {}
+            current = self.committed_loads()
+            changed = [key for key, load_id in current.items() if index.get(key) != load_id]
+            for key in changed:
+                self._mirror(key, current[key])
+                index[key] = current[key]
+                # the index after each partition: a killed sync resumes where it stopped
+                temp = index_path.with_suffix(".tmp")
+                temp.write_text(json.dumps(index, sort_keys=True))
+                os.replace(temp, index_path)
+            return len(changed)
+
+    def _mirror(self, key: str, load_id: str) -> None:
+        area, _, partition = key.partition("/")
+        source = f"{self.base}/{LOADS_DIR}/{key}/load-{load_id}.parquet"
+        record = pq.read_table(source, filesystem=self.fs, schema=LOAD_SCHEMA)
+        for table in record.column("tables")[0].as_py():
+            local = self.root / table / partition
+            local.mkdir(parents=True, exist_ok=True)
+            target = local / data_file_name(load_id)
+            pafs.copy_files(f"{self.base}/{table}/{partition}/{data_file_name(load_id)}",
+                            str(target) + ".tmp", source_filesystem=self.fs,
+                            destination_filesystem=pafs.LocalFileSystem())
+            os.replace(str(target) + ".tmp", target)
+            for other in local.glob("part-*.parquet"):
+                if other != target:
+                    other.unlink(missing_ok=True)
+        folder = self.root / LOADS_DIR / key
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = folder / f".{LOAD_FILE}.tmp"
+        pq.write_table(record, temp)
+        os.replace(temp, folder / LOAD_FILE)  # the mirror's commit of the partition
+
+    # --- what the local lake does that a store needs not ----------------------------------
+
+    def adopt_uncommitted_layout(self, areas) -> int:
+        return 0  # a store never held the layout before commits
+
+    def remove_stale_temp_files(self, *args, **kwargs) -> int:
+        return 0  # nothing is written under a temp name on a store
