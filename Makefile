@@ -45,4 +45,4 @@ lint: install
 	$(BIN)/ruff check pipeline pos_sandbox tests benchmarks
 
 clean:
-	rm -rf data/lake data/warehouse*.duckdb* data/warehouse_parts data/dagster_home
+	rm -rf data/lake data/lake_mirror data/warehouse*.duckdb* data/warehouse_parts data/dagster_home data/docs
