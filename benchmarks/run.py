@@ -525,10 +525,13 @@ def main() -> int:
                         help="days x 3 locations of the CLI load benchmark")
     parser.add_argument("--load-repeats", type=int, default=2)
     args = parser.parse_args()
-    results: dict = {"python": sys.version.split()[0], "cpu_count": os.cpu_count(),
-                     "calibration_loop_seconds": calibration()}
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
+    latest = out / "latest.json"
+    # --only one benchmark: the others' figures of the last full run are kept
+    results: dict = json.loads(latest.read_text()) if args.only and latest.exists() else {}
+    results |= {"python": sys.version.split()[0], "cpu_count": os.cpu_count(),
+                "calibration_loop_seconds": calibration()}
     runs = {
         "throughput": (bench_throughput, (args.days, args.repeats)),
         "dlt": (bench_dlt, (args.days,)),
@@ -543,7 +546,7 @@ def main() -> int:
             continue
         results[name] = _isolated(bench, bench_args)
         print(f"{name}:", json.dumps(results[name]), flush=True)
-        (out / "latest.json").write_text(json.dumps(results, indent=2))  # kept if one fails
+        latest.write_text(json.dumps(results, indent=2))  # kept if one fails
     ok = (results.get("throughput", {}).get("receipts_per_wall_second", 15000) >= 15000
           and results.get("memory", {}).get("bounded", True)
           and results.get("cli_load", {}).get("met", True)

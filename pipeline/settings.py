@@ -58,7 +58,7 @@ class SourceSettings(_Strict):
         return value.rstrip("/") if value else value
 
 
-DEFAULT_MEMORY_LIMIT = "512MB"
+DEFAULT_MEMORY_LIMIT = "256MB"
 
 
 class WarehouseSettings(_Strict):
