@@ -11,11 +11,42 @@ from pathlib import Path
 from pipeline.settings import ConfigError, load_settings
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with a suggestion for a mistyped command or option."""
+
+    def error(self, message: str):
+        import difflib
+        import re
+
+        hint = ""
+        if (m := re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)):
+            choices = re.findall(r"'([^']*)'", m.group(2))
+            close = difflib.get_close_matches(m.group(1), choices, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+        elif (m := re.search(r"unrecognized arguments: (.*)", message)):
+            options = {o for parser in self._all_parsers() for a in parser._actions
+                       for o in a.option_strings if o.startswith("--")}
+            for token in m.group(1).split():
+                close = difflib.get_close_matches(token.split("=")[0], sorted(options), n=1)
+                if token.startswith("-") and close:
+                    hint = f"; did you mean {close[0]}?"
+                    break
+        super().error(message + hint)
+
+    def _all_parsers(self):
+        yield self
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for parser in action.choices.values():
+                    yield from parser._all_parsers()
+
+
 def _date(value: str) -> date:
     try:
         return date.fromisoformat(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected YYYY-MM-DD, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a date as YYYY-MM-DD (e.g. 2026-11-20), got {value!r}") from None
 
 
 def _location_count(value: str) -> int:
@@ -49,11 +80,41 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of days (1 or more), got {value!r}")
+    return int(value)
+
+
+def date_range_of(settings, args: argparse.Namespace) -> tuple[date, date]:
+    """The business dates a load or verify covers: ``--start``/``--end``, ``--days N`` up to
+    yesterday, or, with neither, the nightly's range (yesterday and the lookback)."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from pipeline.schedules import last_complete_business_date
+    from pipeline.settings import ConfigError
+
+    if args.days and (args.start or args.end):
+        raise ConfigError("give --days or --start/--end, not both")
+    now = datetime.now(ZoneInfo(settings.schedule.timezone))
+    yesterday = last_complete_business_date(settings, now)
+    if args.days:
+        return yesterday - timedelta(days=args.days - 1), yesterday
+    if args.start or args.end:
+        end = args.end or (yesterday if args.start <= yesterday else args.start)
+        return args.start or end, end
+    return yesterday - timedelta(days=settings.schedule.lookback_days), yesterday
+
+
 def cmd_load(args: argparse.Namespace) -> int:
     from pipeline.loader import run_load
 
     settings = load_settings(args.config)
-    report = run_load(settings, args.start, args.end, args.location or None,
+    start, end = date_range_of(settings, args)
+    if not (args.start and args.end):
+        print(f"business dates {start} .. {end}", file=sys.stderr, flush=True)
+    report = run_load(settings, start, end, args.location or None,
                       catalog=not args.no_catalog,
                       models=not args.no_models, verify=args.command == "verify")
     print(report.summary())
@@ -73,13 +134,30 @@ def cmd_order(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     try:
         order = OrderRequest.model_validate_json(Path(args.file).read_bytes())
-    except (OSError, ValidationError) as exc:
-        print(f"{args.file}: not a valid order: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"{args.file}: cannot read the order: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        print(f"{args.file}: not a valid order (spec 2.4), {exc.error_count()} problem(s):",
+              file=sys.stderr)
+        for err in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in err["loc"]) or "(the whole file)"
+            print(f"  {where}: {err['msg']}", file=sys.stderr)
+        return 2
+    if settings.uses_sandbox:
+        print("order: no POS is configured, so the order would go to an in-process sandbox "
+              "that is gone a second later. Start a sandbox and send the order there:\n"
+              "  pos-etl sandbox --write-config pos.toml     (in another terminal)\n"
+              f"  pos-etl order {args.file} --config pos.toml\n"
+              "or point --config (or POS_ETL_CONFIG) at your POS's config file.",
+              file=sys.stderr)
         return 2
     if not order.guid:  # the idempotency key that makes the client's retries safe (4.3)
         order = order.model_copy(update={"guid": str(uuid.uuid4())})
     print(f"order guid: {order.guid}")
-    location_id = args.location or order.location_id or settings.locations[0].id
+    location_id = settings.location(args.location or order.location_id
+                                    or order.location_short_code
+                                    or settings.locations[0].id).id
     with PosSource(settings) as source, source.client(location_id) as client:
         try:
             status, answer = client.place_order(order)
@@ -161,7 +239,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pos-etl", description=__doc__)
+    parser = Parser(prog="pos-etl", description=__doc__)
     parser.add_argument("--version", action="version",
                         version=f"pos-etl {importlib.metadata.version('pos-etl')}")
     sub = parser.add_subparsers(dest="command")
@@ -186,8 +264,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     load = sub.add_parser("load", help="load a range of business dates, then build the models")
     load.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
-    load.add_argument("--start", type=_date, required=True, help="first business date")
-    load.add_argument("--end", type=_date, required=True, help="last business date (included)")
+    load.add_argument("--start", type=_date,
+                      help="first business date (default: the nightly's: yesterday and "
+                           "schedule.lookback_days before it)")
+    load.add_argument("--end", type=_date,
+                      help="last business date, included (default: yesterday)")
+    load.add_argument("--days", type=_positive,
+                      help="the N business dates up to yesterday (instead of --start/--end)")
     load.add_argument("--location", action="append",
                       help="only this location, by id or short code (repeatable)")
     load.add_argument("--no-catalog", action="store_true", help="skip the catalog snapshot")
@@ -197,9 +280,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="read loaded days again; replace and record "
                                            "those the POS changed since (source drift)")
     verify.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
-    verify.add_argument("--start", type=_date, required=True, help="first business date")
-    verify.add_argument("--end", type=_date, required=True,
-                        help="last business date (included)")
+    verify.add_argument("--start", type=_date,
+                        help="first business date (default: as pos-etl load)")
+    verify.add_argument("--end", type=_date,
+                        help="last business date, included (default: yesterday)")
+    verify.add_argument("--days", type=_positive,
+                        help="the N business dates up to yesterday")
     verify.add_argument("--location", action="append",
                         help="only this location, by id or short code (repeatable)")
     verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")

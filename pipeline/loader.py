@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
-from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.assets.revenue import LOADED_CHECK, NOT_TRIED, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.money import format_money
@@ -146,8 +146,7 @@ class LoadReport:
             lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
                          f"read again, {self.drift['drifted']} drifted (replaced and recorded "
                          f"in rpt_source_drift), {self.drift['failed']} could not be read")
-        for f in self.failed_partitions:
-            lines.append(f"  FAILED {f['location']} {f['business_date']}: {f['error']}")
+        lines += _failed_partition_lines(self.failed_partitions)
         for loc, n in self.never_loaded.items():
             lines.append(f"  note: location {loc} (not in this load) has no revenue of {n} of "
                          f"these dates yet")
@@ -169,6 +168,27 @@ class LoadReport:
         lines.append(f"dagster run: {self.run_id}")
         lines.append("result: OK" if self.ok else "result: FAILED")
         return "\n".join(lines)
+
+
+def _failed_partition_lines(failed: list[dict], each_up_to: int = 3) -> list[str]:
+    """One line per failed partition, or, where more than ``each_up_to`` failed for one
+    reason (a dead host, a refused key), one line for them all."""
+    by_reason: dict[str, list[dict]] = {}
+    for f in failed:
+        by_reason.setdefault(f["error"].removeprefix(NOT_TRIED), []).append(f)
+    lines = []
+    for reason, group in by_reason.items():
+        if len(group) <= each_up_to:
+            lines += [f"  FAILED {f['location']} {f['business_date']}: {f['error']}"
+                      for f in group]
+            continue
+        locations = sorted({f["location"] for f in group})
+        dates = sorted(f["business_date"] for f in group)
+        not_tried = sum(f["error"].startswith(NOT_TRIED) for f in group)
+        lines.append(f"  FAILED {len(group):,} partitions (location{'s' * (len(locations) > 1)} "
+                     f"{', '.join(map(str, locations))}; {dates[0]} .. {dates[-1]}; "
+                     f"{not_tried:,} of them not tried): {reason}")
+    return lines
 
 
 class _ProgressHandler(logging.Handler):

@@ -214,8 +214,17 @@ class Settings(_Strict):
         for loc in self.locations:
             if wanted in (str(loc.id), loc.short_code.upper()):
                 return loc
+        import difflib
+
+        names = [x.short_code for x in self.locations] + [str(x.id) for x in self.locations]
+        close = difflib.get_close_matches(str(ref).strip(), names, n=1, cutoff=0.6) or \
+            difflib.get_close_matches(wanted, [n.upper() for n in names], n=1, cutoff=0.6)
+        hint = ""
+        if close:
+            match = next(n for n in names if n.upper() == close[0].upper())
+            hint = f"; did you mean {match}?"
         raise ConfigError(f"location {ref} is not configured (configured: "
-                          f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)})")
+                          f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)}){hint}")
 
     def api_key(self, location: LocationSettings) -> str:
         """The location's key from its environment variable (the sandbox's own key there)."""

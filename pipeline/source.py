@@ -11,7 +11,7 @@ from contextlib import ExitStack
 
 import httpx
 
-from pipeline.pos_api.client import PosClient, make_http_client
+from pipeline.pos_api.client import Circuit, PosClient, make_http_client
 from pipeline.settings import Settings
 
 
@@ -29,6 +29,8 @@ class PosSource:
         self._http: dict[int, httpx.Client] = {}
         self.voucher_url: str | None = settings.source.voucher_url
         self._lock = threading.Lock()
+        self.circuit = Circuit()
+        """Shared by every client of this source: a dead host or a refused key is tried once."""
 
     def __enter__(self) -> PosSource:
         if self.base_url is None:
@@ -78,5 +80,5 @@ class PosSource:
         return PosClient(
             base_url=base_url, api_key=api_key, location_id=location_id,
             source=self.settings.source, transport=self.transport,
-            request_slots=self.request_slots, http=http,
+            request_slots=self.request_slots, http=http, circuit=self.circuit,
             key_hint=None if self.settings.uses_sandbox else key_env, **extra)

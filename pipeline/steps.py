@@ -24,7 +24,7 @@ from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake import Lake
 from pipeline.objectlake import ObjectLakeError
-from pipeline.pos_api.errors import PosApiError, TransientError
+from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.settings import ConfigError
 from pipeline.source import PosSource
 
@@ -132,7 +132,7 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                 try:
                     outcome = future.result()
                 except TransientError as exc:
-                    if attempt < PARTITION_ATTEMPTS:
+                    if attempt < PARTITION_ATTEMPTS and not isinstance(exc, Unreachable):
                         jobs.insert(0, (day, loc, attempt + 1))
                         submit_next()
                         continue

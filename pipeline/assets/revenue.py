@@ -42,6 +42,9 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
     }
 
 
+NOT_TRIED = "not tried: "
+
+
 def build_revenue_asset(settings: Settings,
                         partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     """The revenue lake asset of these settings, partitioned by business date.
@@ -78,8 +81,12 @@ def _revenue_asset(settings: Settings,
         never_loaded: dict[int, int] = {}
         loaded = receipts = 0
         said = time.monotonic()
+        skipped = 0
         for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids, configured), 1):
             for p in day.failed:
+                if p.error.startswith(NOT_TRIED):  # said once, with the first failure
+                    skipped += 1
+                    continue
                 context.log.warning(f"revenue {p.location_id} {day.business_date}: {p.error}")
             failed += [[p.location_id, day.business_date, p.error] for p in day.failed]
             for loc in day.missing:
@@ -91,7 +98,9 @@ def _revenue_asset(settings: Settings,
             if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
                 said = time.monotonic()
                 context.log.info(f"revenue: {n}/{len(days)} business dates x "
-                                 f"{len(location_ids)} locations, {receipts:,} receipts")
+                                 f"{len(location_ids)} locations, {receipts:,} receipts"
+                                 + (f", {skipped:,} partitions not tried (see above)"
+                                    if skipped else ""))
         check = dg.AssetCheckResult(
             check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
             metadata={"dates": len(days), "locations": len(location_ids),

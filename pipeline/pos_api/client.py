@@ -32,9 +32,11 @@ from tenacity import (
 from pipeline.pos_api.errors import (
     AuthError,
     ContractError,
+    PosApiError,
     RequestError,
     RetryableStatus,
     TransientError,
+    Unreachable,
 )
 from pipeline.settings import SourceSettings
 
@@ -98,6 +100,31 @@ class ClientStats:
     pages: int = 0
 
 
+class Circuit:
+    """What a load has learnt of its POS, shared by its clients: an address that could not
+    be reached, a location whose key was refused. Requests there are not tried again, so a
+    dead host or a wrong key fails a load in seconds with one message, not once per
+    partition after its retries."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.unreachable: dict[str, str] = {}
+        self.refused: dict[int, str] = {}
+
+    def check(self, base_url: str, location_id: int) -> None:
+        if (reason := self.unreachable.get(base_url)) is not None:
+            raise Unreachable(f"not tried: {reason}", location_id=location_id)
+        if (reason := self.refused.get(location_id)) is not None:
+            raise AuthError(f"not tried: {reason}", location_id=location_id)
+
+    def trip(self, exc: PosApiError, base_url: str) -> None:
+        with self._lock:
+            if isinstance(exc, Unreachable):
+                self.unreachable.setdefault(base_url, str(exc))
+            elif isinstance(exc, AuthError) and exc.location_id is not None:
+                self.refused.setdefault(exc.location_id, str(exc))
+
+
 class PosClient:
     """Client of one location's POS API (the key is bound to that location)."""
 
@@ -113,6 +140,7 @@ class PosClient:
         request_slots: threading.Semaphore | None = None,
         key_hint: str | None = None,
         http: httpx.Client | None = None,
+        circuit: Circuit | None = None,
     ):
         self.source = source or SourceSettings()
         self.location_id = location_id
@@ -123,6 +151,8 @@ class PosClient:
         self._owns_http = http is None
         self._http = http or make_http_client(base_url, self.source, transport)
         self._auth = {"x-api-key": api_key}
+        self._circuit = circuit or Circuit()
+        self.base_url = str(self._http.base_url).rstrip("/")
 
     def close(self) -> None:
         if self._owns_http:
@@ -168,6 +198,14 @@ class PosClient:
         return response
 
     def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        self._circuit.check(self.base_url, self.location_id)
+        try:
+            return self._request_once(method, path, **kwargs)
+        except (Unreachable, AuthError) as exc:
+            self._circuit.trip(exc, self.base_url)
+            raise
+
+    def _request_once(self, method: str, path: str, **kwargs) -> httpx.Response:
         where = f"location {self.location_id}: {method} {path}"
         retrying = Retrying(
             stop=stop_after_attempt(self.source.max_attempts)
@@ -185,6 +223,10 @@ class PosClient:
             raise TransientError(
                 f"{where} answered HTTP {exc.status} after {self.stats.retries} retries",
                 location_id=self.location_id, status=exc.status) from None
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise Unreachable(f"the POS at {self.base_url} is unreachable: "
+                              f"{type(exc).__name__} ({where}, {self.stats.retries} retries)",
+                              location_id=self.location_id) from None
         except httpx.TransportError as exc:
             raise TransientError(f"{where} failed: {type(exc).__name__} (retries exhausted)",
                                  location_id=self.location_id) from None

@@ -21,6 +21,11 @@ class TransientError(PosApiError):
     """429, 5xx or a transport failure that outlasted the retry budget."""
 
 
+class Unreachable(TransientError):
+    """The POS (or ledger) could not be connected to through the retries: the host is down
+    or the address is wrong. Later requests to the same address are not tried."""
+
+
 class RequestError(PosApiError):
     """Any other 4xx: the request itself is wrong. Never retried."""
 

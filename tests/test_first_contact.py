@@ -1,0 +1,139 @@
+"""First contact: what a new user meets at the command line names what to fix."""
+
+import json
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from pipeline.cli import main
+from pipeline.schedules import last_complete_business_date
+from pipeline.settings import sandbox_settings
+from tests.conftest import write_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_mistyped_command_or_option_gets_a_suggestion(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["lod"])
+    assert exc.value.code == 2
+    assert "did you mean 'load'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["load", "--strat", "2026-11-20"])
+    assert "did you mean --start?" in capsys.readouterr().err
+
+
+def test_a_mistyped_location_gets_a_suggestion(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
+    assert main(["load", "--location", "VIE1", "--days", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "location VIE1 is not configured" in err and "did you mean VIE01?" in err
+
+
+def test_a_bad_date_says_what_form_it_takes(capsys):
+    with pytest.raises(SystemExit):
+        main(["load", "--start", "20.11.2026"])
+    assert "--start: expected a date as YYYY-MM-DD (e.g. 2026-11-20), got '20.11.2026'" \
+        in capsys.readouterr().err
+
+
+def test_without_dates_a_load_takes_the_nightlys_range(sandbox_url, tmp_path, sandbox_keys,
+                                                       capsys, monkeypatch):
+    config = write_config(tmp_path, sandbox_url)
+    assert main(["load", "--config", str(config), "--no-catalog", "--no-models"]) == 0
+    out = capsys.readouterr().out
+    settings = sandbox_settings()
+    now = datetime.now(ZoneInfo(settings.schedule.timezone))
+    yesterday = last_complete_business_date(settings, now)
+    start = yesterday - timedelta(days=settings.schedule.lookback_days)
+    assert f"revenue: {(yesterday - start).days + 1} of {(yesterday - start).days + 1} " \
+           "partitions loaded" in out
+    assert main(["load", "--config", str(config), "--days", "2", "--no-catalog",
+                 "--no-models"]) == 0
+    assert "revenue: 2 of 2 partitions loaded (2 business dates x 1 locations)" \
+        in capsys.readouterr().out
+    assert main(["load", "--config", str(config), "--days", "2", "--start", "2026-11-01"]) == 2
+    assert "--days or --start/--end, not both" in capsys.readouterr().err
+
+
+def test_a_dead_host_fails_fast_with_one_message_naming_the_url(tmp_path, capsys,
+                                                                monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1001", "key-that-must-not-show")
+    config = write_config(tmp_path, "http://127.0.0.1:9")
+    config.write_text(config.read_text().replace(
+        "[source]\n", "[source]\nbackoff_initial_seconds = 0.01\nbackoff_max_seconds = 0.02\n"))
+    assert main(["load", "--config", str(config), "--start", "2026-10-01",
+                 "--end", "2026-10-30", "--no-catalog"]) == 1
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "the POS at http://127.0.0.1:9 is unreachable" in out
+    assert "not tried" in out
+    assert len([line for line in out.splitlines() if "FAILED" in line]) <= 3
+    assert "key-that-must-not-show" not in out
+
+
+def test_a_refused_key_stops_its_location_and_names_the_variable(sandbox_url, tmp_path,
+                                                                 capsys, monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1001", "not-the-key")
+    config = write_config(tmp_path, sandbox_url)
+    assert main(["load", "--config", str(config), "--start", "2026-11-10",
+                 "--end", "2026-11-20", "--no-catalog"]) == 1
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "location 1001" in out and "POS_TEST_KEY_1001" in out and "not-the-key" not in out
+    assert "not tried" in out
+    assert len([line for line in out.splitlines() if "FAILED" in line]) <= 3
+
+
+def test_an_order_without_a_configured_pos_is_refused(capsys, monkeypatch):
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    assert main(["order", str(ROOT / "examples" / "order.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no POS is configured" in err and "pos-etl sandbox" in err and "--config" in err
+
+
+def test_the_example_order_is_accepted_by_the_sandbox(sandbox_url, tmp_path, capsys,
+                                                      monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1001")
+    config = write_config(tmp_path, sandbox_url)
+    assert main(["order", str(ROOT / "examples" / "order.json"), "--config",
+                 str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "order guid: " in out and "HTTP 20" in out
+
+
+def test_an_invalid_order_names_the_spec_fields(tmp_path, capsys, sandbox_url, monkeypatch):
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1001")
+    config = write_config(tmp_path, sandbox_url)
+    order = json.loads((ROOT / "examples" / "order.json").read_text())
+    del order["userInfo"]["email"]
+    order["entries"][0]["quantity"] = "three"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(order))
+    assert main(["order", str(bad), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "userInfo.email: Field required" in err
+    assert "entries.0.quantity:" in err
+    assert "pydantic" not in err and "https://" not in err
+
+
+def test_exit_codes_are_documented():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("### Exit codes"):]
+    for code in ("`0`", "`1`", "`2`", "`130`"):
+        assert code in section[:1500]
+
+
+def test_the_spec_travels_with_the_repository():
+    spec = ROOT / "docs" / "pos-api-spec.md"
+    assert spec.exists() and "Revenue-effective turnover" in spec.read_text()
+    assert "../shared/" not in (ROOT / "README.md").read_text()
+
+
+def test_dates_in_the_future_are_refused_by_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
+    later = (date.today() + timedelta(days=5)).isoformat()
+    assert main(["load", "--start", later, "--end", later]) == 2
+    assert f"--end {later} is in the future" in capsys.readouterr().err
