@@ -9,10 +9,11 @@ STAMP := $(VENV)/.installed
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@echo "Installing pos-etl and its dependencies into $(VENV) (a minute or two, once)..."
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check --upgrade pip
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
 
 demo: install
 	$(BIN)/pos-etl demo
@@ -29,9 +30,10 @@ sandbox: install
 
 # The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
 dev: install
-	DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) \
+	@echo "Dagster UI on http://127.0.0.1:3000 (Ctrl-C stops it)"
+	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) \
 	DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=$${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true} \
-	$(BIN)/dagster dev -w workspace.yaml
+	$(BIN)/python -m pipeline.dev
 
 # The benchmarks also need the `bench` extra (dlt, for the side-by-side load).
 $(VENV)/.bench-installed: $(STAMP)

@@ -20,19 +20,23 @@ class DataCheck:
     model: str
     description: str
     sql: str
+    blocking: bool = False
+    """A failure means the models are wrong (not the source): the build is not published,
+    the previous warehouse stays, and nothing downstream sees the wrong figures."""
 
 
 def _unique(model: str, *keys: str) -> DataCheck:
     cols = ", ".join(keys)
     return DataCheck(
         f"unique_{'_'.join(keys)}", model, f"({cols}) is unique in {model}",
-        f"select {cols}, count(*) as n from {model} group by {cols} having count(*) > 1")
+        f"select {cols}, count(*) as n from {model} group by {cols} having count(*) > 1",
+        blocking=True)
 
 
 def _not_null(model: str, *keys: str) -> DataCheck:
     cond = " or ".join(f"{k} is null" for k in keys)
     return DataCheck("not_null_keys", model, f"{', '.join(keys)} are never null in {model}",
-                     f"select * from {model} where {cond}")
+                     f"select * from {model} where {cond}", blocking=True)
 
 
 def _related(model: str, parent: str, *keys: str) -> DataCheck:
@@ -40,7 +44,7 @@ def _related(model: str, parent: str, *keys: str) -> DataCheck:
     return DataCheck(
         f"relationship_to_{parent}", model, f"every row of {model} has its {parent} row",
         f"select c.* from {model} c left join {parent} p on {join} "
-        f"where p.{keys[-1]} is null")
+        f"where p.{keys[-1]} is null", blocking=True)
 
 
 CHECKS: tuple[DataCheck, ...] = (
@@ -90,7 +94,7 @@ CHECKS: tuple[DataCheck, ...] = (
         "gross_amount - discount_amount = gross_after_discount",
         "select * from rpt_vat_by_rate "
         "where net_after_discount + vat_after_discount <> gross_after_discount "
-        "or gross_amount - discount_amount <> gross_after_discount"),
+        "or gross_amount - discount_amount <> gross_after_discount", blocking=True),
     DataCheck(
         "vat_base_is_paid_net_of_tips", "rpt_vat_by_rate",
         "per location and day, gross_after_discount adds up to what the revenue-effective "
@@ -129,7 +133,7 @@ CHECKS: tuple[DataCheck, ...] = (
                    from rpt_daily_close_payments group by all) p
           on c.location_id = p.location_id and c.business_date = p.business_date
         where c.payment_amount <> coalesce(p.amount, 0)
-        """),
+        """, blocking=True),
     _unique("rpt_payment_reconciliation", "location_id", "business_date", "line_number"),
     DataCheck(
         "bridge_adds_up", "rpt_payment_reconciliation",
@@ -138,7 +142,7 @@ CHECKS: tuple[DataCheck, ...] = (
         "sum(amount) filter (where line_number between 100 and 900) as bridged, "
         "sum(amount) filter (where line_number = 999) as payments "
         "from rpt_payment_reconciliation group by all "
-        "having bridged is distinct from payments"),
+        "having bridged is distinct from payments", blocking=True),
     DataCheck(
         "turnover_rule_cross_check", "fct_turnover_daily",
         "turnover_net equals the spec's rule recomputed from the staged lines",
@@ -159,7 +163,7 @@ CHECKS: tuple[DataCheck, ...] = (
         full outer join independent x
           on t.location_id = x.location_id and t.business_date = x.business_date
         where coalesce(t.turnover_net, 0) <> coalesce(x.net, 0)
-        """),
+        """, blocking=True),
 )
 
 

@@ -1,7 +1,9 @@
 """The Dagster instance that CLI loads and ``make dev`` share.
 
-``$DAGSTER_HOME`` if set, else ``<data_dir>/dagster_home``; a home without a
-``dagster.yaml`` gets the project's (telemetry off, the concurrency pools).
+``$DAGSTER_HOME`` if set, else ``<data_dir>/dagster_home``. Its ``dagster.yaml`` is the
+project's (telemetry off, the concurrency pools) and is kept in step with it on every
+start, unless you took it over: delete its first line (the ``MANAGED`` marker) and your
+changes stay.
 """
 
 from __future__ import annotations
@@ -36,13 +38,22 @@ def dagster_home(settings: Settings) -> Path:
     return Path(home) if home else settings.warehouse.data_dir / "dagster_home"
 
 
+MANAGED = "# managed by pos-etl: rewritten when the project's settings change; " \
+          "delete this line to keep your own"
+
+
 def prepare_home(home: Path) -> Path:
-    """Create the home and give it the project's ``dagster.yaml`` if it has none."""
+    """Create the home and give it the project's ``dagster.yaml``: written when missing,
+    brought up to date when it still carries the ``MANAGED`` marker."""
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
-    if not config.exists():
-        config.write_text(importlib.resources.files("pipeline").joinpath("dagster.yaml")
-                          .read_text(encoding="utf-8"), encoding="utf-8")
+    wanted = MANAGED + "\n" + importlib.resources.files("pipeline").joinpath(
+        "dagster.yaml").read_text(encoding="utf-8")
+    current = config.read_text(encoding="utf-8") if config.exists() else None
+    if current is None or (current != wanted and current.startswith(MANAGED)):
+        temp = config.with_suffix(".yaml.tmp")
+        temp.write_text(wanted, encoding="utf-8")
+        temp.replace(config)
     return home.resolve()
 
 

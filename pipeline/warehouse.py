@@ -81,6 +81,18 @@ class ModelError(Exception):
     """A model's SQL is wrong or refers to something that does not exist."""
 
 
+class BlockedBuild(ModelError):
+    """A blocking data check failed: the models are wrong, so the build was not published
+    and the previous warehouse stays in place."""
+
+    def __init__(self, failed: list[CheckOutcome]):
+        self.failed = failed
+        listed = "; ".join(f"{o.check.model}: {o.check.name} ({o.failing_rows} rows, e.g. "
+                           f"{o.sample[:1]})" for o in failed)
+        super().__init__(f"blocking check(s) failed, so this build was not published and "
+                         f"the previous warehouse stays: {listed}")
+
+
 MATERIALIZATIONS = ("table", "partitioned", "view")
 
 
@@ -487,6 +499,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 for check in checks:
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)
+                blocked = [outcomes[c] for c in checks if c.blocking and not outcomes[c].passed]
+                if blocked:  # nothing downstream may read wrong figures
+                    raise BlockedBuild(blocked)
                 con.execute("checkpoint")
             with open(temp, "rb") as fh:
                 os.fsync(fh.fileno())

@@ -138,3 +138,59 @@ def test_the_code_location_reads_the_config_file_once(tmp_path, monkeypatch):
     defs.resolve_asset_graph()
     assert len(reads) == 1
 
+
+
+def test_one_model_can_be_materialized_alone_and_has_owners(settings, instance):
+    run_load(settings, DAYS[-1], DAYS[-1], models=False, catalog=False,
+             progress=lambda line: None, instance=instance)
+    defs = build_defs(settings)
+    close = dg.AssetKey(["warehouse", "rpt_daily_close"])
+    job = defs.resolve_implicit_global_asset_job_def()
+    result = job.execute_in_process(instance=instance, asset_selection=[close],
+                                    raise_on_error=False)
+    # the selection is exactly what is reported (the build is one atomic file)
+    assert [e.asset_key for e in result.get_asset_materialization_events()] == [close]
+    assert {e.check_name for e in result.get_asset_check_evaluations()} == {
+        "unique_location_id_business_date", "day_is_closed", "payments_add_up"}
+    graph = defs.resolve_asset_graph()
+    assert graph.get(close).owners == ["team:accounting"]
+    assert graph.get(dg.AssetKey(["warehouse", "stg_pos__receipts"])).owners == [
+        "team:data-engineering"]
+    specs = {key.name: graph.get_check_spec(key) for key in graph.get(close).check_keys}
+    assert specs["payments_add_up"].blocking and not specs["day_is_closed"].blocking
+
+
+def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance, tmp_path):
+    import duckdb
+
+    from pipeline.checks import CHECKS, DataCheck
+    from pipeline.warehouse import BlockedBuild, build_warehouse
+
+    run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=lambda line: None,
+             instance=instance)
+    target = settings.warehouse.warehouse_path
+    with duckdb.connect(str(target), read_only=True) as con:
+        before = con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
+    wrong = DataCheck("always_fails", "fct_turnover_daily", "a model bug, for the test",
+                      "select * from fct_turnover_daily", blocking=True)
+    with pytest.raises(BlockedBuild, match=r"not published.*fct_turnover_daily: always_fails"):
+        build_warehouse(settings.warehouse.lake_dir, target, checks=(*CHECKS, wrong), full=True)
+    with duckdb.connect(str(target), read_only=True) as con:
+        assert con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone() \
+            == before
+    assert build_warehouse(settings.warehouse.lake_dir, target).checks  # builds go on
+
+
+def test_the_instance_settings_follow_the_project_unless_taken_over(tmp_path, monkeypatch):
+    import pipeline.instance as inst
+
+    home = tmp_path / "home"
+    inst.prepare_home(home)
+    config = home / "dagster.yaml"
+    assert config.read_text().startswith(inst.MANAGED) and "telemetry" in config.read_text()
+    config.write_text(inst.MANAGED + "\nold: settings\n")  # an older project's copy
+    inst.prepare_home(home)
+    assert "old: settings" not in config.read_text() and "pools" in config.read_text()
+    config.write_text("telemetry:\n  enabled: false\n# mine\n")  # taken over: kept
+    inst.prepare_home(home)
+    assert config.read_text().endswith("# mine\n")

@@ -12,6 +12,11 @@ import dagster as dg
 from pipeline.checks import CHECKS
 from pipeline.warehouse import LAKE_AREA_OF, Model, ModelError, Warehouse, discover_models
 
+OWNERS = {"staging": ["team:data-engineering"], "marts": ["team:analytics"],
+          "reports": ["team:accounting"]}
+"""Who answers for a model: the data engineers for staging, analysts for marts,
+accountants for the reports (Dagster shows them in the UI; teams, not people)."""
+
 
 def _spec(model: Model) -> dg.AssetSpec:
     deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
@@ -20,7 +25,9 @@ def _spec(model: Model) -> dg.AssetSpec:
     return dg.AssetSpec(
         ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
         description=model.grain or f"SQL model {model.name}", kinds={"duckdb", "sql"},
-        metadata={"sql_file": f"{model.stage}/{model.path.name}"},
+        metadata={"sql_file": f"{model.stage}/{model.path.name}",
+                  "materialized": model.materialized, "schema": model.schema},
+        owners=OWNERS.get(model.stage, []),
         automation_condition=dg.AutomationCondition.eager(),
     )
 
@@ -51,8 +58,12 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
     @dg.multi_asset(
         specs=[_spec(model) for model in models.values()],
         check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
-                                       description=c.description) for c in CHECKS],
+                                       description=c.description, blocking=c.blocking)
+                     for c in CHECKS],
         name="warehouse_models",
+        # One model can be materialized alone: the build is one atomic file, so the whole
+        # warehouse is built (what changed), and the selected models are reported.
+        can_subset=True,
         pool="warehouse",
         description="Build the SQL models (partitioned ones where their partitions changed) "
                     "into a new DuckDB file and switch it in atomically.",
@@ -66,17 +77,25 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
         except ModelError as exc:  # the old warehouse stays in place
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None
+        selected = context.selected_asset_keys
         for name in result.order:
+            if dg.AssetKey(["warehouse", name]) not in selected:
+                continue
             yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
                 **({"dagster/row_count": result.row_counts[name]}
                    if name in result.row_counts else {}),
                 "warehouse": dg.MetadataValue.path(str(result.path)),
-                "table": name,
+                "table": models[name].qualified,
                 "materialized": models[name].materialized,
                 **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
                    if models[name].area in result.rebuilt_partitions else {}),
             })
+        checked = context.selected_asset_check_keys
         for outcome in result.checks:
+            key = dg.AssetCheckKey(dg.AssetKey(["warehouse", outcome.check.model]),
+                                   outcome.check.name)
+            if key not in checked:
+                continue
             yield dg.AssetCheckResult(
                 check_name=outcome.check.name,
                 asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
