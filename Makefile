@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test faults sandbox dev bench lint clean
+.PHONY: install browser demo test faults sandbox dev bench lint clean
 
 install: $(STAMP)
 
@@ -18,7 +18,14 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/pos-etl demo
 
-test: install
+# The report's test looks at the page in a real headless Chromium (Debian's package).
+browser:
+	@command -v chromium-headless-shell >/dev/null || command -v chromium >/dev/null || { \
+	  echo "Installing Chromium (headless) from the system's packages..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium-headless-shell >/dev/null; }
+
+test: install browser
 	$(BIN)/python -m pytest -q
 
 # The fault-injection suite's long mode: 30 loads killed at random points.

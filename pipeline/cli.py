@@ -1,4 +1,4 @@
-"""The ``pos-etl`` command: sandbox, load, verify, build, export, docs, order, demo."""
+"""The ``pos-etl`` command: sandbox, load, verify, build, export, docs, report, order, demo."""
 
 from __future__ import annotations
 
@@ -238,6 +238,27 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from pipeline.report import write_report
+
+    settings = load_settings(args.config)
+    path = settings.warehouse.warehouse_path
+    if not path.exists():
+        print(f"report: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) "
+              "first", file=sys.stderr)
+        return 1
+    output = Path(args.output or settings.warehouse.data_dir / "report" / "index.html")
+    from pos_sandbox import world
+
+    names = {loc.id: (world.location(loc.id).name if settings.uses_sandbox
+                      and world.location(loc.id) else loc.short_code)
+             for loc in settings.locations}
+    locations, days = write_report(path, output, names)
+    print(f"wrote the report of {locations} locations ({days} business days) to {output}; "
+          f"open it in a browser: file://{output.resolve()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="pos-etl", description=__doc__)
     parser.add_argument("--version", action="version",
@@ -317,6 +338,13 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("--output", "-o",
                       help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
     docs.set_defaults(func=cmd_docs)
+
+    report = sub.add_parser("report", help="write a static HTML report: turnover chart, "
+                                           "daily closes, payment mix, vouchers, checks")
+    report.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    report.add_argument("--output", "-o",
+                        help="HTML file to write (default: <data_dir>/report/index.html)")
+    report.set_defaults(func=cmd_report)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")

@@ -51,6 +51,17 @@ class BuildConfig(dg.Config):
     """Compute every partition of the partitioned models again, not only what changed."""
 
 
+def _report_metadata(path) -> dict[str, dict]:
+    """What the Dagster UI shows beside a model: the last daily closes as a table."""
+    import duckdb
+
+    from pipeline.report import markdown_close
+
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {"rpt_daily_close": {"last_daily_closes": dg.MetadataValue.md(
+            markdown_close(con))}}
+
+
 def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
     """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
     models = models or discover_models()
@@ -78,10 +89,13 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None
         selected = context.selected_asset_keys
+        extra = _report_metadata(result.path) \
+            if dg.AssetKey(["warehouse", "rpt_daily_close"]) in selected else {}
         for name in result.order:
             if dg.AssetKey(["warehouse", name]) not in selected:
                 continue
             yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
+                **extra.get(name, {}),
                 **({"dagster/row_count": result.row_counts[name]}
                    if name in result.row_counts else {}),
                 "warehouse": dg.MetadataValue.path(str(result.path)),
