@@ -10,7 +10,16 @@ the warehouse has been rebuilt with everything that did load.
 import dagster as dg
 
 from pipeline.checks import CHECKS
-from pipeline.warehouse import LAKE_AREA_OF, Model, ModelError, Warehouse, discover_models
+from pipeline.docs import Dictionary, load_dictionary
+from pipeline.warehouse import (
+    LAKE_AREA_OF,
+    MODELS_DIR,
+    STAGES,
+    Model,
+    ModelError,
+    Warehouse,
+    discover_models,
+)
 
 OWNERS = {"staging": ["team:data-engineering"], "marts": ["team:analytics"],
           "reports": ["team:accounting"]}
@@ -18,13 +27,14 @@ OWNERS = {"staging": ["team:data-engineering"], "marts": ["team:analytics"],
 accountants for the reports (Dagster shows them in the UI; teams, not people)."""
 
 
-def _spec(model: Model) -> dg.AssetSpec:
+def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
     deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
                                                             for t in model.lake_deps})]
     deps += [dg.AssetKey(["warehouse", d]) for d in sorted(model.model_deps)]
     return dg.AssetSpec(
         ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
-        description=model.grain or f"SQL model {model.name}", kinds={"duckdb", "sql"},
+        description=" ".join(filter(None, [dictionary.model(model.name), model.grain]))
+        or f"SQL model {model.name}", kinds={"duckdb", "sql"},
         metadata={"sql_file": f"{model.stage}/{model.path.name}",
                   "materialized": model.materialized, "schema": model.schema},
         owners=OWNERS.get(model.stage, []),
@@ -65,9 +75,10 @@ def _report_metadata(path) -> dict[str, dict]:
 def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
     """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
     models = models or discover_models()
+    dictionary = load_dictionary(MODELS_DIR, STAGES)
 
     @dg.multi_asset(
-        specs=[_spec(model) for model in models.values()],
+        specs=[_spec(model, dictionary) for model in models.values()],
         check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
                                        description=c.description, blocking=c.blocking)
                      for c in CHECKS],
