@@ -109,14 +109,17 @@ def date_range_of(settings, args: argparse.Namespace) -> tuple[date, date]:
 
 def cmd_load(args: argparse.Namespace) -> int:
     from pipeline.loader import run_load
+    from pipeline.progress import LoadProgress
 
     settings = load_settings(args.config)
     start, end = date_range_of(settings, args)
     if not (args.start and args.end):
         print(f"business dates {start} .. {end}", file=sys.stderr, flush=True)
-    report = run_load(settings, start, end, args.location or None,
-                      catalog=not args.no_catalog,
-                      models=not args.no_models, verify=args.command == "verify")
+    with LoadProgress() as progress:
+        report = run_load(settings, start, end, args.location or None,
+                          catalog=not args.no_catalog, vouchers=not args.no_vouchers,
+                          models=not args.no_models, verify=args.command == "verify",
+                          progress=progress)
     print(report.summary())
     return 0 if report.ok else 1
 
@@ -294,7 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the N business dates up to yesterday (instead of --start/--end)")
     load.add_argument("--location", action="append",
                       help="only this location, by id or short code (repeatable)")
-    load.add_argument("--no-catalog", action="store_true", help="skip the catalog snapshot")
+    load.add_argument("--no-catalog", action="store_true",
+                      help="skip the catalog and menu snapshots")
+    load.add_argument("--no-vouchers", action="store_true",
+                      help="skip the voucher ledger's snapshot")
     load.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     load.set_defaults(func=cmd_load)
 
@@ -310,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--location", action="append",
                         help="only this location, by id or short code (repeatable)")
     verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
-    verify.set_defaults(func=cmd_load, no_catalog=True)  # verify re-reads revenue only
+    verify.set_defaults(func=cmd_load, no_catalog=True, no_vouchers=True)  # revenue only
 
     build = sub.add_parser("build", help="build the warehouse from the lake (what changed "
                                          "since the last build) and check it")

@@ -242,11 +242,13 @@ def _stderr(line: str) -> None:
 
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
              *, catalog: bool = True, models: bool = True, verify: bool = False,
+             vouchers: bool | None = None,
              progress: Callable[[str], None] | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process.
 
-    ``catalog=False`` leaves out the catalog, menu and voucher snapshots, ``models=False``
+    ``catalog=False`` leaves out the catalog and menu snapshots (and the voucher ledger's,
+    unless ``vouchers=True``; ``vouchers=False`` leaves out only that), ``models=False``
     the warehouse build. ``verify=True`` loads nothing new: it reads the committed days of
     the range again and replaces those the POS changed (the drift check), then builds.
     Failed partitions and checks are in the report (and fail the run).
@@ -268,15 +270,19 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         selection = [REVENUE_KEY]
         ops = {"lake__revenue": located}
         tags |= range_tags(days[0], days[-1])
+        vouchers = catalog if vouchers is None else vouchers
+        snapshots = [key for key in wired if key.path[0] == "lake"
+                     and key not in (REVENUE_KEY, DRIFT_KEY)]
         if catalog:
-            selection += [key for key in wired if key.path[0] == "lake"
-                          and key not in (REVENUE_KEY, DRIFT_KEY)]
+            selection += [key for key in snapshots if key.path[-1] != "vouchers"]
             ops |= {"lake__catalog": located, "lake__menu": located}
+        if vouchers:
+            selection += [key for key in snapshots if key.path[-1] == "vouchers"]
     if models:
         selection += [key for key in wired if key.path[0] == "warehouse"]
     result = _execute(settings, job, ops, tags, instance, selection)
     report = LoadReport.from_run(result, len(days))
-    if catalog and not verify and "vouchers" not in report.snapshots \
+    if vouchers and not verify and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report

@@ -1,6 +1,7 @@
 """First contact: what a new user meets at the command line names what to fix."""
 
 import json
+import re
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -137,3 +138,33 @@ def test_dates_in_the_future_are_refused_by_name(capsys, tmp_path, monkeypatch):
     later = (date.today() + timedelta(days=5)).isoformat()
     assert main(["load", "--start", later, "--end", later]) == 2
     assert f"--end {later} is in the future" in capsys.readouterr().err
+
+
+def test_no_catalog_keeps_the_vouchers_and_no_vouchers_skips_them(tmp_path, monkeypatch,
+                                                                   capsys):
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
+    assert main(["load", "--days", "1", "--no-catalog", "--no-models"]) == 0
+    out = capsys.readouterr().out
+    assert "vouchers snapshot:" in out and "catalog snapshot" not in out
+    assert main(["load", "--days", "1", "--no-catalog", "--no-vouchers", "--no-models"]) == 0
+    assert "vouchers snapshot" not in capsys.readouterr().out
+
+
+def test_progress_says_elapsed_rate_and_eta_on_a_terminal_and_off_it():
+    import io
+
+    from pipeline.progress import LoadProgress
+
+    plain = io.StringIO()
+    with LoadProgress(plain, plain=True) as progress:
+        progress("revenue: 10/40 business dates x 3 locations, 12,000 receipts")
+        progress("catalog snapshot 2026-11-20: 1,993 rows")
+    lines = plain.getvalue().splitlines()
+    assert re.match(r"revenue: 10/40 business dates x 3 locations, 12,000 receipts "
+                    r"\(0:00:0\d elapsed, [\d,]+ receipts/s, about [\d:]+ to go\)", lines[0])
+    assert lines[1] == "catalog snapshot 2026-11-20: 1,993 rows"
+    terminal = io.StringIO()
+    with LoadProgress(terminal, plain=False) as progress:
+        progress("revenue: 40/40 business dates x 3 locations, 48,000 receipts")
+    assert "40/40" in terminal.getvalue() and "48,000 receipts" in terminal.getvalue()

@@ -17,7 +17,7 @@ from pipeline.steps import DayOutcome, load_revenue_days
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
 LOADED_CHECK = "every_location_loaded"
-PROGRESS_SECONDS = 5
+PROGRESS_SECONDS = 2
 """How often a long load says how far it is (each line is an event in the run's log)."""
 
 
