@@ -156,14 +156,23 @@ class LoadReport:
                 lines.append(f"{area} snapshot: {counts}")
         if self.voucher_note:
             lines.append(f"vouchers: {self.voucher_note}")
+        by_reason: dict[str, list[str]] = {}
         for what, error in self.snapshot_failures.items():
-            lines.append(f"  FAILED {what}: {error}")
+            by_reason.setdefault(error.removeprefix(NOT_TRIED), []).append(what)
+        for reason, whats in by_reason.items():
+            lines.append(f"  FAILED {', '.join(whats)}: {reason}" if len(whats) > 1
+                         else f"  FAILED {whats[0]}: {self.snapshot_failures[whats[0]]}")
         if self.warehouse_path:
             lines.append(f"warehouse: {self.warehouse_path} ({self.models} models; "
                          f"{self.partitions_computed} partitions computed, the others kept)")
         for check in self.failed_checks:
             lines.append(f"  CHECK FAILED {check}")
+        said = "\n".join(lines)
         for error in self.errors:
+            # a step that failed because its partitions or snapshots did: said above
+            first = error.split("first error: ", 1)[-1].removeprefix(NOT_TRIED)
+            if "first error: " in error and first in said:
+                continue
             lines.append(f"  FAILED {error}")
         lines.append(f"dagster run: {self.run_id}")
         lines.append("result: OK" if self.ok else "result: FAILED")
@@ -202,6 +211,8 @@ class _ProgressHandler(logging.Handler):
         meta = getattr(record, "dagster_meta", None) or {}
         event = meta.get("dagster_event")
         if event is None:  # a message of the assets: progress, and a failed partition's error
+            if meta.get("orig_message", "").startswith("Dependencies for step"):
+                return  # a step skipped after a failure: the summary says what failed
             if record.levelno >= logging.INFO:
                 level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
                 self.progress(level + meta.get("orig_message", ""))
