@@ -108,7 +108,7 @@ def date_range_of(settings, args: argparse.Namespace) -> tuple[date, date]:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from pipeline.loader import run_load
+    from pipeline.loader import print_summary, run_load
     from pipeline.progress import LoadProgress
 
     settings = load_settings(args.config)
@@ -120,7 +120,7 @@ def cmd_load(args: argparse.Namespace) -> int:
                           catalog=not args.no_catalog, vouchers=not args.no_vouchers,
                           models=not args.no_models, verify=args.command == "verify",
                           progress=progress)
-    print(report.summary())
+    print_summary(report)
     return 0 if report.ok else 1
 
 

@@ -200,6 +200,41 @@ def _failed_partition_lines(failed: list[dict], each_up_to: int = 3) -> list[str
     return lines
 
 
+def print_summary(report: LoadReport, stream=None) -> None:
+    """The summary: on a terminal a table of what was loaded and built, then every
+    failure by name; elsewhere the plain lines of ``LoadReport.summary``."""
+    stream = stream or sys.stdout
+    if not stream.isatty():
+        print(report.summary(), file=stream, flush=True)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="pos-etl load", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    if report.days and report.drift is None:
+        failed = len(report.failed_partitions)
+        table.add_row("revenue", f"{report.partitions - failed:,} of {report.partitions:,} "
+                                 f"partitions ({report.days} dates x {report.locations} "
+                                 f"locations)")
+        table.add_row("receipts", f"{report.receipts:,}")
+        table.add_row("turnover", format_money(report.turnover_net))
+    for area in SNAPSHOT_AREAS:
+        if area in report.snapshots:
+            table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))
+    if report.warehouse_path:
+        table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
+                                   f"partitions computed: {report.warehouse_path}")
+    table.add_row("result", "[green]OK[/green]" if report.ok else "[red]FAILED[/red]")
+    console = Console(file=stream)
+    console.print(table)
+    for line in report.summary().splitlines():
+        if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
+            console.print(line, markup=False, highlight=False)
+    console.print(f"dagster run: {report.run_id}", markup=False, highlight=False)
+
+
 class _ProgressHandler(logging.Handler):
     """Turns the run's events into plain progress lines (no Dagster log format)."""
 

@@ -168,3 +168,27 @@ def test_progress_says_elapsed_rate_and_eta_on_a_terminal_and_off_it():
     with LoadProgress(terminal, plain=False) as progress:
         progress("revenue: 40/40 business dates x 3 locations, 48,000 receipts")
     assert "40/40" in terminal.getvalue() and "48,000 receipts" in terminal.getvalue()
+
+
+def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
+    import io
+    from decimal import Decimal
+
+    from pipeline.loader import LoadReport, print_summary
+
+    report = LoadReport("run-1", True, days=2, locations=3, partitions=6, receipts=1234,
+                        turnover_net=Decimal("1000.005"),
+                        failed_partitions=[{"location": 1001, "business_date": "2026-11-20",
+                                            "error": "location 1001: HTTP 500"}])
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen, log = Terminal(), io.StringIO()
+    print_summary(report, screen)
+    print_summary(report, log)
+    assert "5 of 6 partitions" in screen.getvalue() and "1,000.01" in screen.getvalue()
+    assert "FAILED 1001 2026-11-20: location 1001: HTTP 500" in screen.getvalue()
+    assert "│" in screen.getvalue() and "│" not in log.getvalue()
+    assert log.getvalue().splitlines()[-1] == "result: FAILED"
