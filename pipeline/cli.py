@@ -262,6 +262,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="pos-etl", description=__doc__)
     parser.add_argument("--version", action="version",
@@ -287,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.set_defaults(func=cmd_sandbox)
 
     load = sub.add_parser("load", help="load a range of business dates, then build the models")
-    load.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    _config_option(load)
     load.add_argument("--start", type=_date,
                       help="first business date (default: the nightly's: yesterday and "
                            "schedule.lookback_days before it)")
@@ -306,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     verify = sub.add_parser("verify", help="read loaded days again; replace and record "
                                            "those the POS changed since (source drift)")
-    verify.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    _config_option(verify)
     verify.add_argument("--start", type=_date,
                         help="first business date (default: as pos-etl load)")
     verify.add_argument("--end", type=_date,
@@ -320,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     build = sub.add_parser("build", help="build the warehouse from the lake (what changed "
                                          "since the last build) and check it")
-    build.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    _config_option(build)
     build.add_argument("--full", action="store_true",
                        help="compute every partition again (the result is the same)")
     build.set_defaults(func=cmd_build)
@@ -328,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp = sub.add_parser("export", help="write a report or mart as CSV, Excel, Parquet, or "
                                         "the daily closes as a DATEV Buchungsstapel")
     exp.add_argument("model", help="a model of the warehouse, e.g. rpt_daily_close")
-    exp.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    _config_option(exp)
     exp.add_argument("--start", type=_date, help="first business date (default: all)")
     exp.add_argument("--end", type=_date, help="last business date, included (default: all)")
     exp.add_argument("--location", action="append",
@@ -338,23 +342,21 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--output", "-o", help="file to write (default: <model>.<format>)")
     exp.set_defaults(func=cmd_export)
 
-    docs = sub.add_parser("docs", help="write the warehouse's data dictionary (every model "
-                                       "and column) as HTML or Markdown")
-    docs.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
-    docs.add_argument("--output", "-o",
-                      help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
-    docs.set_defaults(func=cmd_docs)
-
-    report = sub.add_parser("report", help="write a static HTML report: turnover chart, "
-                                           "daily closes, payment mix, vouchers, checks")
-    report.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
-    report.add_argument("--output", "-o",
-                        help="HTML file to write (default: <data_dir>/report/index.html)")
-    report.set_defaults(func=cmd_report)
+    for name, func, what, output in (
+            ("docs", cmd_docs, "write the warehouse's data dictionary (every model and "
+                               "column) as HTML or Markdown",
+             "file to write, .html or .md (default: <data_dir>/docs/index.html)"),
+            ("report", cmd_report, "write a static HTML report: turnover chart, daily "
+                                   "closes, payment mix, vouchers, checks",
+             "HTML file to write (default: <data_dir>/report/index.html)")):
+        page = sub.add_parser(name, help=what)
+        _config_option(page)
+        page.add_argument("--output", "-o", help=output)
+        page.set_defaults(func=func)
 
     order = sub.add_parser("order", help="submit an order (JSON, spec 2.4) to the POS")
     order.add_argument("file", help="order request as JSON")
-    order.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+    _config_option(order)
     order.add_argument("--location",
                        help="whose API key to send, by id or short code (default: the "
                             "order's locationId)")

@@ -50,6 +50,24 @@ def write_config(folder: Path, base_url: str) -> Path:
     return config
 
 
+def loaded_warehouse(sandbox_url: str, data_dir: Path, start: date, end: date,
+                     locations: list[int] | None = None) -> Settings:
+    """Settings of a warehouse loaded from the sandbox at ``sandbox_url`` (vouchers too)
+    over ``start``..``end``: what a module's tests query (keys set only for the load)."""
+    mp = pytest.MonkeyPatch()
+    for loc in world.LOCATIONS:
+        mp.setenv(f"POS_TEST_KEY_{loc.id}", loc.api_key)
+    try:
+        settings = make_settings(sandbox_url, data_dir, voucher_url=sandbox_url)
+        from pipeline.loader import run_load
+
+        report = run_load(settings, start, end, locations, progress=lambda line: None)
+    finally:
+        mp.undo()
+    assert report.ok, report.summary()
+    return settings
+
+
 @pytest.fixture
 def sandbox_keys(monkeypatch):
     """Put each sandbox location's key into its environment variable."""

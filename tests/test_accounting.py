@@ -9,11 +9,10 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from pipeline.loader import run_load
 from pipeline.money import allocate, cents
 from pipeline.warehouse import macro_sql
 from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import make_settings
+from tests.conftest import loaded_warehouse
 
 DAYS = [date(2026, 3, 27), date(2026, 3, 28), date(2026, 3, 29)]  # 29 March: DST starts
 LOCATIONS = (1001, 1002, 1003)
@@ -23,15 +22,8 @@ SETTLEMENTS = ("Abrechnen", "RechnungZurückholen")
 
 @pytest.fixture(scope="module")
 def built(sandbox_url, tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for loc in LOCATIONS:
-        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
-    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("acc") / "data",
-                             voucher_url=sandbox_url)
-    report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None)
-    mp.undo()
-    assert report.ok, report.summary()
-    return settings
+    return loaded_warehouse(sandbox_url, tmp_path_factory.mktemp("acc") / "data", DAYS[0],
+                            DAYS[-1])
 
 
 def query(settings, sql):

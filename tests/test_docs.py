@@ -8,23 +8,14 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.docs import load_dictionary
-from pipeline.loader import run_load
 from pipeline.warehouse import MODELS_DIR, STAGES, discover_models
-from tests.conftest import make_settings
+from tests.conftest import loaded_warehouse
 
 
 @pytest.fixture(scope="module")
 def built(sandbox_url, tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for loc in (1001, 1002, 1003):
-        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
-    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("docs") / "data",
-                             voucher_url=sandbox_url)
     day = date(2026, 11, 20)
-    report = run_load(settings, day, day, progress=lambda line: None)
-    mp.undo()
-    assert report.ok, report.summary()
-    return settings
+    return loaded_warehouse(sandbox_url, tmp_path_factory.mktemp("docs") / "data", day, day)
 
 
 def test_every_model_and_column_carries_its_description(built):

@@ -12,9 +12,8 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.loader import run_load
 from pipeline.money import format_money
-from tests.conftest import make_settings
+from tests.conftest import loaded_warehouse
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 END = date(2026, 11, 20)
@@ -30,14 +29,10 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def report(sandbox_url, tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for loc in (1001, 1002, 1003):
-        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
     folder = tmp_path_factory.mktemp("report")
-    settings = make_settings(sandbox_url, folder / "data", voucher_url=sandbox_url)
-    loaded = run_load(settings, END - timedelta(days=DAYS - 1), END, [1001, 1002],
-                      progress=lambda line: None)
-    assert loaded.ok, loaded.summary()
+    settings = loaded_warehouse(sandbox_url, folder / "data", END - timedelta(days=DAYS - 1),
+                                END, [1001, 1002])
+    mp = pytest.MonkeyPatch()
     mp.setenv("POS_ETL_DATA_DIR", str(settings.warehouse.data_dir))
     page = folder / "report.html"
     assert main(["report", "-o", str(page)]) == 0

@@ -17,10 +17,9 @@ from pipeline.checks import run_checks
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake, data_file_name, new_load_id
-from pipeline.loader import run_load
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import make_settings
+from tests.conftest import loaded_warehouse
 
 DAYS = [date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)]
 LOCATIONS = (1001, 1002, 1003)
@@ -30,15 +29,8 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 @pytest.fixture(scope="module")
 def built(sandbox_url, tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    for loc in LOCATIONS:
-        mp.setenv(f"POS_TEST_KEY_{loc}", f"sandbox-key-{loc}")
-    settings = make_settings(sandbox_url, tmp_path_factory.mktemp("wh") / "data",
-                             voucher_url=sandbox_url)
-    report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None)
-    mp.undo()
-    assert report.ok, report.summary()
-    return settings
+    return loaded_warehouse(sandbox_url, tmp_path_factory.mktemp("wh") / "data", DAYS[0],
+                            DAYS[-1])
 
 
 def query(settings, sql):
