@@ -93,7 +93,6 @@ def date_range_of(settings, args: argparse.Namespace) -> tuple[date, date]:
     from zoneinfo import ZoneInfo
 
     from pipeline.schedules import last_complete_business_date
-    from pipeline.settings import ConfigError
 
     if args.days and (args.start or args.end):
         raise ConfigError("give --days or --start/--end, not both")
@@ -151,6 +150,7 @@ def cmd_order(args: argparse.Namespace) -> int:
         print("order: no POS is configured, so the order would go to an in-process sandbox "
               "that is gone a second later. Start a sandbox and send the order there:\n"
               "  pos-etl sandbox --write-config pos.toml     (in another terminal)\n"
+              "  set -a; . pos.env; set +a                   (the keys it wrote)\n"
               f"  pos-etl order {args.file} --config pos.toml\n"
               "or point --config (or POS_ETL_CONFIG) at your POS's config file.",
               file=sys.stderr)

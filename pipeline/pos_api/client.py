@@ -109,20 +109,23 @@ class Circuit:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.unreachable: dict[str, str] = {}
-        self.refused: dict[int, str] = {}
+        self.refused: dict[tuple[str, int], str] = {}
 
     def check(self, base_url: str, location_id: int) -> None:
         if (reason := self.unreachable.get(base_url)) is not None:
             raise Unreachable(f"not tried: {reason}", location_id=location_id)
-        if (reason := self.refused.get(location_id)) is not None:
-            raise AuthError(f"not tried: {reason}", location_id=location_id)
+        if (reason := self.refused.get((base_url, location_id))) is not None:
+            raise AuthError(f"not tried: {reason}", location_id=location_id, status=401)
 
     def trip(self, exc: PosApiError, base_url: str) -> None:
+        """Remember a dead address, or a key the server does not know (401: every request
+        with it fails; a 403 may concern one action only, so it trips nothing)."""
         with self._lock:
             if isinstance(exc, Unreachable):
                 self.unreachable.setdefault(base_url, str(exc))
-            elif isinstance(exc, AuthError) and exc.location_id is not None:
-                self.refused.setdefault(exc.location_id, str(exc))
+            elif isinstance(exc, AuthError) and exc.status == 401 \
+                    and exc.location_id is not None:
+                self.refused.setdefault((base_url, exc.location_id), str(exc))
 
 
 class PosClient:
