@@ -48,6 +48,13 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
                    sum(payment_amount) as payments,
                    count(*) filter (where not is_closed) as days_not_closed
             from rpt_daily_close group by location_id order by location_id"""))
+    from pipeline.report import write_report
+    from pos_sandbox import world
+
+    page = Path(data_dir) / "report" / "index.html"
+    write_report(path, page, {loc.id: world.location(loc.id).name
+                              for loc in settings.locations})
+    print(f"Report:    file://{page.resolve()}   (open it in a browser)")
     print(f"Warehouse: {path}")
     print(f"Query it:  .venv/bin/python -c \"import duckdb; "
           f"print(duckdb.connect('{path}', read_only=True).sql('from fct_turnover_daily'))\"")

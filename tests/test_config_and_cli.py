@@ -144,6 +144,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "result: OK" in out and "days_not_closed" in out and "make dev" in out
+    assert (tmp_path / "data" / "report" / "index.html").exists() and "Report:    file://" in out
     yesterday = (date(2026, 11, 22) - timedelta(days=1)).isoformat()
     with duckdb.connect(str(tmp_path / "data/warehouse.duckdb"), read_only=True) as con:
         rows = con.execute("select location_id, count(*) from fct_turnover_daily group by 1 "
