@@ -32,10 +32,10 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
     with duckdb.connect(str(path), read_only=True) as con:
         print("\nRevenue-effective turnover per location and day (spec 2.2 rule):")
         print(_table(con, """
-            select location_id, business_date, revenue_receipt_count,
+            select location_id, business_date, revenue_receipt_count as receipts,
                    cents(turnover_net) as turnover_net,
                    cents(turnover_gross) as turnover_gross,
-                   tip_amount, discount_amount
+                   cents(tip_amount) as tips, cents(discount_amount) as discounts
             from fct_turnover_daily order by location_id, business_date"""))
         print("Daily close per location (cents; a day is closed when its payments cover "
               "revenue, tips and non-revenue settlements):")
