@@ -118,10 +118,15 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path) -> int:
 
 
 def _copy(con, sql: str, params: list, target: Path, options: str) -> int:
-    # COPY takes no parameters: materialize the selection in a temporary view first.
-    con.execute("create temp table _export as " + sql, params)
-    con.execute(f"copy _export to '{str(target).replace(chr(39), chr(39) * 2)}' ({options})")
-    return con.execute("select count(*) from _export").fetchone()[0]
+    """DuckDB's own writer, streaming the selection. COPY takes no parameters, so the
+    selection's values (dates and integer ids, typed by ``Selection``) are written into
+    the statement as literals."""
+    literal = sql
+    for value in params:
+        literal = literal.replace("?", f"DATE '{value.isoformat()}'" if isinstance(value, date)
+                                  else str(int(value)), 1)
+    path = str(target).replace("'", "''")
+    return con.execute(f"copy ({literal}) to '{path}' ({options})").fetchone()[0]
 
 
 XLSX_MAX_ROWS = 1_048_575
