@@ -242,7 +242,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pipeline.report import write_report
+    from pipeline.report import location_names, write_report
 
     settings = load_settings(args.config)
     path = settings.warehouse.warehouse_path
@@ -251,12 +251,7 @@ def cmd_report(args: argparse.Namespace) -> int:
               "first", file=sys.stderr)
         return 1
     output = Path(args.output or settings.warehouse.data_dir / "report" / "index.html")
-    from pos_sandbox import world
-
-    names = {loc.id: (world.location(loc.id).name if settings.uses_sandbox
-                      and world.location(loc.id) else loc.short_code)
-             for loc in settings.locations}
-    locations, days = write_report(path, output, names)
+    locations, days = write_report(path, output, location_names(settings))
     print(f"wrote the report of {locations} locations ({days} business days) to {output}; "
           f"open it in a browser: file://{output.resolve()}")
     return 0
@@ -264,6 +259,21 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+
+
+def _range_options(parser: argparse.ArgumentParser) -> None:
+    """What ``load`` and ``verify`` share: the config, the dates, the locations, the build."""
+    _config_option(parser)
+    parser.add_argument("--start", type=_date,
+                        help="first business date (default: the nightly's: yesterday and "
+                             "schedule.lookback_days before it)")
+    parser.add_argument("--end", type=_date,
+                        help="last business date, included (default: yesterday)")
+    parser.add_argument("--days", type=_positive,
+                        help="the N business dates up to yesterday (instead of --start/--end)")
+    parser.add_argument("--location", action="append",
+                        help="only this location, by id or short code (repeatable)")
+    parser.add_argument("--no-models", action="store_true", help="skip the warehouse build")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -291,35 +301,16 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.set_defaults(func=cmd_sandbox)
 
     load = sub.add_parser("load", help="load a range of business dates, then build the models")
-    _config_option(load)
-    load.add_argument("--start", type=_date,
-                      help="first business date (default: the nightly's: yesterday and "
-                           "schedule.lookback_days before it)")
-    load.add_argument("--end", type=_date,
-                      help="last business date, included (default: yesterday)")
-    load.add_argument("--days", type=_positive,
-                      help="the N business dates up to yesterday (instead of --start/--end)")
-    load.add_argument("--location", action="append",
-                      help="only this location, by id or short code (repeatable)")
+    _range_options(load)
     load.add_argument("--no-catalog", action="store_true",
                       help="skip the catalog and menu snapshots")
     load.add_argument("--no-vouchers", action="store_true",
                       help="skip the voucher ledger's snapshot")
-    load.add_argument("--no-models", action="store_true", help="skip the warehouse build")
     load.set_defaults(func=cmd_load)
 
     verify = sub.add_parser("verify", help="read loaded days again; replace and record "
                                            "those the POS changed since (source drift)")
-    _config_option(verify)
-    verify.add_argument("--start", type=_date,
-                        help="first business date (default: as pos-etl load)")
-    verify.add_argument("--end", type=_date,
-                        help="last business date, included (default: yesterday)")
-    verify.add_argument("--days", type=_positive,
-                        help="the N business dates up to yesterday")
-    verify.add_argument("--location", action="append",
-                        help="only this location, by id or short code (repeatable)")
-    verify.add_argument("--no-models", action="store_true", help="skip the warehouse build")
+    _range_options(verify)
     verify.set_defaults(func=cmd_load, no_catalog=True, no_vouchers=True)  # revenue only
 
     build = sub.add_parser("build", help="build the warehouse from the lake (what changed "

@@ -48,12 +48,10 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
                    sum(payment_amount) as payments,
                    count(*) filter (where not is_closed) as days_not_closed
             from rpt_daily_close group by location_id order by location_id"""))
-    from pipeline.report import write_report
-    from pos_sandbox import world
+    from pipeline.report import location_names, write_report
 
     page = Path(data_dir) / "report" / "index.html"
-    write_report(path, page, {loc.id: world.location(loc.id).name
-                              for loc in settings.locations})
+    write_report(path, page, location_names(settings))
     print(f"Report:    file://{page.resolve()}   (open it in a browser)")
     print(f"Warehouse: {path}")
     print(f"Query it:  .venv/bin/python -c \"import duckdb; "

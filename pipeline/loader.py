@@ -21,11 +21,12 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
-from pipeline.assets.revenue import LOADED_CHECK, NOT_TRIED, REVENUE_KEY
+from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.money import format_money
 from pipeline.partitions import range_tags
+from pipeline.pos_api.errors import NOT_TRIED
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
 from pipeline.steps import frozen_heap
@@ -156,10 +157,9 @@ class LoadReport:
                 lines.append(f"{area} snapshot: {counts}")
         if self.voucher_note:
             lines.append(f"vouchers: {self.voucher_note}")
-        by_reason: dict[str, list[str]] = {}
-        for what, error in self.snapshot_failures.items():
-            by_reason.setdefault(error.removeprefix(NOT_TRIED), []).append(what)
-        for reason, whats in by_reason.items():
+        by_reason = _by_reason(self.snapshot_failures.items(), lambda item: item[1])
+        for reason, failures in by_reason.items():
+            whats = [what for what, _ in failures]
             lines.append(f"  FAILED {', '.join(whats)}: {reason}" if len(whats) > 1
                          else f"  FAILED {whats[0]}: {self.snapshot_failures[whats[0]]}")
         if self.warehouse_path:
@@ -179,14 +179,20 @@ class LoadReport:
         return "\n".join(lines)
 
 
+def _by_reason(failures, error_of) -> dict[str, list]:
+    """Failures grouped by their reason: a request not tried shares the reason of the one
+    that found the POS down or the key refused."""
+    groups: dict[str, list] = {}
+    for failure in failures:
+        groups.setdefault(error_of(failure).removeprefix(NOT_TRIED), []).append(failure)
+    return groups
+
+
 def _failed_partition_lines(failed: list[dict], each_up_to: int = 3) -> list[str]:
     """One line per failed partition, or, where more than ``each_up_to`` failed for one
     reason (a dead host, a refused key), one line for them all."""
-    by_reason: dict[str, list[dict]] = {}
-    for f in failed:
-        by_reason.setdefault(f["error"].removeprefix(NOT_TRIED), []).append(f)
     lines = []
-    for reason, group in by_reason.items():
+    for reason, group in _by_reason(failed, lambda f: f["error"]).items():
         if len(group) <= each_up_to:
             lines += [f"  FAILED {f['location']} {f['business_date']}: {f['error']}"
                       for f in group]

@@ -18,6 +18,7 @@ import duckdb
 
 from pipeline.checks import CHECKS, run_check
 from pipeline.money import format_money
+from pipeline.settings import Settings
 
 WINDOW_DAYS = 30
 
@@ -34,7 +35,17 @@ def _rows(con, sql: str, params: list | None = None) -> list[tuple]:
     return con.execute(sql, params or []).fetchall()
 
 
-def gather(con: duckdb.DuckDBPyConnection, names: dict[int, str]
+def location_names(settings: Settings) -> dict[int, str]:
+    """What the report calls each location: the sandbox's names, else the short codes."""
+    if settings.uses_sandbox:
+        from pos_sandbox import world
+
+        return {loc.id: world.location(loc.id).name for loc in settings.locations
+                if world.location(loc.id)}
+    return {loc.id: loc.short_code for loc in settings.locations}
+
+
+def gather(con: duckdb.DuckDBPyConnection
            ) -> tuple[list[LocationReport], list[tuple], list[str]]:
     """The report's figures from an open warehouse: per location, the vouchers, the
     failed checks."""
@@ -187,7 +198,7 @@ def write_report(warehouse: Path, output: Path, names: dict[int, str],
                  now: datetime | None = None) -> tuple[int, int]:
     """Write the report of the warehouse at ``warehouse``; returns (locations, days)."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        locations, vouchers, failed = gather(con, names)
+        locations, vouchers, failed = gather(con)
     page = render(locations, vouchers, failed, names, warehouse, now or datetime.now())
     output.parent.mkdir(parents=True, exist_ok=True)
     temp = output.with_name(f".{output.name}.tmp")

@@ -216,13 +216,9 @@ class Settings(_Strict):
                 return loc
         import difflib
 
-        names = [x.short_code for x in self.locations] + [str(x.id) for x in self.locations]
-        close = difflib.get_close_matches(str(ref).strip(), names, n=1, cutoff=0.6) or \
-            difflib.get_close_matches(wanted, [n.upper() for n in names], n=1, cutoff=0.6)
-        hint = ""
-        if close:
-            match = next(n for n in names if n.upper() == close[0].upper())
-            hint = f"; did you mean {match}?"
+        names = {n.upper(): n for x in self.locations for n in (x.short_code, str(x.id))}
+        close = difflib.get_close_matches(wanted, list(names), n=1)
+        hint = f"; did you mean {names[close[0]]}?" if close else ""
         raise ConfigError(f"location {ref} is not configured (configured: "
                           f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)}){hint}")
 

@@ -40,7 +40,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
-from pipeline.docs import apply_comments, load_dictionary
+from pipeline.docs import Dictionary, apply_comments, load_dictionary
 from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
@@ -198,6 +198,12 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
             raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
                              f"which the pipeline does not write")
     return _partition_areas(found)
+
+
+def model_dictionary(models: dict[str, Model]) -> Dictionary:
+    """The data dictionary kept beside these models' SQL (``pipeline.docs``)."""
+    root = next(iter(models.values())).path.parent.parent if models else MODELS_DIR
+    return load_dictionary(root, STAGES)
 
 
 def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
@@ -494,8 +500,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     None if full or not warehouse_path.exists() else warehouse_path, macros)
                 manifest.replaced = carry_replaced(previous, manifest.parts)
                 manifest.write(con)
-                models_dir = next(iter(models.values())).path.parent.parent
-                apply_comments(con, models, load_dictionary(models_dir, STAGES))
+                apply_comments(con, models, model_dictionary(models))
                 for check in checks:
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)

@@ -1,15 +1,17 @@
 """Accounting outputs against independent Python: VAT after discounts, the daily close, the
 payment bridge, voucher movements by business date, one rounding rule."""
 
+import math
 from collections import defaultdict
 from datetime import date
 from decimal import Decimal
+from fractions import Fraction
 from zoneinfo import ZoneInfo
 
 import duckdb
 import pytest
 
-from pipeline.money import allocate, cents
+from pipeline.money import CENT, cents
 from pipeline.warehouse import macro_sql
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
@@ -35,6 +37,23 @@ def truth():
     for loc in LOCATIONS:
         for day in DAYS:
             yield loc, day, receipts_on(loc, day, TRUTH)
+
+
+def allocate(amount: Decimal, weights: list[Decimal]) -> list[Decimal]:
+    """The allocation rpt_vat_by_rate does in SQL, written independently: ``amount`` (whole
+    cents) split in proportion to ``weights`` in whole cents that add up to it, each share
+    rounded down and the cents left to the largest remainders (ties to the earlier
+    weight); with weights adding up to 0 the first share takes all."""
+    units = int(cents(amount) / CENT)
+    total = sum(weights, Decimal(0))
+    if total == 0:
+        return [cents(amount)] + [Decimal("0.00")] * (len(weights) - 1)
+    exact = [units * Fraction(w) / Fraction(total) for w in weights]
+    floors = [math.floor(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - floors[i]), i))
+    for i in order[:units - sum(floors)]:
+        floors[i] += 1
+    return [Decimal(n) * CENT for n in floors]
 
 
 def is_revenue(r) -> bool:

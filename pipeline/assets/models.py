@@ -10,15 +10,14 @@ the warehouse has been rebuilt with everything that did load.
 import dagster as dg
 
 from pipeline.checks import CHECKS
-from pipeline.docs import Dictionary, load_dictionary
+from pipeline.docs import Dictionary
 from pipeline.warehouse import (
     LAKE_AREA_OF,
-    MODELS_DIR,
-    STAGES,
     Model,
     ModelError,
     Warehouse,
     discover_models,
+    model_dictionary,
 )
 
 OWNERS = {"staging": ["team:data-engineering"], "marts": ["team:analytics"],
@@ -75,7 +74,7 @@ def _report_metadata(path) -> dict[str, dict]:
 def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
     """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
     models = models or discover_models()
-    dictionary = load_dictionary(MODELS_DIR, STAGES)
+    dictionary = model_dictionary(models)
 
     @dg.multi_asset(
         specs=[_spec(model, dictionary) for model in models.values()],

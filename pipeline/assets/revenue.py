@@ -11,6 +11,7 @@ from pipeline.assets.report import markdown_table
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
 from pipeline.partitions import LoadConfig, selected_locations
+from pipeline.pos_api.errors import NOT_TRIED
 from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.steps import DayOutcome, load_revenue_days
@@ -40,9 +41,6 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
              for p in day.partitions])),
         "lake": dg.MetadataValue.path(lake.describe("receipts")),
     }
-
-
-NOT_TRIED = "not tried: "
 
 
 def build_revenue_asset(settings: Settings,

@@ -30,6 +30,7 @@ from tenacity import (
 )
 
 from pipeline.pos_api.errors import (
+    NOT_TRIED,
     AuthError,
     ContractError,
     PosApiError,
@@ -113,9 +114,9 @@ class Circuit:
 
     def check(self, base_url: str, location_id: int) -> None:
         if (reason := self.unreachable.get(base_url)) is not None:
-            raise Unreachable(f"not tried: {reason}", location_id=location_id)
+            raise Unreachable(NOT_TRIED + reason, location_id=location_id)
         if (reason := self.refused.get((base_url, location_id))) is not None:
-            raise AuthError(f"not tried: {reason}", location_id=location_id, status=401)
+            raise AuthError(NOT_TRIED + reason, location_id=location_id, status=401)
 
     def trip(self, exc: PosApiError, base_url: str) -> None:
         """Remember a dead address, or a key the server does not know (401: every request

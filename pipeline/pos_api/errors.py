@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+NOT_TRIED = "not tried: "
+"""How the message of a request that was not sent begins (the POS is known to be down, or
+the key refused): the summary counts these apart and says their reason once."""
+
 
 class PosApiError(Exception):
     """A request to the POS failed."""
