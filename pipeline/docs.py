@@ -82,23 +82,28 @@ def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dic
     """``COMMENT ON`` every model and column the dictionary describes; returns what it
     does not describe (``model`` or ``model.column``)."""
     missing = []
+    statements = []
+    found: dict[tuple[str, str], list[str]] = {}
+    for schema, table, column in con.execute(
+            "select schema_name, table_name, column_name from duckdb_columns() "
+            "where database_name = current_database() order by column_index").fetchall():
+        found.setdefault((schema, table), []).append(column)
     for name, model in models.items():
         kind = "table" if model.materialized == "table" else "view"
         description = dictionary.model(name)
         if description:
-            con.execute(f"comment on {kind} {model.qualified} is {_literal(description)}")
+            statements.append(f"comment on {kind} {model.qualified} is {_literal(description)}")
         else:
             missing.append(name)
-        columns = con.execute("select column_name from duckdb_columns() where schema_name = ? "
-                              "and table_name = ? and database_name = current_database()",
-                              [model.schema, name]).fetchall()
-        for (column,) in columns:
+        for column in found.get((model.schema, name), []):
             text = dictionary.column(name, column)
             if text:
-                con.execute(f'comment on column {model.qualified}."{column}" is '
-                            f"{_literal(text)}")
+                statements.append(f'comment on column {model.qualified}."{column}" is '
+                                  f"{_literal(text)}")
             else:
                 missing.append(f"{name}.{column}")
+    if statements:  # one round trip: a build comments on some 700 columns
+        con.execute(";\n".join(statements))
     return missing
 
 

@@ -9,11 +9,15 @@ changes stay.
 from __future__ import annotations
 
 import importlib.resources
+import json
 import os
 import sys
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.events import ASSET_EVENTS
+from dagster._core.storage.event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 
 from pipeline.settings import Settings, load_settings
 
@@ -27,9 +31,49 @@ show as missing, not failed (the run itself shows failed). ``pos-etl load`` and
 """
 
 
+EVENT_BATCH_SIZE = "DAGSTER_EVENT_BATCH_SIZE"
+"""Dagster's switch to hand the storage an output's partition events as one batch (the
+materializations of a run over 365 dates), which ``BatchedSqliteEventLogStorage`` writes
+in one transaction per database instead of two each."""
+
+
 def plan_runs_as_ranges() -> None:
-    """Set ``PLANNED_AS_RANGE`` for this process, unless the user decided otherwise."""
+    """Set ``PLANNED_AS_RANGE`` and ``EVENT_BATCH_SIZE`` for this process, unless the user
+    decided otherwise."""
     os.environ.setdefault(PLANNED_AS_RANGE, "true")
+    os.environ.setdefault(EVENT_BATCH_SIZE, "1000")
+
+
+class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
+    """Dagster's SQLite event log (one database per run plus the cross-run index), which
+    writes a batch of asset events in one transaction per database.
+
+    Dagster's own SQLite storage writes a batch one event at a time: two databases opened,
+    written and committed per event, about 4.5 ms each here against 0.6 ms in a batch. The
+    rows written are the same (Dagster's own statements); a batch of anything but asset
+    events, or of several runs, is written event by event as before.
+    """
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):  # Dagster's names its own class
+        return cls(inst_data=inst_data, **config_value)
+
+    def store_event_batch(self, events) -> None:
+        run_ids = {event.run_id for event in events}
+        if len(run_ids) != 1 or not all(
+                event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
+                and event.dagster_event.asset_key for event in events):
+            for event in events:
+                self.store_event(event)
+            return
+        with self.run_connection(run_ids.pop()) as conn:
+            conn.execute(SqlEventLogStorageTable.insert(),
+                         [self._event_to_row(event) for event in events])
+        with self.index_transaction() as conn:  # as store_event, for every event
+            for event in events:
+                event_id = conn.execute(self.prepare_insert_event(event)).inserted_primary_key[0]
+                self._store_asset_event_tags(conn, [event], [event_id])
+                self._store_asset_event(conn, event, event_id)
 
 
 def dagster_home(settings: Settings) -> Path:
@@ -48,7 +92,8 @@ def prepare_home(home: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     wanted = MANAGED + "\n" + importlib.resources.files("pipeline").joinpath(
-        "dagster.yaml").read_text(encoding="utf-8")
+        "dagster.yaml").read_text(encoding="utf-8").replace(
+        '"{event_logs}"', json.dumps(str(home.resolve() / "history" / "runs")))
     current = config.read_text(encoding="utf-8") if config.exists() else None
     if current is None or (current != wanted and current.startswith(MANAGED)):
         temp = config.with_suffix(".yaml.tmp")

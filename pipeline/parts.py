@@ -18,6 +18,7 @@ no warehouse names (written by a build that was killed) are removed by the next 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Iterable, Mapping
@@ -164,32 +165,36 @@ def write_parts(con: duckdb.DuckDBPyConnection, relation: str, model: str, group
     """Write the rows of ``relation`` (one model, computed for the groups in ``versions``)
     as one part per group; returns the parts, empty groups included.
 
-    DuckDB writes every group in one pass, straight into its folder, under a name of this
-    build's (``part-<build id>_0.parquet``) that no other build uses. A row outside the
-    groups it was computed for is an error.
+    DuckDB computes ``relation`` (a view: the model's SQL) and writes every group in one
+    pass, straight into its folder, under a name of this build's
+    (``part-<build id>_0.parquet``) that no other build uses; the rows per file come back
+    from the same statement. A row outside the groups it was computed for is an error (its
+    file is removed again).
     """
-    counts = dict(con.execute(
-        f"select {grouping.group_sql()}, count(*) from {relation} group by all").fetchall())
-    outside = sorted(set(counts) - set(versions))
+    folder = root / model
+    folder.mkdir(parents=True, exist_ok=True)
+    written = con.execute(
+        f"copy (select *, {grouping.month_sql()} as {GROUP_KEY} from {relation}) "
+        f"to '{sql_path(folder)}' (format parquet, partition_by "
+        f"({', '.join([*grouping.keys[:-1], GROUP_KEY])}), write_partition_columns true, "
+        f"overwrite_or_ignore true, filename_pattern 'part-{build_id}_{{i}}', "
+        f"return_stats true)").fetchall()
+    files: dict[str, tuple[str, int]] = {}
+    for filename, rows, *_ in written:
+        group = str(Path(filename).parent.relative_to(folder))
+        if group in files:
+            raise ValueError(f"model {model}: DuckDB wrote two files for {group}")
+        files[group] = (filename, rows)
+    outside = sorted(set(files) - set(versions))
     if outside:
+        for group in outside:
+            Path(files[group][0]).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # its folder, unless a build uses it
+                Path(files[group][0]).parent.rmdir()
         raise ValueError(f"model {model} has rows outside the partitions it was built for: "
                          f"{', '.join(outside[:3])}")
-    folder = root / model
-    if counts:
-        folder.mkdir(parents=True, exist_ok=True)
-        con.execute(f"copy (select *, {grouping.month_sql()} as {GROUP_KEY} from {relation}) "
-                    f"to '{sql_path(folder)}' (format parquet, partition_by "
-                    f"({', '.join([*grouping.keys[:-1], GROUP_KEY])}), write_partition_columns "
-                    f"true, overwrite_or_ignore true, filename_pattern 'part-{build_id}_{{i}}')")
-    parts = []
-    for group, version in versions.items():
-        file = None
-        if counts.get(group):
-            file = str(folder / group / f"part-{build_id}_0.parquet")
-            if not Path(file).exists():
-                raise ValueError(f"model {model}: DuckDB did not write {file}")
-        parts.append(Part(model, group, version, file, counts.get(group, 0)))
-    return parts
+    return [Part(model, group, version, *files.get(group, (None, 0)))
+            for group, version in versions.items()]
 
 
 def sql_path(path: Path | str) -> str:

@@ -571,15 +571,20 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
     checked = partitioned_checks(models, checks)
     found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
     batches = _batches(stale)
+    kinds: dict[str, str] = {}  # partitioned model -> what it is now: table or view
     for n, batch in enumerate(batches, 1):  # over the groups to compute only
         _create_lake_views(con, lake_dir, committed, superseded, partitions={
             area: {part for parts in batch.get(area, {}).values() for part in parts}
             for area in stale})
         for name in partitioned:
-            create(name)
             area = models[name].area
             if not batch.get(area):
+                create(name)  # an empty table: the model's columns
+                kinds[name] = "table"
                 continue
+            # Computed once, straight into its parts; the models and checks after it
+            # read them back (no copy in the warehouse file to write and drop again).
+            create(name, "view")
             try:
                 parts = write_parts(con, models[name].qualified, name, groupings[area],
                                     {g: versions[name][g] for g in batch[area]}, root,
@@ -587,6 +592,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
             except ValueError as exc:
                 raise ModelError(str(exc)) from None
             manifest.parts.update(((part.model, part.group), part) for part in parts)
+            kinds[name] = _read_parts(con, models[name].qualified,
+                                      [p.file for p in parts if p.file], "view")
         for check, area in checked.items():
             if batch.get(area):
                 failures, sample = found[check]
@@ -595,7 +602,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                     sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
         if n < len(batches):  # the last batch's (empty) tables give models without parts
             for name in partitioned:
-                con.execute(f"drop table {models[name].qualified}")
+                con.execute(f"drop {kinds[name]} {models[name].qualified}")
             con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     outcomes = {}
     for check, area in checked.items():
@@ -610,12 +617,9 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
     for name in partitioned:  # the model is the view over all its parts
         files = manifest.files(name)
         counts[name] = manifest.rows(name)
-        if files:  # else the (empty) table computed above stays
-            con.execute(f"drop table {models[name].qualified}")
-            # One schema: a part's version changes with its model's SQL, so a changed
-            # model has every part written again.
-            con.execute(f"create view {models[name].qualified} as select * exclude ({GROUP_KEY}) "
-                        f"from read_parquet({_file_list(files)})")
+        # One schema: a part's version changes with its model's SQL, so a changed model
+        # has every part written again.
+        _read_parts(con, models[name].qualified, files, kinds[name])
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     _create_lake_views(con, lake_dir, committed, superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
@@ -630,6 +634,23 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
             create(name, "view")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
     return manifest, stale, counts, outcomes
+
+
+def _read_parts(con: duckdb.DuckDBPyConnection, qualified: str, files: list[str],
+                kind: str) -> str:
+    """Make ``qualified`` (now a ``kind``, table or view) a view over the parts ``files``;
+    without files, an empty table of its columns (a model without rows). Returns what
+    it is then."""
+    if not files:
+        if kind == "view":
+            con.execute(f"create table {qualified}__empty as select * from {qualified} limit 0")
+            con.execute(f"drop view {qualified}")
+            con.execute(f"alter table {qualified}__empty rename to {qualified.split('.')[1]}")
+        return "table"
+    con.execute(f"drop {kind} {qualified}")
+    con.execute(f"create view {qualified} as select * exclude ({GROUP_KEY}) "
+                f"from read_parquet({_file_list(files)})")
+    return "view"
 
 
 BATCH_GROUPS = 24

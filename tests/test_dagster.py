@@ -195,3 +195,61 @@ def test_the_instance_settings_follow_the_project_unless_taken_over(tmp_path, mo
     config.write_text("telemetry:\n  enabled: false\n# mine\n")  # taken over: kept
     inst.prepare_home(home)
     assert config.read_text().endswith("# mine\n")
+
+
+def _materializations(day: str, n: int, run_id: str) -> list:
+    from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
+    from dagster._core.events.log import EventLogEntry
+
+    return [EventLogEntry(
+        error_info=None, level=10, user_message="", run_id=run_id, timestamp=1.7e9 + i,
+        dagster_event=DagsterEvent(
+            DagsterEventType.ASSET_MATERIALIZATION.value, LOAD_JOB,
+            event_specific_data=StepMaterializationData(dg.AssetMaterialization(
+                REVENUE_KEY, partition=f"{day[:8]}{i + 1:02d}", metadata={"receipts": i},
+                tags={"dagster/data_version": f"v{i}"}))))
+        for i in range(n)]
+
+
+def test_a_batch_of_materializations_is_stored_as_dagster_stores_them_one_by_one(tmp_path):
+    from pipeline.instance import BatchedSqliteEventLogStorage
+
+    stores = {how: BatchedSqliteEventLogStorage(str(tmp_path / how)) for how in ("one", "batch")}
+    for how, store in stores.items():
+        events = _materializations("2026-11-01", 20, run_id="r" * 36)
+        if how == "batch":
+            store.store_event_batch(events)
+        else:
+            for event in events:
+                store.store_event(event)
+
+    def seen(store):
+        run = store.get_records_for_run(next(iter(store.get_all_run_ids()))).records
+        latest = store.get_latest_materialization_events([REVENUE_KEY])[REVENUE_KEY]
+        return ([(r.event_log_entry.dagster_event.partition, r.storage_id) for r in run],
+                store.get_materialized_partitions(REVENUE_KEY),
+                store.get_asset_records([REVENUE_KEY])[0].asset_entry.last_materialization,
+                latest.dagster_event.partition,
+                store.get_event_tags_for_asset(REVENUE_KEY),
+                len(store.fetch_materializations(REVENUE_KEY, limit=100).records))
+
+    one, batch = seen(stores["one"]), seen(stores["batch"])
+    assert batch == one and batch[5] == 20 and batch[3] == "2026-11-20"
+
+
+def test_a_cli_load_writes_its_dates_materializations_as_one_batch(settings, monkeypatch):
+    from pipeline.instance import BatchedSqliteEventLogStorage, open_instance
+
+    batches = []
+    original = BatchedSqliteEventLogStorage.store_event_batch
+    monkeypatch.setattr(BatchedSqliteEventLogStorage, "store_event_batch",
+                        lambda self, events: batches.append(len(events)) or original(self, events))
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, models=False,
+                      progress=lambda line: None)
+    assert report.ok, report.summary()
+    assert len(DAYS) in batches  # the dates of lake/revenue, in one write
+    with open_instance(settings) as instance:
+        assert isinstance(instance.event_log_storage, BatchedSqliteEventLogStorage)
+        assert instance.get_materialized_partitions(REVENUE_KEY) == {d.isoformat() for d in DAYS}
+        assert revenue_metadata(instance, DAYS[0])["complete"] is True

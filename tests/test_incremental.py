@@ -177,3 +177,24 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     assert not batched.failed_checks
     for name in (m.qualified for m in discover_models().values()):
         assert model_rows(batched.path, name) == model_rows(target, name), name
+
+
+def test_a_partitioned_model_with_rows_of_other_months_fails_and_leaves_no_part(
+        history, tmp_path):
+    settings, _ = history
+    models_dir = tmp_path / "models"
+    import shutil
+    shutil.copytree(MODELS_DIR, models_dir)
+    path = models_dir / "marts" / "fct_turnover_daily.sql"  # a month too late: wrong
+    sql = path.read_text()
+    assert sql.rstrip().endswith("select * from final")
+    path.write_text(sql.rstrip().removesuffix("select * from final") + "select * replace "
+                    "(cast(business_date + interval 31 day as date) as business_date) from final")
+    target = tmp_path / "wh.duckdb"
+    with pytest.raises(pipeline.warehouse.ModelError,
+                       match="fct_turnover_daily has rows outside the partitions it was built "
+                             "for: location_id=1001/_part_month=2026-11"):
+        build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
+    assert not target.exists()
+    written = parts_dir(target) / "fct_turnover_daily"
+    assert written.is_dir() and not list(written.glob("*/_part_month=2026-11"))
