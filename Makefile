@@ -40,6 +40,7 @@ dev: install
 	@echo "Dagster UI on http://127.0.0.1:3000 (Ctrl-C stops it)"
 	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) \
 	DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=$${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true} \
+	DAGSTER_EVENT_BATCH_SIZE=$${DAGSTER_EVENT_BATCH_SIZE:-1000} \
 	$(BIN)/python -m pipeline.dev
 
 # The benchmarks also need the `bench` extra (dlt, for the side-by-side load).

@@ -52,3 +52,51 @@ def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_k
         assert {p.location_id for p in day.partitions if not p.error} == {1001, 1002}
     assert lake.has("revenue", {"location_id": 1001, "business_date": "2026-11-20"})
     assert not lake.has("revenue", {"location_id": 1003, "business_date": "2026-11-20"})
+
+
+def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_written(
+        sandbox_url, tmp_path, sandbox_keys, lake, monkeypatch):
+    import threading
+    import time
+
+    import pipeline.steps
+
+    settings = make_settings(sandbox_url, tmp_path / "data", max_concurrent_requests=2)
+    real = httpx.HTTPTransport()
+    lock, now, most = threading.Lock(), [0], [0]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            time.sleep(0.01)  # so that requests of several partitions would overlap
+            forwarded = httpx.Request(request.method, sandbox_url + request.url.raw_path.decode(),
+                                      headers=request.headers, content=request.content)
+            response = real.handle_request(forwarded)
+            response.read()
+            return httpx.Response(response.status_code, headers=response.headers,
+                                  content=response.content)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    writing, most_writing = [0], [0]
+    write = pipeline.steps.load_revenue_partition
+
+    def slow_write(*args):  # a partition being flattened and written holds no request
+        part = write(*args)
+        with lock:
+            writing[0] += 1
+            most_writing[0] = max(most_writing[0], writing[0])
+        time.sleep(0.05)
+        with lock:
+            writing[0] -= 1
+        return part
+
+    monkeypatch.setattr(pipeline.steps, "load_revenue_partition", slow_write)
+    with PosSource(settings, transport=httpx.MockTransport(handler)) as source:
+        days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
+    assert all(d.complete for d in days)
+    assert most[0] == 2  # the budget, used in full
+    assert most_writing[0] > 2  # while more partitions than that were in progress
