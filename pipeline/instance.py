@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-from dagster._core.events import ASSET_EVENTS
+from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS
 from dagster._core.storage.event_log import SqliteEventLogStorage
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 
@@ -48,10 +48,11 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
     """Dagster's SQLite event log (one database per run plus the cross-run index), which
     writes a batch of asset events in one transaction per database.
 
-    Dagster's own SQLite storage writes a batch one event at a time: two databases opened,
-    written and committed per event, about 4.5 ms each here against 0.6 ms in a batch. The
-    rows written are the same (Dagster's own statements); a batch of anything but asset
-    events, or of several runs, is written event by event as before.
+    Dagster hands its storage batches of a run's planned events and of an output's
+    partition materializations (the dates of a range); its own SQLite storage writes them
+    one event at a time, two databases opened, written and committed per event: about
+    4.5 ms each here, against 0.6 ms in a batch. The rows written are Dagster's own
+    statements'; a batch of other events, or of several runs, is written event by event.
     """
 
     @classmethod
@@ -59,21 +60,34 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
         return cls(inst_data=inst_data, **config_value)
 
     def store_event_batch(self, events) -> None:
-        run_ids = {event.run_id for event in events}
-        if len(run_ids) != 1 or not all(
-                event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
-                and event.dagster_event.asset_key for event in events):
+        if len({event.run_id for event in events}) != 1 or not all(
+                _asset_event(event) or _check_event(event) for event in events):
             for event in events:
                 self.store_event(event)
             return
-        with self.run_connection(run_ids.pop()) as conn:
+        with self.run_connection(events[0].run_id) as conn:
             conn.execute(SqlEventLogStorageTable.insert(),
                          [self._event_to_row(event) for event in events])
-        with self.index_transaction() as conn:  # as store_event, for every event
+        checks = []
+        with self.index_transaction() as conn:  # as store_event does, event by event
             for event in events:
                 event_id = conn.execute(self.prepare_insert_event(event)).inserted_primary_key[0]
-                self._store_asset_event_tags(conn, [event], [event_id])
-                self._store_asset_event(conn, event, event_id)
+                if _asset_event(event):
+                    self._store_asset_event_tags(conn, [event], [event_id])
+                    self._store_asset_event(conn, event, event_id)
+                else:
+                    checks.append((event, event_id))
+        for event, event_id in checks:  # each in a transaction of its own, as store_event
+            self.store_asset_check_event(event, event_id)
+
+
+def _asset_event(event) -> bool:
+    return (event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
+            and event.dagster_event.asset_key is not None)
+
+
+def _check_event(event) -> bool:
+    return event.is_dagster_event and event.dagster_event_type in ASSET_CHECK_EVENTS
 
 
 def dagster_home(settings: Settings) -> Path:

@@ -197,26 +197,34 @@ def test_the_instance_settings_follow_the_project_unless_taken_over(tmp_path, mo
     assert config.read_text().endswith("# mine\n")
 
 
-def _materializations(day: str, n: int, run_id: str) -> list:
+def _planned_and_materialized(n: int, run_id: str) -> list:
+    """What Dagster hands its storage as batches: a check's planned event, then an output's
+    materializations of ``n`` dates."""
+    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+        AssetCheckEvaluationPlanned,
+    )
     from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
     from dagster._core.events.log import EventLogEntry
 
-    return [EventLogEntry(
-        error_info=None, level=10, user_message="", run_id=run_id, timestamp=1.7e9 + i,
-        dagster_event=DagsterEvent(
-            DagsterEventType.ASSET_MATERIALIZATION.value, LOAD_JOB,
-            event_specific_data=StepMaterializationData(dg.AssetMaterialization(
-                REVENUE_KEY, partition=f"{day[:8]}{i + 1:02d}", metadata={"receipts": i},
-                tags={"dagster/data_version": f"v{i}"}))))
-        for i in range(n)]
+    def entry(event_type, data, i):
+        return EventLogEntry(
+            error_info=None, level=10, user_message="", run_id=run_id, timestamp=1.7e9 + i,
+            dagster_event=DagsterEvent(event_type.value, LOAD_JOB, event_specific_data=data))
+
+    planned = entry(DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED,
+                    AssetCheckEvaluationPlanned(asset_key=REVENUE_KEY, check_name=LOADED_CHECK), 0)
+    return [planned] + [entry(DagsterEventType.ASSET_MATERIALIZATION, StepMaterializationData(
+        dg.AssetMaterialization(REVENUE_KEY, partition=f"2026-11-{i:02d}",
+                                metadata={"receipts": i}, tags={"dagster/data_version": f"v{i}"})),
+        i) for i in range(1, n + 1)]
 
 
-def test_a_batch_of_materializations_is_stored_as_dagster_stores_them_one_by_one(tmp_path):
+def test_a_batch_of_events_is_stored_as_dagster_stores_them_one_by_one(tmp_path):
     from pipeline.instance import BatchedSqliteEventLogStorage
 
     stores = {how: BatchedSqliteEventLogStorage(str(tmp_path / how)) for how in ("one", "batch")}
     for how, store in stores.items():
-        events = _materializations("2026-11-01", 20, run_id="r" * 36)
+        events = _planned_and_materialized(20, run_id="r" * 36)
         if how == "batch":
             store.store_event_batch(events)
         else:
@@ -224,17 +232,22 @@ def test_a_batch_of_materializations_is_stored_as_dagster_stores_them_one_by_one
                 store.store_event(event)
 
     def seen(store):
-        run = store.get_records_for_run(next(iter(store.get_all_run_ids()))).records
+        run = store.get_records_for_run("r" * 36).records
         latest = store.get_latest_materialization_events([REVENUE_KEY])[REVENUE_KEY]
-        return ([(r.event_log_entry.dagster_event.partition, r.storage_id) for r in run],
+        checks = store.get_asset_check_execution_history(
+            dg.AssetCheckKey(REVENUE_KEY, LOADED_CHECK), limit=10)
+        return ([(r.event_log_entry.dagster_event_type, r.event_log_entry.dagster_event.partition,
+                  r.storage_id) for r in run],
                 store.get_materialized_partitions(REVENUE_KEY),
                 store.get_asset_records([REVENUE_KEY])[0].asset_entry.last_materialization,
                 latest.dagster_event.partition,
                 store.get_event_tags_for_asset(REVENUE_KEY),
-                len(store.fetch_materializations(REVENUE_KEY, limit=100).records))
+                len(store.fetch_materializations(REVENUE_KEY, limit=100).records),
+                [(c.run_id, c.status) for c in checks])
 
     one, batch = seen(stores["one"]), seen(stores["batch"])
-    assert batch == one and batch[5] == 20 and batch[3] == "2026-11-20"
+    assert batch == one
+    assert batch[5] == 20 and batch[3] == "2026-11-20" and len(batch[6]) == 1
 
 
 def test_a_cli_load_writes_its_dates_materializations_as_one_batch(settings, monkeypatch):
