@@ -78,9 +78,16 @@ class LoadReport:
     models: int = 0
     partitions_computed: int = 0
     """Lake partitions the partitioned models were computed for (the rest were kept)."""
+    partitions_prebuilt: int = 0
+    """Of those, computed while the load ran (``pipeline.assets.revenue.Prebuilds``)."""
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def prebuilt_note(self) -> str:
+        return f", {self.partitions_prebuilt:,} of them while loading" if self.partitions_prebuilt \
+            else ""
 
     @property
     def ok(self) -> bool:
@@ -109,6 +116,8 @@ class LoadReport:
                 report.warehouse_path = meta["warehouse"]
                 report.partitions_computed = max(report.partitions_computed,
                                                  meta.get("partitions_computed", 0))
+                report.partitions_prebuilt = max(report.partitions_prebuilt,
+                                                 meta.get("partitions_prebuilt", 0))
         for evaluation in result.get_asset_check_evaluations():
             meta = {k: v.value for k, v in evaluation.metadata.items()}
             if evaluation.check_name == LOADED_CHECK:
@@ -164,7 +173,8 @@ class LoadReport:
                          else f"  FAILED {whats[0]}: {self.snapshot_failures[whats[0]]}")
         if self.warehouse_path:
             lines.append(f"warehouse: {self.warehouse_path} ({self.models} models; "
-                         f"{self.partitions_computed} partitions computed, the others kept)")
+                         f"{self.partitions_computed} partitions computed{self.prebuilt_note}, "
+                         f"the others kept)")
         for check in self.failed_checks:
             lines.append(f"  CHECK FAILED {check}")
         said = "\n".join(lines)
@@ -231,7 +241,8 @@ def print_summary(report: LoadReport, stream=None) -> None:
             table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))
     if report.warehouse_path:
         table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
-                                   f"partitions computed: {report.warehouse_path}")
+                                   f"partitions computed{report.prebuilt_note}: "
+                                   f"{report.warehouse_path}")
     table.add_row("result", "[green]OK[/green]" if report.ok else "[red]FAILED[/red]")
     console = Console(file=stream)
     console.print(table)

@@ -86,8 +86,9 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     slots) and up to ``PARTITIONS_PER_REQUEST_SLOT`` times as many partitions in progress,
     so the POS always has requests to answer while finished partitions are flattened and
     written. Each result is dropped once its day is reported, so memory is bounded by a
-    few partitions however long the range is. A partition that failed on a transient error (the POS stayed
-    unavailable through the client's retries) is tried once more after the others.
+    few partitions however long the range is. A partition that failed on a transient
+    error (the POS stayed unavailable through the client's retries) is tried once more
+    after the others.
     """
     configured_ids = configured_ids or location_ids
     with frozen_heap():

@@ -53,6 +53,8 @@ from pipeline.parts import (
     STATE_SCHEMA,
     Grouping,
     Manifest,
+    Part,
+    Prebuilt,
     arrow_insert,
     carry_replaced,
     digest,
@@ -430,6 +432,8 @@ class BuildResult:
     checks: list[CheckOutcome] = field(default_factory=list)
     rebuilt_partitions: dict[str, int] = field(default_factory=dict)
     """Per lake area: how many partitions the partitioned models were computed for."""
+    prebuilt_partitions: dict[str, int] = field(default_factory=dict)
+    """Per lake area: how many of those a prebuild computed while the load ran."""
 
     @property
     def failed_checks(self) -> list[CheckOutcome]:
@@ -453,6 +457,80 @@ class Warehouse:
         self.lake.sync()
         return build_warehouse(self.lake.root, self.path, models, full=full,
                                memory_limit=self.memory_limit, macros=self.macros)
+
+    def prebuild(self, partitions: dict[str, list[str]]) -> int:
+        """``prebuild`` of these lake partitions; none where the lake is on object storage
+        (the build mirrors what changed first)."""
+        if not isinstance(self.lake, Lake):
+            return 0
+        return prebuild(self.lake.root, self.path, partitions,
+                        memory_limit=self.memory_limit, macros=self.macros)
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str,
+             macros: tuple[str, ...]) -> None:
+    """A connection's settings and macros for computing models."""
+    # Only named tables are read: never a Python variable of the same name.
+    con.execute("set python_enable_replacements = false")
+    con.execute("set preserve_insertion_order = false")
+    con.execute(f"set memory_limit = '{memory_limit}'")
+    for sql in (*macro_sql(), *macros):
+        con.execute(sql)
+    con.execute(f"create schema {STAGING_SCHEMA}")
+    # checks (and your own queries) may name staging models unqualified
+    con.execute(f"set search_path = 'main,{STAGING_SCHEMA}'")
+
+
+def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[str]],
+             models: dict[str, Model] | None = None,
+             checks: tuple[DataCheck, ...] = CHECKS,
+             memory_limit: str = DEFAULT_MEMORY_LIMIT,
+             macros: tuple[str, ...] = config_macros()) -> int:
+    """Compute, ahead of the next build, the partitioned models' parts of the groups of
+    ``partitions`` (area -> lake partition paths a running load has committed), so that
+    the build finds them done (``pipeline.parts.Prebuilt``). Returns how many groups.
+
+    Nothing is published: the parts are recorded beside the warehouse's and the build
+    takes those of the version it needs. A group whose partitioned checks fail is not
+    recorded (the build computes it again and reports the failures). Runs under the build
+    lock, in memory, spilling next to the warehouse.
+    """
+    models = models or discover_models()
+    order = build_order(models)
+    warehouse_path = Path(warehouse_path).absolute()
+    lake_dir = Path(lake_dir).resolve()
+    root = parts_dir(warehouse_path)
+    with _build_lock(warehouse_path):
+        previous = Manifest.read(warehouse_path)
+        prebuilt = Prebuilt.read(root)
+        spill = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building.tmp")
+        try:
+            with duckdb.connect() as con:
+                con.execute(f"set temp_directory = '{sql_path(spill)}'")
+                _prepare(con, memory_limit, macros)
+                plan = _plan(con, lake_dir, models, order, macros,
+                             warehouse_path if warehouse_path.exists() else None)
+                wanted = {area: {plan.groupings[area].group(p) for p in parts}
+                          for area, parts in partitions.items() if area in plan.members}
+                stale = plan.stale(models, lambda name, group, version: (
+                    previous.current(name, group, version)
+                    or (name, group, version) in prebuilt.parts))
+                groups = {area: {g: ps for g, ps in groups.items() if g in wanted.get(area, ())}
+                          for area, groups in stale.items()}
+                if not any(groups.values()):
+                    return 0
+                build_id = new_load_id()
+                parts, found, _ = _compute_parts(con, lake_dir, root, models, plan,
+                                                 partitioned_checks(models, checks), groups,
+                                                 build_id)
+        finally:
+            shutil.rmtree(spill, ignore_errors=True)
+        failing = {group for failures, _ in found.values() for group in failures}
+        for part in parts:
+            if part.group in failing and part.file:
+                Path(part.file).unlink(missing_ok=True)
+        Prebuilt.write(root, [p for p in parts if p.group not in failing], build_id)
+        return sum(len(g) for g in groups.values()) - len(failing)
 
 
 def build_warehouse(lake_dir: Path, warehouse_path: Path,
@@ -482,22 +560,16 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
             stale.unlink(missing_ok=True)
         Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
         previous = Manifest.read(warehouse_path)
+        prebuilt = Prebuilt.read(root)
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
         try:
             with duckdb.connect(str(temp)) as con:
-                # Only named tables are read: never a Python variable of the same name.
-                con.execute("set python_enable_replacements = false")
-                con.execute("set preserve_insertion_order = false")
-                con.execute(f"set memory_limit = '{memory_limit}'")
-                for sql in (*macro_sql(), *macros):
-                    con.execute(sql)
-                con.execute(f"create schema {STAGING_SCHEMA}")
-                # checks (and your own queries) may name staging models unqualified
-                con.execute(f"set search_path = 'main,{STAGING_SCHEMA}'")
-                manifest, stale, counts, outcomes = _build_models(
+                _prepare(con, memory_limit, macros)
+                manifest, stale, counts, outcomes, prebuilt_partitions = _build_models(
                     con, lake_dir, root, models, order, checks,
                     Manifest() if full else previous,
-                    None if full or not warehouse_path.exists() else warehouse_path, macros)
+                    None if full or not warehouse_path.exists() else warehouse_path, macros,
+                    Prebuilt() if full else prebuilt)
                 manifest.replaced = carry_replaced(previous, manifest.parts)
                 manifest.write(con)
                 apply_comments(con, models, model_dictionary(models))
@@ -517,123 +589,177 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
         finally:
             temp.unlink(missing_ok=True)
             Path(f"{temp}.wal").unlink(missing_ok=True)
+        kept = [p.file for p in manifest.parts.values() if p.file] + list(manifest.replaced)
         remove_unused_parts(
             root, {name: stale[model.area].keys() for name, model in models.items()
                    if model.materialized == "partitioned"},
-            kept=[p.file for p in manifest.parts.values() if p.file] + list(manifest.replaced),
-            expired=set(previous.replaced) - set(manifest.replaced))
+            kept=kept, expired=set(previous.replaced) - set(manifest.replaced))
+        prebuilt.remove(kept)
     return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
-                       {area: sum(map(len, groups.values())) for area, groups in stale.items()})
+                       {area: sum(map(len, groups.values())) for area, groups in stale.items()},
+                       prebuilt_partitions)
 
 
-def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
-                  models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
-                  previous: Manifest, previous_file: Path | None, macros: tuple[str, ...]):
-    """Every model into ``con``: the partitioned ones first, for the groups of partitions
-    whose version changed, and their checks there; then views over their parts, then the
-    tables and views. Returns the manifest, the groups computed per area with their
-    partitions, the row counts and the outcomes of the partitioned checks."""
+@dataclass
+class _Plan:
+    """What the parts of the partitioned models derive from, and their versions."""
+
+    committed: dict[str, Committed]
+    superseded: dict[str, list[str]]
+    groupings: dict[str, Grouping]
+    members: dict[str, dict[str, list[str]]]
+    """area -> group -> its partitions."""
+    versions: dict[str, dict[str, str]]
+    """model -> group -> the version its part must have."""
+
+    def stale(self, models: dict[str, Model], is_current) -> dict[str, dict[str, list[str]]]:
+        """area -> the groups (with their partitions) of which some model's part is not
+        ``is_current(model, group, version)``."""
+        stale: dict[str, dict[str, list[str]]] = {}
+        for name, versions in self.versions.items():
+            area = models[name].area
+            stale.setdefault(area, {}).update(
+                (group, self.members[area][group]) for group, version in versions.items()
+                if not is_current(name, group, version))
+        return stale
+
+
+def _plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
+          order: list[str], macros: tuple[str, ...], previous_file: Path | None) -> _Plan:
+    """The committed lake and the version of every part it calls for."""
     committed = committed_loads(con, lake_dir)
     superseded = superseded_receipts(con, lake_dir, committed["revenue"], previous_file)
     hashes = chain_hashes(models, order, macros)
     partitioned = [n for n in order if models[n].materialized == "partitioned"]
     groupings: dict[str, Grouping] = {}
-    members: dict[str, dict[str, list[str]]] = {}  # area -> group -> its partitions
+    members: dict[str, dict[str, list[str]]] = {}
     for area in {models[n].area for n in partitioned}:
         loads = committed[area].loads
         groupings[area] = Grouping(tuple(k.split("=")[0] for k in next(iter(loads), "").split("/")))
         members[area] = {}
         for part in sorted(loads):
             members[area].setdefault(groupings[area].group(part), []).append(part)
-    versions: dict[str, dict[str, str]] = {}  # model -> group -> version
-    stale: dict[str, dict[str, list[str]]] = {}  # area -> groups to compute -> partitions
+    versions: dict[str, dict[str, str]] = {}
     for name in partitioned:
         area = models[name].area
         loads = committed[area].loads
         versions[name] = {group: digest(hashes[name], *(
             f"{part}:{loads[part][0]}:{','.join(superseded.get(part, []))}" for part in parts))
             for group, parts in members[area].items()}
-        stale.setdefault(area, {}).update(
-            (group, members[area][group]) for group, version in versions[name].items()
-            if not previous.current(name, group, version))
-    build_id = new_load_id()
-    manifest = Manifest({key: part for key, part in previous.parts.items()
-                         if key[0] in versions and key[1] in versions[key[0]]})
-    counts: dict[str, int] = {}
+    return _Plan(committed, superseded, groupings, members, versions)
 
-    def create(name: str, how: str = "table") -> None:
-        try:
-            con.execute(f"create {how} {models[name].qualified} as "
-                        f"{qualify_staging(models[name].sql, models)}")
-        except duckdb.Error as exc:
-            raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
-    checked = partitioned_checks(models, checks)
+def _create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                  how: str = "table") -> None:
+    try:
+        con.execute(f"create {how} {models[name].qualified} as "
+                    f"{qualify_staging(models[name].sql, models)}")
+    except duckdb.Error as exc:
+        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
+
+
+def _compute_parts(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
+                   models: dict[str, Model], plan: _Plan, checked: dict[DataCheck, str],
+                   groups: dict[str, dict[str, list[str]]], build_id: str):
+    """The partitioned models' parts of ``groups`` (area -> group -> partitions), a batch
+    of groups at a time, and the partitioned checks there. Returns the parts, per check
+    its failing rows per group and a sample, and what each model is in ``con`` now (the
+    last batch's views, or empty tables: the models' columns)."""
+    partitioned = [n for n in plan.versions]
+    parts: list[Part] = []
     found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
-    batches = _batches(stale)
+    batches = _batches(groups)
     kinds: dict[str, str] = {}  # partitioned model -> what it is now: table or view
-    for n, batch in enumerate(batches, 1):  # over the groups to compute only
-        _create_lake_views(con, lake_dir, committed, superseded, partitions={
+    for n, batch in enumerate(batches, 1):
+        _create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
             area: {part for parts in batch.get(area, {}).values() for part in parts}
-            for area in stale})
+            for area in plan.members})
         for name in partitioned:
             area = models[name].area
             if not batch.get(area):
-                create(name)  # an empty table: the model's columns
+                _create_model(con, models, name)  # an empty table: the model's columns
                 kinds[name] = "table"
                 continue
             # Computed once, straight into its parts; the models and checks after it
             # read them back (no copy in the warehouse file to write and drop again).
-            create(name, "view")
+            _create_model(con, models, name, "view")
             try:
-                parts = write_parts(con, models[name].qualified, name, groupings[area],
-                                    {g: versions[name][g] for g in batch[area]}, root,
-                                    build_id)
+                written = write_parts(con, models[name].qualified, name, plan.groupings[area],
+                                      {g: plan.versions[name][g] for g in batch[area]}, root,
+                                      build_id)
             except ValueError as exc:
                 raise ModelError(str(exc)) from None
-            manifest.parts.update(((part.model, part.group), part) for part in parts)
+            parts += written
             kinds[name] = _read_parts(con, models[name].qualified,
-                                      [p.file for p in parts if p.file], "view")
+                                      [p.file for p in written if p.file], "view")
         for check, area in checked.items():
             if batch.get(area):
                 failures, sample = found[check]
-                failures.update(_failing_groups(con, check, area, groupings[area]))
+                failures.update(_failing_groups(con, check, area, plan.groupings[area]))
                 if failures and not sample:
                     sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
         if n < len(batches):  # the last batch's (empty) tables give models without parts
             for name in partitioned:
                 con.execute(f"drop {kinds[name]} {models[name].qualified}")
             con.execute(f"drop schema {LAKE_SCHEMA} cascade")
+    return parts, found, kinds
+
+
+def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
+                  models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
+                  previous: Manifest, previous_file: Path | None, macros: tuple[str, ...],
+                  prebuilt: Prebuilt):
+    """Every model into ``con``: the partitioned ones first, for the groups of partitions
+    whose version changed (taking the parts a prebuild of this version made), and their
+    checks there; then views over their parts, then the tables and views. Returns the
+    manifest, the groups computed per area with their partitions, the row counts and the
+    outcomes of the partitioned checks."""
+    plan = _plan(con, lake_dir, models, order, macros, previous_file)
+    stale = plan.stale(models, previous.current)
+    adopted = prebuilt.adopt(plan.versions, {n: m.area for n, m in models.items()}, stale)
+    manifest = Manifest({key: part for key, part in previous.parts.items()
+                         if key[0] in plan.versions and key[1] in plan.versions[key[0]]})
+    manifest.parts.update(((p.model, p.group), p) for p in adopted)
+    taken = {(models[p.model].area, p.group) for p in adopted}
+    prebuilt_partitions: dict[str, int] = {}
+    for area, group in taken:
+        prebuilt_partitions[area] = prebuilt_partitions.get(area, 0) + len(stale[area][group])
+    checked = partitioned_checks(models, checks)
+    parts, found, kinds = _compute_parts(
+        con, lake_dir, root, models, plan, checked,
+        {area: {g: ps for g, ps in groups.items() if (area, g) not in taken}
+         for area, groups in stale.items()}, new_load_id())
+    manifest.parts.update(((part.model, part.group), part) for part in parts)
     outcomes = {}
     for check, area in checked.items():
-        new, sample = found[check]
+        new, sample = found[check]  # a group prebuilt had no failures: none to add
         carried = {group: n for (key, group), n in previous.check_failures.items()
-                   if key == check_key(check) and group in members[area]
+                   if key == check_key(check) and group in plan.members[area]
                    and group not in stale[area]}
         failures = carried | new
         manifest.check_failures.update(((check_key(check), group), n)
                                        for group, n in failures.items())
         outcomes[check] = CheckOutcome(check, sum(failures.values()), sample)
-    for name in partitioned:  # the model is the view over all its parts
-        files = manifest.files(name)
+    counts: dict[str, int] = {}
+    for name in plan.versions:  # the model is the view over all its parts
         counts[name] = manifest.rows(name)
         # One schema: a part's version changes with its model's SQL, so a changed model
         # has every part written again.
-        _read_parts(con, models[name].qualified, files, kinds[name])
+        _read_parts(con, models[name].qualified, manifest.files(name), kinds[name])
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
-    _create_lake_views(con, lake_dir, committed, superseded, partitions={
+    _create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
         if model.materialized != "partitioned" for table in model.lake_deps})
     for name in order:
         model = models[name]
         if model.materialized == "table":
-            create(name)
+            _create_model(con, models, name)
             counts[name] = con.execute(
                 f"select count(*) from {model.qualified}").fetchone()[0]
         elif model.materialized == "view":  # counted when queried, not here
-            create(name, "view")
+            _create_model(con, models, name, "view")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
-    return manifest, stale, counts, outcomes
+    return manifest, stale, counts, outcomes, prebuilt_partitions
 
 
 def _read_parts(con: duckdb.DuckDBPyConnection, qualified: str, files: list[str],

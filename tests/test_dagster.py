@@ -266,3 +266,41 @@ def test_a_cli_load_writes_its_dates_materializations_as_one_batch(settings, mon
         assert isinstance(instance.event_log_storage, BatchedSqliteEventLogStorage)
         assert instance.get_materialized_partitions(REVENUE_KEY) == {d.isoformat() for d in DAYS}
         assert revenue_metadata(instance, DAYS[0])["complete"] is True
+
+
+def test_a_load_over_two_months_builds_the_first_one_while_loading(settings, instance,
+                                                                    monkeypatch):
+    from pipeline.parts import PREBUILT_DIR, parts_dir
+
+    lines: list[str] = []
+    report = run_load(settings, date(2026, 9, 29), date(2026, 10, 1), catalog=False,
+                      progress=lines.append, instance=instance)
+    assert report.ok, report.summary()
+    assert report.partitions_computed == 9 and report.partitions_prebuilt == 6  # September
+    assert "9 partitions computed, 6 of them while loading" in report.summary()
+    root = parts_dir(settings.warehouse.warehouse_path)
+    assert not list((root / PREBUILT_DIR).iterdir())  # taken, its records gone
+
+    # A prebuild that fails only leaves the build more to do.
+    import duckdb
+
+    from pipeline.warehouse import Warehouse
+
+    def broken(self, partitions):
+        raise duckdb.IOException("disk full")
+
+    monkeypatch.setattr(Warehouse, "prebuild", broken)
+    lines.clear()
+    report = run_load(settings, date(2026, 8, 30), date(2026, 9, 2), catalog=False,
+                      progress=lines.append, instance=instance)
+    assert report.ok and report.partitions_prebuilt == 0, report.summary()
+    assert "warning: prebuild of 2026-08 failed (the build computes it): disk full" in lines
+
+
+def test_a_load_without_the_models_prebuilds_nothing(settings, instance):
+    from pipeline.parts import parts_dir
+
+    report = run_load(settings, date(2026, 9, 29), date(2026, 10, 1), catalog=False,
+                      models=False, progress=lambda line: None, instance=instance)
+    assert report.ok, report.summary()
+    assert not parts_dir(settings.warehouse.warehouse_path).exists()

@@ -198,3 +198,54 @@ def test_a_partitioned_model_with_rows_of_other_months_fails_and_leaves_no_part(
     assert not target.exists()
     written = parts_dir(target) / "fct_turnover_daily"
     assert written.is_dir() and not list(written.glob("*/_part_month=2026-11"))
+
+
+SEPTEMBER = [f"location_id={loc}/business_date=2026-09-{day}" for loc in (1001, 1002, 1003)
+             for day in (29, 30)]
+"""The history's September partitions: one group (a location's month) per location."""
+
+
+def lake_copy(settings, tmp_path) -> Path:
+    import shutil
+    lake = tmp_path / "lake"
+    shutil.copytree(settings.warehouse.lake_dir, lake)
+    return lake
+
+
+def orphans(target: Path) -> list[str]:
+    """Part files beside the warehouse that its manifest does not name."""
+    with duckdb.connect(str(target), read_only=True) as con:
+        named = {row[0] for row in con.execute("select file from _state.parts "
+                                               "where file is not null").fetchall()}
+    return [str(p) for p in parts_dir(target).rglob("*.parquet") if str(p) not in named]
+
+
+def test_parts_prebuilt_while_loading_are_taken_and_equal_a_full_build(history, tmp_path):
+    settings, _ = history
+    lake, target = settings.warehouse.lake_dir, tmp_path / "wh.duckdb"
+    assert pipeline.warehouse.prebuild(lake, target, {"revenue": SEPTEMBER}) == 3
+    assert pipeline.warehouse.prebuild(lake, target, {"revenue": SEPTEMBER}) == 0  # done
+    result = build_warehouse(lake, target)
+    assert result.prebuilt_partitions == {"revenue": 6}
+    assert result.rebuilt_partitions == {"revenue": 12} and not result.failed_checks
+    full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
+    for name in (m.qualified for m in discover_models().values()):
+        assert model_rows(target, name) == model_rows(full.path, name), name
+    assert not list((parts_dir(target) / ".prebuilt").iterdir())
+    assert orphans(target) == []
+
+
+def test_a_prebuilt_part_of_a_partition_loaded_again_since_is_computed_again(history,
+                                                                             tmp_path):
+    settings, _ = history
+    lake, target = lake_copy(settings, tmp_path), tmp_path / "wh.duckdb"
+    pipeline.warehouse.prebuild(lake, target, {"revenue": SEPTEMBER})
+    again = {"location_id": 1001, "business_date": "2026-09-30"}  # a new load, same rows
+    store = Lake(lake)
+    store.write("revenue", {t: store.read("revenue", t, again) for t in REVENUE_TABLES}, again)
+    result = build_warehouse(lake, target)
+    assert result.prebuilt_partitions == {"revenue": 4}  # 1001's September: computed again
+    full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
+    for name in (m.qualified for m in discover_models().values()):
+        assert model_rows(target, name) == model_rows(full.path, name), name
+    assert orphans(target) == []  # the prebuilt part it did not take is gone

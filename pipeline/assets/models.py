@@ -111,7 +111,8 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                 "warehouse": dg.MetadataValue.path(str(result.path)),
                 "table": models[name].qualified,
                 "materialized": models[name].materialized,
-                **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
+                **({"partitions_computed": result.rebuilt_partitions[models[name].area],
+                    "partitions_prebuilt": result.prebuilt_partitions.get(models[name].area, 0)}
                    if models[name].area in result.rebuilt_partitions else {}),
             })
         checked = context.selected_asset_check_keys

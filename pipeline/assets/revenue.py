@@ -1,11 +1,17 @@
 """Revenue report -> the lake: every location's receipts of each business date."""
 
+import contextlib
+import os
+import threading
 import time
 import warnings
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from decimal import Decimal
 
 import dagster as dg
+import duckdb
 
 from pipeline.assets.report import markdown_table
 from pipeline.extract.schemas import REVENUE_TABLES
@@ -14,7 +20,8 @@ from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.pos_api.errors import NOT_TRIED
 from pipeline.settings import Settings
 from pipeline.source import PosSource
-from pipeline.steps import DayOutcome, load_revenue_days
+from pipeline.steps import DayOutcome, load_revenue_days, partition_key
+from pipeline.warehouse import ModelError, Warehouse
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
 LOADED_CHECK = "every_location_loaded"
@@ -41,6 +48,65 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
              for p in day.partitions])),
         "lake": dg.MetadataValue.path(lake.describe("receipts")),
     }
+
+
+class Prebuilds:
+    """The warehouse's parts of a load's months, computed while the load goes on
+    (``Warehouse.prebuild``), so that the build after it has little left to do.
+
+    A month is prebuilt once every date of it in the load is done, one month at a time,
+    in a thread of low priority (the load and the POS come first); the last month is left
+    to the build. A prebuild that fails costs the build that work only: it is said, and
+    the load goes on (``problems``). Use as a context manager: leaving it drops the
+    months not started and waits for the one under way.
+    """
+
+    def __init__(self, warehouse: Warehouse, days: list[date]):
+        self.warehouse = warehouse
+        self.problems: list[str] = []
+        self.left = Counter(day.strftime("%Y-%m") for day in days)
+        self.last = max(self.left, default=None)
+        self.loaded: dict[str, list[str]] = {}
+        self.futures: list = []
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prebuild",
+                                       initializer=_lower_priority)
+
+    def __enter__(self) -> "Prebuilds":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for future in self.futures:
+            future.cancel()
+        self.pool.shutdown(wait=True)
+
+    def day_done(self, day: DayOutcome) -> None:
+        month = day.business_date.strftime("%Y-%m")
+        self.loaded.setdefault(month, []).extend(
+            "/".join(f"{k}={v}" for k, v in partition_key(p.location_id, day.business_date)
+                     .items()) for p in day.partitions if not p.error)
+        self.left[month] -= 1
+        if not self.left[month] and month != self.last:
+            self.futures.append(self.pool.submit(self._prebuild, month,
+                                                 self.loaded.pop(month)))
+
+    def _prebuild(self, month: str, partitions: list[str]) -> int:
+        try:
+            return self.warehouse.prebuild({"revenue": partitions})
+        except (ModelError, duckdb.Error, OSError) as exc:
+            self.problems.append(f"prebuild of {month} failed (the build computes it): {exc}")
+            return 0
+
+
+def _lower_priority() -> None:
+    """This thread (and the threads it starts, DuckDB's) yields the CPU to the others."""
+    with contextlib.suppress(AttributeError, OSError):  # Linux only: a thread's own policy
+        os.sched_setscheduler(threading.get_native_id(), os.SCHED_IDLE, os.sched_param(0))
+
+
+def _builds_warehouse(context: dg.AssetExecutionContext) -> bool:
+    """The run builds the warehouse after this step (it selected the warehouse's models)."""
+    keys = context.run.asset_selection or context.job_def.asset_layer.selected_asset_keys
+    return any(key.path[0] == "warehouse" for key in keys)
 
 
 def build_revenue_asset(settings: Settings,
@@ -70,7 +136,8 @@ def _revenue_asset(settings: Settings,
         metadata={"tables": ", ".join(REVENUE_TABLES)},
     )
     def revenue(context: dg.AssetExecutionContext, config: LoadConfig,
-                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
+                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake],
+                warehouse: dg.ResourceParam[Warehouse]):
         """Receipts, item lines, side dishes and payments of each business date, every location."""
         location_ids = selected_locations(settings, config)
         days = [date.fromisoformat(key) for key in context.partition_keys]
@@ -80,25 +147,32 @@ def _revenue_asset(settings: Settings,
         loaded = receipts = 0
         said = time.monotonic()
         skipped = 0
-        for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids, configured), 1):
-            for p in day.failed:
-                if p.error.startswith(NOT_TRIED):  # said once, with the first failure
-                    skipped += 1
-                    continue
-                context.log.warning(f"revenue {p.location_id} {day.business_date}: {p.error}")
-            failed += [[p.location_id, day.business_date, p.error] for p in day.failed]
-            for loc in day.missing:
-                never_loaded[loc] = never_loaded.get(loc, 0) + 1
-            loaded += len(day.partitions) - len(day.failed)
-            meta = day_metadata(day, lake)
-            context.add_asset_metadata(meta, partition_key=day.business_date.isoformat())
-            receipts += meta["dagster/row_count"]
-            if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
-                said = time.monotonic()
-                context.log.info(f"revenue: {n}/{len(days)} business dates x "
-                                 f"{len(location_ids)} locations, {receipts:,} receipts"
-                                 + (f", {skipped:,} partitions not tried (see above)"
-                                    if skipped else ""))
+        with (Prebuilds(warehouse, days) if _builds_warehouse(context)
+              else contextlib.nullcontext()) as prebuilds:
+            for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids,
+                                                      configured), 1):
+                if prebuilds:
+                    prebuilds.day_done(day)
+                for p in day.failed:
+                    if p.error.startswith(NOT_TRIED):  # said once, with the first failure
+                        skipped += 1
+                        continue
+                    context.log.warning(f"revenue {p.location_id} {day.business_date}: {p.error}")
+                failed += [[p.location_id, day.business_date, p.error] for p in day.failed]
+                for loc in day.missing:
+                    never_loaded[loc] = never_loaded.get(loc, 0) + 1
+                loaded += len(day.partitions) - len(day.failed)
+                meta = day_metadata(day, lake)
+                context.add_asset_metadata(meta, partition_key=day.business_date.isoformat())
+                receipts += meta["dagster/row_count"]
+                if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
+                    said = time.monotonic()
+                    context.log.info(f"revenue: {n}/{len(days)} business dates x "
+                                     f"{len(location_ids)} locations, {receipts:,} receipts"
+                                     + (f", {skipped:,} partitions not tried (see above)"
+                                        if skipped else ""))
+        for problem in prebuilds.problems if prebuilds else []:
+            context.log.warning(problem)
         check = dg.AssetCheckResult(
             check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
             metadata={"dates": len(days), "locations": len(location_ids),
