@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import shutil
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -131,6 +132,7 @@ FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.stri
 
 PREBUILT_DIR = ".prebuilt"
 """Below a warehouse's parts: the records of parts computed ahead of its next build."""
+KEYS_SUFFIX = ".keys.duckdb"
 
 
 @dataclass
@@ -150,10 +152,14 @@ class Prebuilt:
     """(model, group, version) -> its part."""
     files: set[str] = field(default_factory=set)
     """Every part file the records name."""
+    keys: Path | None = None
+    """The newest prebuild's scratch database: every receipt's key it read."""
 
     @classmethod
     def read(cls, root: Path) -> Prebuilt:
-        found = cls(sorted((root / PREBUILT_DIR).glob("*.parquet")))
+        folder = root / PREBUILT_DIR
+        found = cls(sorted(folder.glob("*.parquet")),
+                    keys=max(folder.glob(f"*{KEYS_SUFFIX}"), default=None))
         for record in found.records:
             try:
                 rows = pq.read_table(record, schema=PARTS_SCHEMA).to_pylist()
@@ -195,8 +201,9 @@ class Prebuilt:
         return record
 
     def remove(self, kept: Iterable[str]) -> int:
-        """Remove the records and the parts they name that ``kept`` does not hold (after a
-        build was switched in, under its lock); returns how many parts."""
+        """Remove the records, the scratch database and the parts they name that ``kept``
+        does not hold (after a build was switched in, under its lock); returns how many
+        parts."""
         keep = set(kept)
         removed = 0
         for file in self.files - keep:
@@ -204,7 +211,21 @@ class Prebuilt:
             removed += 1
         for record in self.records:
             record.unlink(missing_ok=True)
+        if self.keys:
+            self.remove_keys(self.keys)
         return removed
+
+    @staticmethod
+    def keys_file(root: Path, build_id: str) -> Path:
+        """A prebuild's scratch database (its name sorts by the build id: newest last)."""
+        (root / PREBUILT_DIR).mkdir(parents=True, exist_ok=True)
+        return root / PREBUILT_DIR / f"{build_id}{KEYS_SUFFIX}"
+
+    @staticmethod
+    def remove_keys(path: Path) -> None:
+        for scratch in (path, Path(f"{path}.wal")):
+            scratch.unlink(missing_ok=True)
+        shutil.rmtree(f"{path}.tmp", ignore_errors=True)
 
 
 GROUP_KEY = "_part_month"

@@ -459,12 +459,19 @@ class Warehouse:
                                memory_limit=self.memory_limit, macros=self.macros)
 
     def prebuild(self, partitions: dict[str, list[str]]) -> int:
-        """``prebuild`` of these lake partitions; none where the lake is on object storage
-        (the build mirrors what changed first)."""
+        """``prebuild`` of these lake partitions, within half the memory limit (it runs
+        beside a load); none where the lake is on object storage (the build mirrors what
+        changed first)."""
         if not isinstance(self.lake, Lake):
             return 0
         return prebuild(self.lake.root, self.path, partitions,
-                        memory_limit=self.memory_limit, macros=self.macros)
+                        memory_limit=half(self.memory_limit), macros=self.macros)
+
+
+def half(memory_limit: str) -> str:
+    """Half of a DuckDB memory limit such as ``256MB`` or ``1.5GiB``."""
+    size, unit = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B)", memory_limit.strip()).groups()
+    return f"{float(size) / 2:g}{unit}"
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str,
@@ -493,7 +500,7 @@ def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[st
     Nothing is published: the parts are recorded beside the warehouse's and the build
     takes those of the version it needs. A group whose partitioned checks fail is not
     recorded (the build computes it again and reports the failures). Runs under the build
-    lock, in memory, spilling next to the warehouse.
+    lock, in a scratch file beside the warehouse.
     """
     models = models or discover_models()
     order = build_order(models)
@@ -503,13 +510,17 @@ def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[st
     with _build_lock(warehouse_path):
         previous = Manifest.read(warehouse_path)
         prebuilt = Prebuilt.read(root)
-        spill = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building.tmp")
+        build_id = new_load_id()
+        # A scratch file, as a build's, so that every receipt's key stays within the
+        # memory limit however long the history. It is kept for the next prebuild, which
+        # then reads only the receipts loaded since from the lake (as a build does from
+        # the warehouse in place).
+        temp = prebuilt.keys_file(root, build_id)
+        earlier = prebuilt.keys or (warehouse_path if warehouse_path.exists() else None)
         try:
-            with duckdb.connect() as con:
-                con.execute(f"set temp_directory = '{sql_path(spill)}'")
+            with duckdb.connect(str(temp)) as con:
                 _prepare(con, memory_limit, macros)
-                plan = _plan(con, lake_dir, models, order, macros,
-                             warehouse_path if warehouse_path.exists() else None)
+                plan = _plan(con, lake_dir, models, order, macros, earlier)
                 wanted = {area: {plan.groupings[area].group(p) for p in parts}
                           for area, parts in partitions.items() if area in plan.members}
                 stale = plan.stale(models, lambda name, group, version: (
@@ -517,14 +528,17 @@ def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[st
                     or (name, group, version) in prebuilt.parts))
                 groups = {area: {g: ps for g, ps in groups.items() if g in wanted.get(area, ())}
                           for area, groups in stale.items()}
-                if not any(groups.values()):
-                    return 0
-                build_id = new_load_id()
                 parts, found, _ = _compute_parts(con, lake_dir, root, models, plan,
                                                  partitioned_checks(models, checks), groups,
-                                                 build_id)
-        finally:
-            shutil.rmtree(spill, ignore_errors=True)
+                                                 build_id) if any(groups.values()) \
+                    else ([], {}, {})
+        except BaseException:
+            Prebuilt.remove_keys(temp)
+            raise
+        if prebuilt.keys:
+            Prebuilt.remove_keys(prebuilt.keys)
+        if not parts:
+            return 0
         failing = {group for failures, _ in found.values() for group in failures}
         for part in parts:
             if part.group in failing and part.file:

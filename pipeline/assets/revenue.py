@@ -54,11 +54,12 @@ class Prebuilds:
     """The warehouse's parts of a load's months, computed while the load goes on
     (``Warehouse.prebuild``), so that the build after it has little left to do.
 
-    A month is prebuilt once every date of it in the load is done, one month at a time,
-    in a thread of low priority (the load and the POS come first); the last month is left
-    to the build. A prebuild that fails costs the build that work only: it is said, and
-    the load goes on (``problems``). Use as a context manager: leaving it drops the
-    months not started and waits for the one under way.
+    A month is ready once every date of it in the load is done; the last month is left
+    to the build. One prebuild runs at a time, in a thread of the lowest priority (the
+    load and the POS come first), and takes every month that became ready meanwhile. A
+    prebuild that fails costs the build that work only: it is kept in ``problems`` and
+    the load goes on. Use as a context manager: leaving it drops a prebuild not started
+    and waits for the one under way.
     """
 
     def __init__(self, warehouse: Warehouse, days: list[date]):
@@ -67,6 +68,8 @@ class Prebuilds:
         self.left = Counter(day.strftime("%Y-%m") for day in days)
         self.last = max(self.left, default=None)
         self.loaded: dict[str, list[str]] = {}
+        self.ready: dict[str, list[str]] = {}  # months for the next prebuild
+        self.lock = threading.Lock()
         self.futures: list = []
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prebuild",
                                        initializer=_lower_priority)
@@ -85,15 +88,22 @@ class Prebuilds:
             "/".join(f"{k}={v}" for k, v in partition_key(p.location_id, day.business_date)
                      .items()) for p in day.partitions if not p.error)
         self.left[month] -= 1
-        if not self.left[month] and month != self.last:
-            self.futures.append(self.pool.submit(self._prebuild, month,
-                                                 self.loaded.pop(month)))
+        if self.left[month] or month == self.last:
+            return
+        with self.lock:
+            if not self.ready:  # else the prebuild waiting to start takes it too
+                self.futures.append(self.pool.submit(self._prebuild))
+            self.ready[month] = self.loaded.pop(month)
 
-    def _prebuild(self, month: str, partitions: list[str]) -> int:
+    def _prebuild(self) -> int:
+        with self.lock:
+            ready, self.ready = self.ready, {}
         try:
-            return self.warehouse.prebuild({"revenue": partitions})
+            return self.warehouse.prebuild(
+                {"revenue": [p for partitions in ready.values() for p in partitions]})
         except (ModelError, duckdb.Error, OSError) as exc:
-            self.problems.append(f"prebuild of {month} failed (the build computes it): {exc}")
+            self.problems.append(f"prebuild of {', '.join(ready)} failed (the build "
+                                 f"computes it): {exc}")
             return 0
 
 
