@@ -51,8 +51,8 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
     Dagster hands its storage batches of a run's planned events and of an output's
     partition materializations (the dates of a range); its own SQLite storage writes them
     one event at a time, two databases opened, written and committed per event: about
-    4.5 ms each here, against 0.6 ms in a batch. The rows written are Dagster's own
-    statements'; a batch of other events, or of several runs, is written event by event.
+    4.5 ms each here, against 0.6 ms in a batch. The rows are written by Dagster's own
+    statements; a batch of other events, or of several runs, is written event by event.
     """
 
     @classmethod
