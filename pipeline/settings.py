@@ -59,11 +59,13 @@ class SourceSettings(_Strict):
 
 
 DEFAULT_MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = r"(\d+(?:\.\d+)?)\s*([KMGT]i?B)"
+"""A DuckDB memory limit: a size and its unit (``256MB``, ``1.5GiB``)."""
 
 
 class WarehouseSettings(_Strict):
     data_dir: Path = Path("data")
-    memory_limit: str = Field(DEFAULT_MEMORY_LIMIT, pattern=r"^\d+(\.\d+)?\s*([KMGT]i?B)$")
+    memory_limit: str = Field(DEFAULT_MEMORY_LIMIT, pattern=f"^{MEMORY_LIMIT}$")
     """DuckDB's memory for a build; beyond it a build spills to disk, so a backfill of
     any length runs in bounded memory."""
 

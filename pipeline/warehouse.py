@@ -63,7 +63,7 @@ from pipeline.parts import (
     sql_path,
     write_parts,
 )
-from pipeline.settings import DEFAULT_MEMORY_LIMIT, AccountingSettings
+from pipeline.settings import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT, AccountingSettings
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -470,7 +470,7 @@ class Warehouse:
 
 def half(memory_limit: str) -> str:
     """Half of a DuckDB memory limit such as ``256MB`` or ``1.5GiB``."""
-    size, unit = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]i?B)", memory_limit.strip()).groups()
+    size, unit = re.fullmatch(MEMORY_LIMIT, memory_limit.strip()).groups()
     return f"{float(size) / 2:g}{unit}"
 
 
@@ -488,6 +488,15 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str,
     con.execute(f"set search_path = 'main,{STAGING_SCHEMA}'")
 
 
+def _targets(models: dict[str, Model] | None, lake_dir: Path, warehouse_path: Path):
+    """The models (found, if not given) in build order, the lake, the warehouse file and
+    its parts' folder, as absolute paths."""
+    models = models or discover_models()
+    warehouse_path = Path(warehouse_path).absolute()
+    return (models, build_order(models), Path(lake_dir).resolve(), warehouse_path,
+            parts_dir(warehouse_path))
+
+
 def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[str]],
              models: dict[str, Model] | None = None,
              checks: tuple[DataCheck, ...] = CHECKS,
@@ -500,13 +509,9 @@ def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[st
     Nothing is published: the parts are recorded beside the warehouse's and the build
     takes those of the version it needs. A group whose partitioned checks fail is not
     recorded (the build computes it again and reports the failures). Runs under the build
-    lock, in a scratch file beside the warehouse.
+    lock, in a scratch file beside the prebuilt records.
     """
-    models = models or discover_models()
-    order = build_order(models)
-    warehouse_path = Path(warehouse_path).absolute()
-    lake_dir = Path(lake_dir).resolve()
-    root = parts_dir(warehouse_path)
+    models, order, lake_dir, warehouse_path, root = _targets(models, lake_dir, warehouse_path)
     with _build_lock(warehouse_path):
         previous = Manifest.read(warehouse_path)
         prebuilt = Prebuilt.read(root)
@@ -560,11 +565,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     is rebuilt. The checks of partitioned models run on the months computed and carry
     the failures of the others over from the warehouse in place.
     """
-    models = models or discover_models()
-    order = build_order(models)
-    warehouse_path = Path(warehouse_path).absolute()
-    lake_dir = Path(lake_dir).resolve()
-    root = parts_dir(warehouse_path)
+    models, order, lake_dir, warehouse_path, root = _targets(models, lake_dir, warehouse_path)
     with _build_lock(warehouse_path):
         # Under the lock no other build runs: any half-built file (or the folder DuckDB
         # spilled to) is a killed build's.
@@ -679,7 +680,7 @@ def _compute_parts(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
     of groups at a time, and the partitioned checks there. Returns the parts, per check
     its failing rows per group and a sample, and what each model is in ``con`` now (the
     last batch's views, or empty tables: the models' columns)."""
-    partitioned = [n for n in plan.versions]
+    partitioned = list(plan.versions)
     parts: list[Part] = []
     found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
     batches = _batches(groups)

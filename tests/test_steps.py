@@ -11,21 +11,31 @@ from tests.conftest import make_settings
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 
 
-def flaky_for(sandbox_url: str, location_id: int, failures: int):
-    """A transport that answers 503 to the first ``failures`` requests of one location."""
+def forwarder(sandbox_url: str):
+    """``forward(request)``: the sandbox's answer to a request made to a mock transport."""
     real = httpx.HTTPTransport()
-    seen = {"n": 0}
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        if f"/locations/{location_id}/" in request.url.path and seen["n"] < failures:
-            seen["n"] += 1
-            return httpx.Response(503)
+    def forward(request: httpx.Request) -> httpx.Response:
         forwarded = httpx.Request(request.method, sandbox_url + request.url.raw_path.decode(),
                                   headers=request.headers, content=request.content)
         response = real.handle_request(forwarded)
         response.read()
         return httpx.Response(response.status_code, headers=response.headers,
                               content=response.content)
+
+    return forward
+
+
+def flaky_for(sandbox_url: str, location_id: int, failures: int):
+    """A transport that answers 503 to the first ``failures`` requests of one location."""
+    forward = forwarder(sandbox_url)
+    seen = {"n": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if f"/locations/{location_id}/" in request.url.path and seen["n"] < failures:
+            seen["n"] += 1
+            return httpx.Response(503)
+        return forward(request)
 
     return httpx.MockTransport(handler)
 
@@ -62,7 +72,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
     import pipeline.steps
 
     settings = make_settings(sandbox_url, tmp_path / "data", max_concurrent_requests=2)
-    real = httpx.HTTPTransport()
+    forward = forwarder(sandbox_url)
     lock, now, most = threading.Lock(), [0], [0]
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -71,12 +81,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
             most[0] = max(most[0], now[0])
         try:
             time.sleep(0.01)  # so that requests of several partitions would overlap
-            forwarded = httpx.Request(request.method, sandbox_url + request.url.raw_path.decode(),
-                                      headers=request.headers, content=request.content)
-            response = real.handle_request(forwarded)
-            response.read()
-            return httpx.Response(response.status_code, headers=response.headers,
-                                  content=response.content)
+            return forward(request)
         finally:
             with lock:
                 now[0] -= 1
