@@ -70,6 +70,9 @@ class LoadReport:
     failed_partitions: list[dict] = field(default_factory=list)
     never_loaded: dict[int, int] = field(default_factory=dict)
     """Locations not in this load that have no revenue of some of its dates (how many)."""
+    unknown_fields: dict[str, int] = field(default_factory=dict)
+    """Fields the spec does not name that the receipts carried (``table.field``: rows),
+    kept in the lake's ``extra_fields``."""
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
     snapshot_failures: dict[str, str] = field(default_factory=dict)
     voucher_note: str | None = None
@@ -107,6 +110,8 @@ class LoadReport:
             if mat.asset_key == REVENUE_KEY:
                 report.receipts += meta["dagster/row_count"]
                 report.turnover_net += Decimal(meta["turnover_net"])
+                for name, rows in meta.get("unknown_fields", {}).items():
+                    report.unknown_fields[name] = report.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
                 report.drift = meta
             elif mat.asset_key.path[0] == "lake":
@@ -157,6 +162,11 @@ class LoadReport:
                          f"read again, {self.drift['drifted']} drifted (replaced and recorded "
                          f"in rpt_source_drift), {self.drift['failed']} could not be read")
         lines += _failed_partition_lines(self.failed_partitions)
+        if self.unknown_fields:
+            lines.append("  note: fields the spec does not name, kept in the lake's "
+                         "extra_fields: " + ", ".join(
+                             f"{name} ({rows:,} rows)"
+                             for name, rows in sorted(self.unknown_fields.items())))
         for loc, n in self.never_loaded.items():
             lines.append(f"  note: location {loc} (not in this load) has no revenue of {n} of "
                          f"these dates yet")

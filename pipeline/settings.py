@@ -46,6 +46,13 @@ class SourceSettings(_Strict):
     max_receipts_per_partition: int = Field(200_000, ge=1)
     """Ceiling on the receipts of one location's window: a server that keeps sending full
     pages of new receipts is stopped with an error instead of being paged forever."""
+    max_catalog_records: int = Field(100_000, ge=1)
+    """Ceiling on one catalog listing (products, categories or spots of a location): a
+    ``total`` above it, or pages that keep coming, fail the snapshot instead of filling
+    memory."""
+    max_response_mb: int = Field(64, ge=1, le=4096)
+    """Largest answer read, in MB after decompression (counted while streaming, so a
+    compressed bomb stops early): a larger one fails its partition or snapshot."""
     window_margin_minutes: int = Field(180, ge=0, le=24 * 60)
     """How much wider than the business day the revenue window is requested."""
     max_concurrent_requests: int = Field(4, ge=1, le=64)

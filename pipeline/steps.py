@@ -47,7 +47,11 @@ class PartitionOutcome:
     pages: int = 0
     retries: int = 0
     duplicates_dropped: int = 0
+    outside_day: int = 0
+    """Receipts of the window's margin (the neighbouring business days'), skipped."""
     unknown_types: dict[str, int] = field(default_factory=dict)
+    unknown_fields: dict[str, int] = field(default_factory=dict)
+    """Fields the spec does not name (``table.field``: rows), kept in ``extra_fields``."""
     error: str | None = None
 
 
@@ -74,8 +78,8 @@ def _load_one(source: PosSource, lake: Lake, location_id: int, day: date) -> Par
     return PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
         pages=part.stats.pages, retries=part.stats.retries,
-        duplicates_dropped=sum(part.duplicates_dropped.values()),
-        unknown_types=dict(part.unknown_types))
+        duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
+        unknown_types=dict(part.unknown_types), unknown_fields=dict(part.unknown_fields))
 
 
 def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],

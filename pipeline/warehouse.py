@@ -377,10 +377,12 @@ def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
         for table, schema in tables.items():
             files = committed[area].files(lake_dir, table, partitions[area]) \
                 if area in partitions else []
+            empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
             if not files:
-                empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
                 con.from_arrow(empty).create(f"{LAKE_SCHEMA}.{table}")
                 continue
+            # Files written before a column existed (extra_fields, say) answer it as null.
+            con.from_arrow(empty).create(f"{LAKE_SCHEMA}._columns_{table}")
             arrow_insert(con, f"{LAKE_SCHEMA}._files",
                          [(f, part, *committed[area].loads[part][:2])
                           for f, part in files], FILES_SCHEMA)
@@ -392,6 +394,8 @@ def _create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                         and s.transaction_id = data.transaction_id"""
             con.execute(f"""
                 create view {LAKE_SCHEMA}.{table} as
+                select * from {LAKE_SCHEMA}._columns_{table}
+                union all by name
                 select data.* exclude (filename), loads.load_id, loads.loaded_at
                 from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
                                   union_by_name = true, filename = true) as data

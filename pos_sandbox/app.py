@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import itertools
 import random
+import time
 from dataclasses import dataclass, field
 from threading import Lock
 
@@ -21,26 +23,54 @@ from pos_sandbox.endpoints import extra_routes
 from pos_sandbox.filters import BadRequest, parse_catalog_query
 from pos_sandbox.menu import MenuStore
 from pos_sandbox.orders import OrderDesk
+from pos_sandbox.profiles import Compressing, ServerProfile
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
 from pos_sandbox.vouchers import VoucherLedger
 
 
+RETRY_AFTER_FORMS = ("seconds", "http-date", "none")
+
+
 @dataclass(frozen=True)
 class Faults:
-    """Fault injection, off by default: shares of 429 and 5xx answers, added latency."""
+    """Fault injection, off by default: shares of 429 and 5xx answers, bursts of 503,
+    added latency."""
 
     rate_429: float = 0.0
     rate_5xx: float = 0.0
     latency_ms: float = 0.0
     retry_after_seconds: int = 1
+    retry_after_form: str = "seconds"
+    """How a 429 says when to come back: ``seconds``, an ``http-date``, or ``none``."""
+    burst_every: int = 0
+    """Every this many requests a burst of ``burst_length`` 503 answers in a row (0: none)."""
+    burst_length: int = 3
     seed: int = 7
+
+    def __post_init__(self) -> None:
+        if self.retry_after_form not in RETRY_AFTER_FORMS:
+            raise ValueError(f"retry_after_form must be one of {RETRY_AFTER_FORMS}")
+
+    @property
+    def any(self) -> bool:
+        return bool(self.rate_429 or self.rate_5xx or self.latency_ms or self.burst_every)
+
+    def retry_after(self) -> dict[str, str]:
+        """The Retry-After header of a 429 in this form (none for ``none``)."""
+        if self.retry_after_form == "none":
+            return {}
+        if self.retry_after_form == "http-date":
+            return {"Retry-After": email.utils.formatdate(
+                time.time() + self.retry_after_seconds, usegmt=True)}
+        return {"Retry-After": str(self.retry_after_seconds)}
 
 
 @dataclass(frozen=True)
 class SandboxConfig:
     data: SandboxData = field(default_factory=SandboxData)
     faults: Faults = field(default_factory=Faults)
+    server: ServerProfile = field(default_factory=ServerProfile)
     locations: int = len(world.FIXED_LOCATIONS)
     """How many locations it serves: ids 1001 to 1000 + N (``world.chain``)."""
 
@@ -97,8 +127,9 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
             return error(400, f"invalid request body: {exc.errors(include_url=False)}")
 
         def collect() -> list[bytes]:
-            rows = book.window(loc.id, body.after, body.before, body.after_transaction_id)
-            return list(itertools.islice(rows, body.limit))
+            rows = book.window(loc.id, body.after, body.before, body.after_transaction_id,
+                               server=config.server)
+            return list(itertools.islice(rows, config.server.page_limit(body.limit)))
 
         try:
             chunks = await run_in_threadpool(collect)
@@ -144,27 +175,36 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
     app.state.book = book
     app.state.menus, app.state.desk, app.state.ledger = menus, desk, ledger
     faults = config.faults
-    if faults.rate_429 or faults.rate_5xx or faults.latency_ms:
+    if faults.any:
         app.add_middleware(_FaultMiddleware, faults=faults, rng=fault_rng, lock=fault_lock)
+    if config.server.content_encoding:
+        app.add_middleware(Compressing, encoding=config.server.content_encoding)
     return app
 
 
 class _FaultMiddleware:
-    """Answers a share of requests with 429 (with Retry-After) or 503, and adds latency."""
+    """Answers a share of requests with 429 (with Retry-After in its form) or 503, bursts
+    of 503, and adds latency."""
 
     def __init__(self, app, faults: Faults, rng: random.Random, lock: Lock):
         self.app, self.faults, self.rng, self.lock = app, faults, rng, lock
+        self.count = 0
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         with self.lock:
             draw = self.rng.random()
+            self.count += 1
+            n = self.count
         if self.faults.latency_ms:
             await asyncio.sleep(self.faults.latency_ms / 1000)
+        every = self.faults.burst_every
+        if every and n % every < self.faults.burst_length:
+            return await error(503, "service unavailable (burst)")(scope, receive, send)
         if draw < self.faults.rate_429:
             response = error(429, "rate limit reached")
-            response.headers["Retry-After"] = str(self.faults.retry_after_seconds)
+            response.headers.update(self.faults.retry_after())
             return await response(scope, receive, send)
         if draw < self.faults.rate_429 + self.faults.rate_5xx:
             return await error(503, "service unavailable")(scope, receive, send)

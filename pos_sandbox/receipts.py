@@ -66,6 +66,17 @@ class SandboxData:
     transactions_per_day: int = 300
     quirks: bool = True
     corrections: tuple[Correction, ...] = ()
+    same_second: bool = False
+    """Receipts come in pairs stamped with the same second (so page boundaries fall
+    between receipts of one second)."""
+    voided_per_day: int = 0
+    """The first N revenue-effective settlements of every service day are deleted at the
+    source (voided entirely): served no more, and not in the truth."""
+    extra_fields: bool = False
+    """Every receipt and line carries a field the spec does not name."""
+    drop_optional: bool = False
+    """Optional fields are left out of the wire instead of sent as null (``customer``,
+    ``uniqueId``, ``externalId``, ``course``, ``sideDishes`` where empty)."""
 
 
 def guid(rng: random.Random) -> str:
@@ -350,6 +361,15 @@ def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receip
     loc = world.location(location_id)
     assert loc is not None, location_id
     receipts = _DayBuilder(loc, day, data).build()
+    if data.voided_per_day:
+        voided = {r.transaction_id for r in [
+            r for r in receipts if r.transaction_type == "Abrechnen" and r.items
+            and r.payment_group.name == "Umsatzwirksam"][:data.voided_per_day]}
+        receipts = [r for r in receipts if r.transaction_id not in voided]
+    if data.same_second:
+        receipts = [r if n % 2 == 0 else r.model_copy(update={"date_time": receipts[n - 1]
+                                                               .date_time})
+                    for n, r in enumerate(receipts)]
     corrections = [c for c in data.corrections if c.location_id == location_id]
     if not corrections:
         return receipts
@@ -397,14 +417,26 @@ def receipts_on(location_id: int, day: date, data: SandboxData,
     return sorted(kept, key=lambda r: (r.date_time, r.transaction_id))
 
 
-def wire_receipt(receipt: m.Receipt, quirks: bool) -> dict:
-    """The receipt as the server sends it, with the fan-out quirks when ``quirks`` is on.
+def wire_receipt(receipt: m.Receipt, data: SandboxData) -> dict:
+    """The receipt as the server sends it, with the fan-out quirks when ``data.quirks`` is on,
+    and the fields ``data`` adds or leaves out.
 
     With several payments every line is listed once per payment (same id and uniqueId),
     some payments are listed twice, and some side dishes twice inside their item.
     """
     body = receipt.model_dump(mode="python", by_alias=True, exclude_unset=False)
-    if not quirks:
+    if data.extra_fields:
+        body["loyaltyPoints"] = len(body["items"])
+        for n, item in enumerate(body["items"]):
+            item["kitchenNote"] = {"station": "grill" if n % 2 else "bar", "printed": True}
+    if data.drop_optional:
+        body.pop("customer", None)
+        for item in body["items"]:
+            for key in ("uniqueId", "externalId", "course"):
+                item.pop(key, None)
+            if not item.get("sideDishes"):
+                item.pop("sideDishes", None)
+    if not data.quirks:
         return body
     salt = int(receipt.transaction_id[:8], 16)
     fan_out = len(body["payments"])

@@ -19,6 +19,7 @@ import msgspec
 
 from pipeline.pos_api import models as m
 from pos_sandbox import world
+from pos_sandbox.profiles import ServerProfile
 from pos_sandbox.receipts import SandboxData, service_day, service_day_of, wire_receipt
 
 ENCODER = msgspec.json.Encoder(decimal_format="number")
@@ -66,7 +67,7 @@ class RevenueBook:
         receipts = service_day(location_id, day, self.data) + posted
         served = sorted((
             ServedReceipt(r.date_time, r.transaction_id, _utc(r.date_time, tz),
-                          ENCODER.encode(wire_receipt(r, self.data.quirks)))
+                          ENCODER.encode(wire_receipt(r, self.data)))
             for r in receipts), key=lambda r: (r.wall_clock, r.transaction_id))
         with self._lock:
             if len(self._posted.get(key, ())) == len(posted):  # no order booked meanwhile
@@ -95,16 +96,19 @@ class RevenueBook:
                             f"location {location_id}")
 
     def window(self, location_id: int, after: datetime, before: datetime,
-               after_transaction_id: str | None = None) -> Iterator[bytes]:
+               after_transaction_id: str | None = None,
+               server: ServerProfile | None = None) -> Iterator[bytes]:
         """Encoded receipts with after < dateTime < before, in served order, after the cursor.
 
         Naive ``after``/``before`` are read as the location's wall clock; aware ones are
-        compared as instants.
+        compared as instants. ``server`` may read the bounds as inclusive, order by
+        ``transactionId``, or serve the cursor's own row again.
         """
+        server = server or ServerProfile()
         tz: ZoneInfo = world.location(location_id).tz
         after, before = max(after, _bound(FIRST_DAY, after)), min(before, _bound(LAST_DAY, before))
-        if after >= before:  # the window has no day the POS has receipts of
-            return
+        if after > before or after == before and not server.inclusive_bounds:
+            return  # the window has no day the POS has receipts of
         after_utc = _as_utc(after, tz)
         before_utc = _as_utc(before, tz)
         first = after.astimezone(tz).date() if after.tzinfo else after.date()
@@ -112,16 +116,30 @@ class RevenueBook:
         cursor = None
         if after_transaction_id:
             cursor = self.cursor_key(location_id, after_transaction_id)
-            first = max(first, cursor[0].date())
-        day = first - timedelta(days=1)
-        while day <= last + timedelta(days=1):
-            for r in self.calendar_date(location_id, day):
-                if not after_utc < r.utc < before_utc:
-                    continue
-                if cursor is not None and (r.wall_clock, r.transaction_id) <= cursor:
-                    continue
-                yield r.body
-            day += timedelta(days=1)
+            if not server.order_by_id:
+                first = max(first, cursor[0].date())
+
+        def in_window(r: ServedReceipt) -> bool:
+            if server.inclusive_bounds:
+                return after_utc <= r.utc <= before_utc
+            return after_utc < r.utc < before_utc
+
+        def rows() -> Iterator[ServedReceipt]:
+            day = first - timedelta(days=1)
+            while day <= last + timedelta(days=1):
+                yield from filter(in_window, self.calendar_date(location_id, day))
+                day += timedelta(days=1)
+
+        def key(r: ServedReceipt):
+            return r.transaction_id if server.order_by_id else (r.wall_clock, r.transaction_id)
+
+        served = sorted(rows(), key=key) if server.order_by_id else rows()
+        start = None if cursor is None else cursor[1] if server.order_by_id else cursor
+        for r in served:
+            if start is not None and (key(r) < start if server.repeat_cursor_row
+                                      else key(r) <= start):
+                continue
+            yield r.body
 
 
 FIRST_DAY, LAST_DAY = date(1970, 1, 1), date(2199, 12, 31)

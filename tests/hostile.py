@@ -117,4 +117,4 @@ def _day_receipts(scope, request) -> list:
 
     location = int(scope["path"].split("/")[-3])
     day = datetime.fromisoformat(request["after"]).date()
-    return [wire_receipt(r, False) for r in receipts_on(location, day, SandboxData())[:1]]
+    return [wire_receipt(r, SandboxData(quirks=False)) for r in receipts_on(location, day, SandboxData())[:1]]

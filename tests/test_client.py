@@ -28,6 +28,13 @@ def receipts(n, start=0):
     return [{"transactionId": f"t-{i}"} for i in range(start, start + n)]
 
 
+def first_page(request, rows):
+    """``rows`` for the first request, and the empty page that confirms the end after it."""
+    import json
+    return httpx.Response(200, json=[] if "afterTransactionID" in json.loads(request.content)
+                          else rows)
+
+
 def test_retry_after_seconds_and_http_date_are_honoured():
     calls, sleeps = [], []
     when = (datetime.now(UTC) + timedelta(seconds=30)).strftime("%a, %d %b %Y %H:%M:%S GMT")
@@ -38,13 +45,13 @@ def test_retry_after_seconds_and_http_date_are_honoured():
             return httpx.Response(429, headers={"Retry-After": "7"})
         if len(calls) == 2:
             return httpx.Response(429, headers={"Retry-After": when})
-        return httpx.Response(200, json=receipts(3))
+        return first_page(request, receipts(3))
 
     with client(handler, sleeps) as c:
         pages = list(c.receipt_pages(AFTER, BEFORE, page_size=10))
     assert pages == [receipts(3)]
     assert sleeps[0] == 7 and 25 < sleeps[1] <= 30
-    assert c.stats.retries == 2 and c.stats.requests == 3
+    assert c.stats.retries == 2 and c.stats.requests == 4  # 3, and the end confirmed
 
 
 def test_5xx_and_transport_errors_back_off_with_full_jitter_then_succeed():
@@ -56,7 +63,7 @@ def test_5xx_and_transport_errors_back_off_with_full_jitter_then_succeed():
             raise httpx.ConnectError("connection refused")
         if len(calls) in (2, 3):
             return httpx.Response(503)
-        return httpx.Response(200, json=receipts(2))
+        return first_page(request, receipts(2))
 
     with client(handler, sleeps) as c:
         assert list(c.receipt_pages(AFTER, BEFORE, page_size=5)) == [receipts(2)]
@@ -119,7 +126,8 @@ def test_paging_sends_the_cursor_and_stops_on_a_short_page():
     with client(handler) as c:
         pages = list(c.receipt_pages(AFTER, BEFORE, page_size=3))
     assert [len(p) for p in pages] == [3, 3, 1]
-    assert [b.get("afterTransactionID") for b in bodies] == [None, "t-2", "t-5"]
+    # the short page is not trusted: one more request after it confirms the end
+    assert [b.get("afterTransactionID") for b in bodies] == [None, "t-2", "t-5", "t-6"]
     assert all(b["after"] == AFTER.isoformat() and b["limit"] == 3 for b in bodies)
 
 
@@ -165,7 +173,8 @@ def test_catalog_listing_recovers_when_the_restart_is_clean():
     def handler(request):
         calls.append(request)
         skip = int(request.url.params["skip"])
-        data = [{"id": 0}, {"id": 1}] if len(calls) == 2 else [{"id": skip}, {"id": skip + 1}]
+        data = [{"id": 0}, {"id": 1}] if len(calls) == 2 else \
+            [{"id": i} for i in range(skip, min(skip + 2, 4))]
         return httpx.Response(200, json={"page": {"offset": skip, "limit": 2, "total": 4},
                                          "data": data})
 
@@ -189,7 +198,7 @@ def test_read_timeouts_are_retried_and_then_reported():
         calls.append(request)
         if len(calls) < 3:
             raise httpx.ReadTimeout("the server took too long", request=request)
-        return httpx.Response(200, json=receipts(1))
+        return first_page(request, receipts(1))
 
     with client(handler) as c:
         assert list(c.receipt_pages(AFTER, BEFORE)) == [receipts(1)]

@@ -164,7 +164,7 @@ def _mock_source(settings, pages):
 
 def _sandbox_rows(location_id=1001):
     from pos_sandbox.receipts import wire_receipt
-    return [wire_receipt(r, True) for r in receipts_on(location_id, DAY, TRUTH)]
+    return [wire_receipt(r, TRUTH) for r in receipts_on(location_id, DAY, TRUTH)]
 
 
 @pytest.mark.parametrize(("break_it", "field"), [

@@ -22,7 +22,8 @@ renamed as (
         name as side_dish_name,
         gross_amount,
         net_amount,
-        quantity
+        quantity,
+        extra_fields
 
     from source
 

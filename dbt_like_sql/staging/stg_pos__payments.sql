@@ -19,7 +19,8 @@ renamed as (
         payment_type_id,
         payment_type_nr,
         payment_type_name,
-        fibu_account_nr
+        fibu_account_nr,
+        extra_fields
 
     from source
 

@@ -32,7 +32,8 @@ renamed as (
         tax_name,
         category_id as category_external_id,
         category_number,
-        category_name
+        category_name,
+        extra_fields
 
     from source
 

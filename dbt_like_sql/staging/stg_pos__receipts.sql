@@ -41,7 +41,8 @@ renamed as (
         payment_group_name,
         guest_count,
         load_id,
-        loaded_at
+        loaded_at,
+        extra_fields
 
     from source
 

@@ -32,6 +32,7 @@ PROGRESS_SECONDS = 2
 def day_metadata(day: DayOutcome, lake: Lake) -> dict:
     """What a person checks first about one business date of the revenue lake."""
     turnover = sum((p.turnover_net for p in day.partitions), Decimal(0))
+    unknown = dict(sum((Counter(p.unknown_fields) for p in day.partitions), Counter()))
     return {
         "dagster/row_count": sum(p.receipts for p in day.partitions),
         "turnover_net": dg.MetadataValue.text(str(turnover)),
@@ -39,12 +40,15 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
         "failed_locations": dg.MetadataValue.json(
             {str(p.location_id): p.error for p in day.failed}
             | {str(loc): "never loaded" for loc in day.missing}),
+        "unknown_fields": dg.MetadataValue.json(unknown),
         "locations": dg.MetadataValue.md(markdown_table(
             ["location", "receipts", "turnover_net", "pages", "retries", "duplicates dropped",
-             "unknown transaction types", "error"],
+             "other days' receipts skipped", "unknown transaction types", "unknown fields",
+             "error"],
             [[p.location_id, p.receipts, p.turnover_net, p.pages, p.retries,
-              p.duplicates_dropped, ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
-              p.error or ""]
+              p.duplicates_dropped, p.outside_day,
+              ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
+              ", ".join(f"{k} ({v})" for k, v in p.unknown_fields.items()), p.error or ""]
              for p in day.partitions])),
         "lake": dg.MetadataValue.path(lake.describe("receipts")),
     }

@@ -37,6 +37,34 @@ def _not_a_number(value):
     raise ValueError(f"not a decimal: {value!r}")
 
 
+_PARSED_DIGITS = 38
+"""Arrow parses decimal text into 128 bits: a longer text may wrap around (2**128 + 5 would
+become 5) before the precision is checked, so such texts are checked exactly first."""
+
+
+def decimals(texts: pa.Array, type_: pa.DecimalType) -> pa.Array:
+    """Decimal text cast to ``type_``, checked: a value that does not fit raises
+    ``ArrowInvalid``, never wraps."""
+    longest = pc.max(pc.utf8_length(texts)).as_py()
+    if longest is not None and longest > _PARSED_DIGITS:
+        texts = pa.array([_fitting(t, type_) if t is not None and len(t) > _PARSED_DIGITS
+                          else t for t in texts.to_pylist()], pa.string())
+    return texts.cast(type_)
+
+
+def _fitting(text: str, type_: pa.DecimalType) -> str:
+    """A long decimal text as the short exact text of the same value, if ``type_`` holds it."""
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        return text  # not a number: Arrow's cast says so
+    unit = Decimal(1).scaleb(-type_.scale)
+    if not value.is_finite() or abs(value) >= Decimal(10) ** (type_.precision - type_.scale) \
+            or value != value.quantize(unit):
+        raise pa.ArrowInvalid(f"{text[:40]}... does not fit")
+    return format(value.quantize(unit), "f")
+
+
 class BadValue(ValueError):
     """A value of row ``index`` that its column's type cannot hold."""
 
@@ -49,7 +77,7 @@ def _first_unrepresentable(values: list, type_: pa.DataType) -> int | None:
     """The first row whose value does not cast (asked only once a whole cast failed)."""
     for index, value in enumerate(values):
         try:
-            text_numbers([value]).cast(type_)
+            decimals(text_numbers([value]), type_)
         except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
             return index
     return None
@@ -61,19 +89,25 @@ def column(name: str, values: list, type_: pa.DataType, required: bool = False) 
         if isinstance(values, pa.Array):
             array = values if values.type == type_ else values.cast(type_)
         elif pa.types.is_decimal(type_):
-            array = text_numbers(values).cast(type_)
+            array = decimals(text_numbers(values), type_)
         else:
             array = pa.array(values, type_)
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
         if pa.types.is_decimal(type_) and not isinstance(values, pa.Array):
             index = _first_unrepresentable(values, type_)
             if index is not None:
-                raise BadValue(f"field {name}: {values[index]} cannot be stored as "
+                raise BadValue(f"field {name}: {_shown(values[index])} cannot be stored as "
                                f"DECIMAL({type_.precision},{type_.scale})", index) from None
         raise ValueError(f"field {name}: {exc}") from None
     if required and array.null_count:
         raise ValueError(f"field {name} is null")
     return array
+
+
+def _shown(value) -> str:
+    """A value for a message: a very long number is cut, its length said."""
+    text = str(value)
+    return text if len(text) <= 60 else f"{text[:30]}... ({len(text)} characters)"
 
 
 def get(rows: list[dict], key: str) -> list:

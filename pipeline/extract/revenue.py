@@ -15,9 +15,10 @@ from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pipeline.extract import columns, schemas
 from pipeline.pos_api import models
@@ -61,7 +62,11 @@ class RevenuePartition:
     receipts_seen: int = 0
     duplicates_dropped: Counter = field(default_factory=Counter)
     outside_day: int = 0
+    """Receipts of the window's margin, the neighbouring business days': skipped."""
     unknown_types: Counter = field(default_factory=Counter)
+    unknown_fields: Counter = field(default_factory=Counter)
+    """Fields the spec does not name, as ``table.field``: rows that carried each (kept in
+    the table's ``extra_fields``)."""
     turnover_net: Decimal = Decimal(0)
     stats: ClientStats | None = None
     paths: dict[str, Path] = field(default_factory=dict)
@@ -73,6 +78,32 @@ class RevenuePartition:
 
 class ForeignLocation(Exception):
     """A receipt of another location than the key's."""
+
+
+class Rejected(Exception):
+    """A receipt that rejects its partition: another location's, two versions of one
+    transaction in one answer, a stamp that is no date or lies far outside the window."""
+
+
+NEIGHBOUR_SLACK = timedelta(hours=1)
+"""How far beyond the requested window a served stamp may lie and still count as a
+neighbour of the margin: a wall clock in the repeated autumn hour reads an hour early."""
+
+
+def _aliases(*resources: type[BaseModel]) -> frozenset[str]:
+    return frozenset(f.alias or name for model in resources
+                     for name, f in model.model_fields.items())
+
+
+KNOWN_FIELDS = {
+    "receipts": _aliases(models.Receipt),
+    "receipt_items": _aliases(models.Item),
+    "item_side_dishes": _aliases(models.Item, models.SideDish),  # a side dish is an Item
+    "payments": _aliases(models.Payment),
+}
+"""The wire fields of each table's object (from the spec's models): any other field of
+the object is kept as JSON in the table's ``extra_fields`` and counted."""
+_EXTRA_ENCODER = msgspec.json.Encoder()
 
 
 MIDNIGHT = time(0)
@@ -102,6 +133,7 @@ def _pos_stamp(value, tz: ZoneInfo) -> str:
 def flatten_receipts(
     pages: Iterable[list[dict]], *, location_id: int, business_date: date, tz: ZoneInfo,
     short_code: str | None = None, day_starts: time = MIDNIGHT,
+    window: tuple[datetime, datetime] | None = None,
 ) -> RevenuePartition:
     """Flatten and deduplicate receipts into the four tables of one partition.
 
@@ -111,9 +143,15 @@ def flatten_receipts(
     item lines on (transactionId, uniqueId or id); side dishes on uniqueId (or id) within
     their item; payments on payment id within their receipt. Money and quantities may
     arrive as JSON numbers (text or Decimal) or numeric strings; they are cast to DECIMAL
-    from their text. A receipt whose ``location.id`` is neither the location's id nor its
-    short code rejects the partition: the key is bound to one location, so such a receipt
-    is another location's data.
+    from their text, checked (a value that does not fit fails, it never wraps).
+
+    Nothing vanishes in silence; these reject the partition, naming the receipt and field:
+    a ``location.id`` that is neither the location's id nor its short code (the key is
+    bound to one location, so it is another location's data); two different versions of
+    one ``transactionId`` (identical repeats are dropped and counted); a stamp of another
+    day that is no real date or lies outside the requested ``window`` (more than
+    ``NEIGHBOUR_SLACK`` beyond it). Receipts of the neighbouring days from the window's
+    margin are skipped and counted (``outside_day``).
     """
     where = f"location {location_id}, business date {business_date.isoformat()}"
     part = RevenuePartition(location_id, business_date, {})
@@ -121,11 +159,12 @@ def flatten_receipts(
     try:
         own = {str(location_id), short_code} - {None}
         rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
-                                  day_starts)
-        part.tables = _build_tables(rows, location_id, business_date, tz)
+                                  day_starts, window)
+        part.tables = _build_tables(rows, location_id, business_date, tz,
+                                    part.unknown_fields)
         part.turnover_net = _turnover(part.tables["receipt_items"],
                                       [revenue for *_, revenue in rows.items])
-    except ForeignLocation as exc:
+    except (ForeignLocation, Rejected) as exc:
         raise ContractError(f"{where}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
@@ -148,8 +187,27 @@ class _Rows:
     payments: list[tuple] = field(default_factory=list)
 
 
+def _neighbour(receipt: dict, stamp, tz: ZoneInfo,
+               window: tuple[datetime, datetime] | None) -> None:
+    """A receipt of another business day: it must be a real stamp from the window."""
+    txn = receipt.get("transactionId")
+    try:
+        local = to_local_wall_clock(parse_pos_datetime(stamp), tz)
+    except ValueError:
+        raise Rejected(f"receipt {txn}: field dateTime: {stamp!r} is not a real date and "
+                       "time; the partition is rejected") from None
+    if window is None:
+        return
+    after, before = window
+    if not after - NEIGHBOUR_SLACK <= local.replace(tzinfo=tz) <= before + NEIGHBOUR_SLACK:
+        raise Rejected(f"receipt {txn}: field dateTime: {stamp} lies outside the requested "
+                       f"window {after.isoformat()} .. {before.isoformat()}; the partition "
+                       "is rejected")
+
+
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
-                       tz: ZoneInfo, own: set[str], day_starts: time = MIDNIGHT) -> _Rows:
+                       tz: ZoneInfo, own: set[str], day_starts: time = MIDNIGHT,
+                       window: tuple[datetime, datetime] | None = None) -> _Rows:
     """One pass over the receipts: keep the day's, drop repeats at every level."""
     day_prefix = business_date.strftime("%d.%m.%Y")
     # A business day that starts after midnight: the day's stamps from the cut-off on,
@@ -157,7 +215,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
     cut = day_starts.strftime("%H:%M:%S") if day_starts != MIDNIGHT else None
     next_prefix = (business_date + timedelta(days=1)).strftime("%d.%m.%Y")
     out = _Rows()
-    seen: set = set()
+    seen: dict = {}
     dropped = part.duplicates_dropped
     keep_receipt, keep_item = out.receipts.append, out.items.append
     keep_side, keep_payment = out.sides.append, out.payments.append
@@ -171,12 +229,14 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                 clock = stamp[11:]
                 if not (clock >= cut and stamp.startswith(day_prefix)
                         or clock < cut and stamp.startswith(next_prefix)):
+                    _neighbour(r, stamp, tz, window)
                     part.outside_day += 1
                     continue
             elif not (stamp.__class__ is str and stamp.startswith(day_prefix)
                       and len(stamp) == 19):
                 stamp = _pos_stamp(stamp, tz)  # another day, or another form (ISO 8601)
                 if not stamp.startswith(day_prefix):
+                    _neighbour(r, stamp, tz, window)
                     part.outside_day += 1
                     continue
             txn = r["transactionId"]
@@ -187,9 +247,13 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                     f"than {part.location_id}, the one this key is bound to; the partition "
                     "is rejected")
             if txn in seen:
+                if r != seen[txn]:
+                    raise Rejected(f"receipt {txn}: two different versions of this "
+                                   f"transactionId in one answer{_difference(seen[txn], r)}; "
+                                   "the partition is rejected")
                 dropped["receipts"] += 1
                 continue
-            seen.add(txn)
+            seen[txn] = r
             keep_receipt((r, stamp))
             ttype = r["transactionType"]
             if ttype not in KNOWN_TRANSACTION_TYPES:
@@ -226,6 +290,31 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         continue
                     payment_ids.add(pid)
                     keep_payment((payment, txn))
+    return out
+
+
+def _difference(first: dict, second: dict) -> str:
+    """Where two versions of a receipt differ, for the message: the first field."""
+    for key in sorted(first.keys() | second.keys()):
+        if first.get(key) != second.get(key):
+            return f" (field {key} differs)"
+    return ""
+
+
+def extra_fields(objects: list[dict], table: str, counts: Counter) -> list[str | None]:
+    """Each object's fields the spec does not name, as a JSON object (None where it has
+    none), counted per ``table.field``."""
+    known = KNOWN_FIELDS[table]
+    out: list[str | None] = []
+    keep = out.append
+    for obj in objects:
+        if obj.keys() <= known:
+            keep(None)
+            continue
+        extra = {k: v for k, v in obj.items() if k not in known}
+        for key in extra:
+            counts[f"{table}.{key}"] += 1
+        keep(_EXTRA_ENCODER.encode(extra).decode())
     return out
 
 
@@ -271,7 +360,7 @@ def _table(name: str, wire_rows: list[dict], derived: dict, what: str) -> pa.Tab
 
 
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
-                  tz: ZoneInfo) -> dict[str, pa.Table]:
+                  tz: ZoneInfo, unknown: Counter) -> dict[str, pa.Table]:
     location = pa.scalar(location_id, pa.int32())
     day = pa.scalar(business_date, pa.date32())
 
@@ -284,6 +373,7 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
     receipts = _table("receipts", rec, {
         **keys(len(rec), columns.require(rec, "transactionId")),
         "date_time_local": local, "date_time_utc": columns.utc(local, tz),
+        "extra_fields": extra_fields(rec, "receipts", unknown),
     }, "receipt")
     receipts = receipts.set_column(  # spec 2.1: guestCount is 0 when not recorded
         receipts.schema.get_field_index("guest_count"), receipts.schema.field("guest_count"),
@@ -296,14 +386,17 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
         book_local = columns.wall_clock([_pos_stamp(b, tz) if b else None for b in books])
     items = _table("receipt_items", it, {
         **keys(len(it), item_txn), "item_key": item_key, "line_number": item_line,
-        "book_date_local": book_local,
+        "book_date_local": book_local, "extra_fields": extra_fields(it, "receipt_items", unknown),
     }, "item")
     sd, side_txn, side_item, side_key = _transpose(rows.sides, 4)
     sides = _table("item_side_dishes", sd, {
         **keys(len(sd), side_txn), "item_key": side_item, "side_dish_key": side_key,
+        "extra_fields": extra_fields(sd, "item_side_dishes", unknown),
     }, "side dish")
     pay, payment_txn = _transpose(rows.payments, 2)
-    payments = _table("payments", pay, keys(len(pay), payment_txn), "payment")
+    payments = _table("payments", pay, {**keys(len(pay), payment_txn),
+                                        "extra_fields": extra_fields(pay, "payments", unknown)},
+                      "payment")
     return {"receipts": receipts, "receipt_items": items, "item_side_dishes": sides,
             "payments": payments}
 
@@ -375,7 +468,8 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     with source.client(location_id) as client:
         part = flatten_receipts(client.receipt_pages(after, before), location_id=location_id,
                                 business_date=business_date, tz=loc.tz,
-                                short_code=loc.short_code, day_starts=loc.day_starts)
+                                short_code=loc.short_code, day_starts=loc.day_starts,
+                                window=(after, before))
         part.stats = client.stats
     return part
 

@@ -31,10 +31,15 @@ def wire_path(field: pa.Field) -> str | None:
     return meta[WIRE].decode() if WIRE in meta else None
 
 
+EXTRA_FIELDS = "extra_fields"
+"""The column of every revenue table that keeps the object's fields the spec does not name,
+as a JSON object (null where there are none)."""
+
+
 def _schema(*fields: tuple, transaction_id_wire: str | None = None) -> pa.Schema:
     keys = [_field("location_id", I32, False), _field("business_date", pa.date32(), False),
             _field("transaction_id", S, False, transaction_id_wire)]
-    return pa.schema(keys + [_field(*f) for f in fields])
+    return pa.schema(keys + [_field(*f) for f in fields] + [_field(EXTRA_FIELDS, S)])
 
 
 def _ref(prefix: str, wire: str) -> list[tuple]:

@@ -49,7 +49,12 @@ _ENCODER = msgspec.json.Encoder(decimal_format="number")
 def encode_body(model: BaseModel) -> bytes:
     """A request body from a spec model: wire names, no nulls, decimals as JSON numbers."""
     return _ENCODER.encode(model.model_dump(mode="python", by_alias=True, exclude_none=True))
+
+
 CATALOG_TAKE_MAX = 500
+ACCEPT_ENCODING = "gzip, deflate"
+"""What the client can decode, said explicitly: httpx would add ``br`` and ``zstd`` only
+where optional packages happen to be installed."""
 
 
 def decode_json(content: bytes) -> Any:
@@ -85,7 +90,7 @@ def make_http_client(base_url: str, source: SourceSettings,
     """
     return httpx.Client(
         base_url=base_url,
-        headers={"accept": "application/json"},
+        headers={"accept": "application/json", "accept-encoding": ACCEPT_ENCODING},
         timeout=httpx.Timeout(source.read_timeout_seconds,
                               connect=source.connect_timeout_seconds),
         transport=transport,
@@ -127,6 +132,24 @@ class Circuit:
             elif isinstance(exc, AuthError) and exc.status == 401 \
                     and exc.location_id is not None:
                 self.refused.setdefault((base_url, exc.location_id), str(exc))
+
+
+def _only_the_cursors_neighbours(rows: list, cursor: dict | None, where: str,
+                                 location_id: int) -> None:
+    """A page of receipts received before may end a listing only where it repeats the
+    cursor's own row (a server whose cursor is inclusive) or receipts of the cursor's
+    second (one that pages on the time); anything else means the cursor was ignored."""
+    cursor = cursor or {}
+    for row in rows:
+        row = row if isinstance(row, dict) else {}
+        if row.get("transactionId") == cursor.get("transactionId") or (
+                cursor.get("dateTime") is not None
+                and row.get("dateTime") == cursor.get("dateTime")):
+            continue
+        raise ContractError(
+            f"{where}: the cursor did not advance (afterTransactionID="
+            f"{cursor.get('transactionId')} answered receipt {row.get('transactionId')}, "
+            "received before it)", location_id=location_id)
 
 
 class PosClient:
@@ -185,21 +208,48 @@ class PosClient:
             self.stats.requests += 1
             headers = {**kwargs.get("headers", {}), **self._auth}
             with self._http.stream(method, path, **{**kwargs, "headers": headers}) as streamed:
-                # httpx's read timeout is per chunk: a server that trickles a byte at a
-                # time would never time out. The request's deadline bounds the whole body.
-                body = bytearray()
-                for chunk in streamed.iter_bytes():
-                    body += chunk
-                    if time.monotonic() > deadline:
-                        raise httpx.ReadTimeout("the response did not complete within "
-                                                "request_deadline_seconds",
-                                                request=streamed.request)
-            response = httpx.Response(streamed.status_code, headers=streamed.headers,
-                                      content=bytes(body), request=streamed.request)
+                body = self._read_body(streamed, method, path, deadline)
+            # The body is decoded already: the answer handed on no longer carries the
+            # server's content-encoding (httpx would decode it a second time).
+            plain = [(k, v) for k, v in streamed.headers.multi_items()
+                     if k.lower() not in ("content-encoding", "content-length")]
+            response = httpx.Response(streamed.status_code, headers=plain, content=body,
+                                      request=streamed.request)
         if response.status_code == 429 or response.status_code >= 500:
             raise RetryableStatus(response.status_code,
                                   parse_retry_after(response.headers.get("retry-after")))
         return response
+
+    def _read_body(self, streamed: httpx.Response, method: str, path: str,
+                   deadline: float) -> bytes:
+        """The decoded body, bounded in time and size.
+
+        httpx's read timeout is per chunk: a server that trickles a byte at a time would
+        never time out, so the request's deadline bounds the whole body. The size is
+        counted after decompression while streaming, so a compressed bomb stops within
+        one chunk of the limit, and a body that cannot be decoded is a contract error.
+        """
+        limit = self.source.max_response_mb * 2**20
+        body = bytearray()
+        try:
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise ContractError(
+                        f"location {self.location_id}: {method} {path}: the answer is larger "
+                        f"than source.max_response_mb = {self.source.max_response_mb} MB "
+                        f"(decompressed); it was not read further",
+                        location_id=self.location_id)
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the response did not complete within "
+                                            "request_deadline_seconds", request=streamed.request)
+        except httpx.DecodingError as exc:
+            encoding = streamed.headers.get("content-encoding", "none")
+            raise ContractError(
+                f"location {self.location_id}: {method} {path}: the body cannot be decoded "
+                f"(content-encoding {encoding!r}; this client accepts {ACCEPT_ENCODING}): "
+                f"{type(exc).__name__}", location_id=self.location_id) from None
+        return bytes(body)
 
     def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
         self._circuit.check(self.base_url, self.location_id)
@@ -266,50 +316,61 @@ class PosClient:
 
     def receipt_pages(self, after: datetime, before: datetime,
                       page_size: int | None = None) -> Iterator[list[dict]]:
-        """Pages of receipts with after < dateTime < before, following the spec's cursor rule.
+        """Pages of receipts with after < dateTime < before, following the spec's cursor rule,
+        with the end of the listing confirmed.
 
-        A page with fewer rows than ``page_size`` ends the listing. A cursor that does not
-        advance (the server repeating a page) is a ``ContractError``, not a loop. Numbers
+        The spec ends a listing at a page shorter than ``limit``, but the maximum of
+        ``limit`` is not shown: a server that caps it lower sends short pages that are
+        not the end. So a short page is not trusted: the listing ends only when a request
+        after the last ``transactionId`` brings no receipt not received before (an empty
+        page, or one that only repeats the cursor's row or receipts of its second). That
+        costs one request per listing whose last page is short. Pages longer than
+        ``limit`` are read as they come. A server that answers the cursor with receipts
+        received before, or repeats a cursor, is a ``ContractError``, not a loop. Numbers
         with a fraction are kept as their exact JSON text (the flattening casts them to
         DECIMAL), which is much faster than making a ``Decimal`` of each.
         """
         limit = page_size or self.source.page_size
         path = f"/api/v1/locations/{self.location_id}/reports/receipts"
-        cursor: str | None = None
-        seen: set[str] = set()
-        received = 0
+        where = f"location {self.location_id}: revenue report"
+        cursor: dict | None = None
+        sent: set[str] = set()
+        seen: set = set()
         ceiling = self.source.max_receipts_per_partition
         while True:
             body: dict[str, Any] = {"after": after.isoformat(), "before": before.isoformat(),
                                     "limit": limit}
-            if cursor:
-                body["afterTransactionID"] = cursor
+            if cursor is not None:
+                body["afterTransactionID"] = cursor["transactionId"]
             rows = self._decode(self._request("POST", path, json=body), "revenue report",
                                 _TEXT_DECODER)
             if not isinstance(rows, list):
-                raise ContractError(
-                    f"location {self.location_id}: revenue report: expected a JSON array, "
-                    f"got {type(rows).__name__}", location_id=self.location_id)
+                raise ContractError(f"{where}: expected a JSON array, got "
+                                    f"{type(rows).__name__}", location_id=self.location_id)
             self.stats.pages += 1
-            received += len(rows)
-            if received > ceiling:
+            ids = [r.get("transactionId") if isinstance(r, dict) else None for r in rows]
+            new = {i for i in ids if i not in seen}
+            if rows and not new:  # nothing new: the end, unless the cursor was ignored
+                _only_the_cursors_neighbours(rows, cursor, where, self.location_id)
+            seen.update(new)
+            if len(seen) > ceiling:
                 raise ContractError(
-                    f"location {self.location_id}: revenue report: more than {ceiling:,} "
-                    f"receipts for one window and the pages keep coming full "
-                    f"(source.max_receipts_per_partition)", location_id=self.location_id)
-            yield rows
-            if len(rows) < limit:
+                    f"{where}: more than {ceiling:,} receipts for one window and the pages "
+                    f"keep bringing new ones (source.max_receipts_per_partition)",
+                    location_id=self.location_id)
+            if rows:
+                yield rows
+            if not new:
                 return
-            last = rows[-1].get("transactionId") if isinstance(rows[-1], dict) else None
-            if not isinstance(last, str) or not last:
-                raise ContractError(
-                    f"location {self.location_id}: revenue report: last row of a full page has "
-                    f"no transactionId to page on", location_id=self.location_id)
-            if last in seen:
-                raise ContractError(
-                    f"location {self.location_id}: revenue report: the cursor did not advance "
-                    f"(afterTransactionID={last} came back again)", location_id=self.location_id)
-            seen.add(last)
+            last = rows[-1]
+            if not isinstance(ids[-1], str) or not ids[-1]:
+                raise ContractError(f"{where}: the last row of a page has no transactionId "
+                                    "to page on", location_id=self.location_id)
+            if ids[-1] in sent:
+                raise ContractError(f"{where}: the cursor did not advance "
+                                    f"(afterTransactionID={ids[-1]} came back again)",
+                                    location_id=self.location_id)
+            sent.add(ids[-1])
             cursor = last
 
     # --- external catalog (4.4) -----------------------------------------------------------
@@ -335,17 +396,27 @@ class PosClient:
     def catalog_listing(self, endpoint: str, take: int = CATALOG_TAKE_MAX) -> list[dict]:
         """Every record of a catalog endpoint, as one consistent snapshot.
 
-        Pages until ``total`` rows arrived. If the total changes mid-way, or a page repeats
-        ids, the listing starts over once; a second torn listing is a ``ContractError``.
+        Pages with skip/take until a page comes back empty: a server may cap ``take``
+        below what was asked, and ``total`` is the server's word, so neither a short page
+        nor reaching ``total`` ends the listing (one request more than trusting them).
+        The records must then number exactly ``total``, none twice, and ``total`` must
+        not change while paging; a torn listing starts over once, a second is a
+        ``ContractError``. A ``total`` or a listing above ``source.max_catalog_records``
+        fails at once, so memory stays bounded whatever the server says.
         """
-        problem = ""
+        ceiling = self.source.max_catalog_records
         for _ in range(2):
+            problem = ""
             rows: list[dict] = []
             ids: set = set()
-            first = self.catalog_page(endpoint, 0, take)
-            total = first["total"]
-            page = first
-            while True:
+            page = self.catalog_page(endpoint, 0, take)
+            total = page["total"]
+            while page["data"] and not problem:
+                if max(total, len(rows) + len(page["data"])) > ceiling:
+                    raise ContractError(
+                        f"location {self.location_id}: {endpoint}: the listing has more than "
+                        f"{ceiling:,} records (total says {total:,}; "
+                        "source.max_catalog_records)", location_id=self.location_id)
                 for row in page["data"]:
                     row_id = row.get("id") if isinstance(row, dict) else None
                     if row_id in ids:
@@ -354,13 +425,9 @@ class PosClient:
                     ids.add(row_id)
                     rows.append(row)
                 else:
-                    problem = ""
-                if problem or len(rows) >= total or not page["data"]:
-                    break
-                page = self.catalog_page(endpoint, len(rows), take)
-                if page["total"] != total:
-                    problem = f"total changed from {total} to {page['total']} while paging"
-                    break
+                    page = self.catalog_page(endpoint, len(rows), take)
+                    if page["total"] != total:
+                        problem = f"total changed from {total} to {page['total']} while paging"
             if not problem and len(rows) != total:
                 problem = f"{len(rows)} records arrived but total said {total}"
             if not problem:
