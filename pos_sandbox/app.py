@@ -28,7 +28,6 @@ from pos_sandbox.receipts import SandboxData
 from pos_sandbox.revenue import ENCODER, RevenueBook, UnknownCursor
 from pos_sandbox.vouchers import VoucherLedger
 
-
 RETRY_AFTER_FORMS = ("seconds", "http-date", "none")
 
 

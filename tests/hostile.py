@@ -111,10 +111,84 @@ def endless_pages(config: SandboxConfig | None = None):
 
 
 def _day_receipts(scope, request) -> list:
-    from datetime import datetime
+    from datetime import datetime, timedelta
 
     from pos_sandbox.receipts import SandboxData, receipts_on, wire_receipt
 
     location = int(scope["path"].split("/")[-3])
-    day = datetime.fromisoformat(request["after"]).date()
-    return [wire_receipt(r, SandboxData(quirks=False)) for r in receipts_on(location, day, SandboxData())[:1]]
+    # ``after`` is the business day's start less the margin: the day is the one after it
+    day = (datetime.fromisoformat(request["after"]) + timedelta(days=1)).date()
+    plain = SandboxData(quirks=False)
+    return [wire_receipt(r, plain) for r in receipts_on(location, day, plain)[:1]]
+
+
+async def _drain(receive) -> bytes:
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+def _streaming(chunks, headers: list[tuple[bytes, bytes]] = ()):
+    """ASGI app: every revenue report and catalog answer is 200 with ``chunks()`` streamed
+    (each answer made as it is sent, so the server itself stays small)."""
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await _drain(receive)
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"application/json"), *headers]})
+        for chunk in chunks(scope):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def bomb_pos(expands_to_mb: int = 600):
+    """A POS whose revenue report is a gzip body of a few hundred KB that expands to
+    ``expands_to_mb`` MB. Yields the URL."""
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    blank = b" " * 2**20
+    body = packer.compress(b"[") + b"".join(packer.compress(blank)
+                                            for _ in range(expands_to_mb))
+    body += packer.compress(b"]") + packer.flush()
+    return serving(_streaming(lambda scope: [body[i:i + 2**16]
+                                             for i in range(0, len(body), 2**16)],
+                              [(b"content-encoding", b"gzip")]))
+
+
+def flooding_pos(receipts: int = 100_404):
+    """A POS whose every revenue page holds ``receipts`` new receipts (about 190 MB),
+    whatever ``limit`` asked. Yields the URL."""
+    from datetime import date
+
+    from pos_sandbox.receipts import SandboxData, receipts_on, wire_receipt
+    template = ENCODER.encode(wire_receipt(receipts_on(1001, date(2026, 11, 20),
+                                                       SandboxData())[40], SandboxData()))
+    txn = DECODER.decode(template)["transactionId"].encode()
+
+    def chunks(scope):
+        yield b"["
+        for n in range(receipts):
+            yield (b"," if n else b"") + template.replace(txn, str(uuid.uuid4()).encode())
+
+    return serving(_streaming(lambda scope: (c for c in chunks(scope))))
+
+
+def endless_catalog(total: int = 10**9):
+    """A POS whose catalog pages say ``total`` records and keep coming. Yields the URL."""
+
+    def chunks(scope):
+        from urllib.parse import parse_qs
+        query = parse_qs(scope["query_string"].decode())
+        skip, take = int(query["skip"][0]), int(query["take"][0])
+        data = [{"id": skip + n, "name": "x" * 200} for n in range(take)]
+        yield ENCODER.encode({"page": {"offset": skip, "limit": take, "total": total},
+                              "data": data})
+
+    return serving(_streaming(chunks))

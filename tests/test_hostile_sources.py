@@ -2,16 +2,28 @@
 warehouse cannot hold, a huge but valid line. Each failure stays in its own partition,
 named by location, date, transaction and field; nothing already loaded is lost."""
 
+import json
+import subprocess
+import sys
 import time
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipeline.cli import main
 from pipeline.loader import run_load
 from tests.conftest import make_settings, truth_turnover, write_config
-from tests.hostile import VOUCHER_LIST, altered_sandbox, endless_pages, trickling_pos
+from tests.hostile import (
+    DECODER,
+    ENCODER,
+    VOUCHER_LIST,
+    altered_sandbox,
+    endless_pages,
+    trickling_pos,
+)
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 
@@ -59,14 +71,18 @@ def test_receipts_of_another_location_fail_the_cli_and_keep_the_loaded_day(
     assert turnover(make_settings(sandbox_url, data_dir)) == before
 
 
+@pytest.mark.parametrize("value", [Decimal("1e300"), 2**128 + 5, 10**400],
+                         ids=["1e300", "2^128+5", "10^400"])
 def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
-        sandbox_url, tmp_path, sandbox_keys):
+        sandbox_url, tmp_path, sandbox_keys, value):
     poisoned = {}
 
     def poison(location, rows):
         target = settled(on_day(rows, DAY2)) if on_day(rows, DAY2) else None
         if target:
-            target["items"][0]["netAmount"] = Decimal("1e300")
+            for line in target["items"]:  # every copy the wire lists
+                if line["id"] == target["items"][0]["id"]:
+                    line["netAmount"] = value
             poisoned["txn"] = target["transactionId"]
         return rows
 
@@ -78,6 +94,81 @@ def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
     assert poisoned["txn"] in failure["error"] and "net_amount" in failure["error"]
     assert "cannot be stored as DECIMAL(18,4)" in failure["error"]
     assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
+
+
+@pytest.mark.parametrize("stamp, said", [
+    ("31.02.2026 12:00:00", "is not a real date and time"),
+    ("20.11.1990 12:00:00", "lies outside the requested window"),
+], ids=["impossible date", "far away"])
+def test_a_receipt_stamped_impossibly_or_far_away_fails_its_partition_by_name(
+        sandbox_url, tmp_path, sandbox_keys, stamp, said):
+    moved = {}
+
+    def restamp(location, rows):
+        midday = [r for r in on_day(rows, DAY2) if r["dateTime"][11:13] >= "12"]
+        if midday:  # served in this day's answer only, not in a neighbour's margin
+            receipt = settled(midday)
+            receipt["dateTime"] = stamp
+            moved["txn"] = receipt["transactionId"]
+        return rows
+
+    with altered_sandbox(restamp) as url:
+        report = load(url, tmp_path / "data", DAY1, DAY2)
+    (failure,) = report.failed_partitions
+    assert failure["business_date"] == "2026-11-20" and failure["location"] == 1001
+    assert moved["txn"] in failure["error"] and "field dateTime" in failure["error"]
+    assert said in failure["error"]
+    assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
+
+
+def test_the_margins_neighbours_are_skipped_and_counted(settings, lake):
+    from pipeline.extract.revenue import load_revenue_partition
+    from pipeline.source import PosSource
+
+    with PosSource(settings) as source:
+        part = load_revenue_partition(source, lake, 1001, DAY2)
+    assert part.outside_day > 0 and part.turnover_net == truth_turnover(1001, DAY2)
+
+
+def test_two_versions_of_one_transaction_fail_the_partition_and_identical_repeats_do_not(
+        sandbox_url, tmp_path, sandbox_keys):
+    def twice(change):
+        def alter(location, rows):
+            day = on_day(rows, DAY2)
+            if day:
+                original = settled(day)
+                copy = DECODER.decode(ENCODER.encode(original))
+                if change:
+                    copy["totalAmount"] += 1
+                rows.insert(rows.index(original) + 1, copy)
+                twice.txn = copy["transactionId"]
+            return rows
+        return alter
+
+    with altered_sandbox(twice(change=False)) as url:
+        assert load(url, tmp_path / "same", DAY2, DAY2).ok
+    with altered_sandbox(twice(change=True)) as url:
+        report = load(url, tmp_path / "changed", DAY2, DAY2)
+    (failure,) = report.failed_partitions
+    assert twice.txn in failure["error"] and "two different versions" in failure["error"]
+    assert "totalAmount" in failure["error"]
+
+
+@pytest.mark.parametrize("case, said", [
+    ("gzip_bomb", "larger than source.max_response_mb"),
+    ("huge_page", "larger than source.max_response_mb"),
+    ("endless_catalog", "more than 100,000 records"),
+])
+def test_hostile_answers_fail_by_name_within_a_gigabyte(tmp_path, case, said):
+    """Each in a fresh interpreter, whose peak RSS is the figure."""
+    out = subprocess.run([sys.executable, "-m", "tests.memory_probe", case, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120,
+                         cwd=Path(__file__).parent.parent)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    errors = [f["error"] for f in result["failed"]] + list(result["snapshots"].values())
+    assert not result["ok"] and any(said in e and "location 1001" in e for e in errors), errors
+    assert result["peak_rss_mb"] < 1024, result
 
 
 def test_a_huge_valid_line_is_summed_exactly_and_later_builds_still_work(

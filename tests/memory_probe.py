@@ -1,0 +1,34 @@
+"""Run in a fresh interpreter: one hostile POS case through ``run_load``, then print the
+failure and the process's peak RSS (``python -m tests.memory_probe CASE DATA_DIR``)."""
+
+import json
+import os
+import resource
+import sys
+from datetime import date
+from pathlib import Path
+
+from pipeline.loader import run_load
+from pos_sandbox import world
+from tests import hostile
+from tests.conftest import make_settings
+
+CASES = {"gzip_bomb": hostile.bomb_pos, "huge_page": hostile.flooding_pos,
+         "endless_catalog": hostile.endless_catalog}
+
+
+def main(case: str, data_dir: str) -> None:
+    for loc in world.LOCATIONS:
+        os.environ[f"POS_TEST_KEY_{loc.id}"] = loc.api_key
+    day = date(2026, 11, 20)
+    with CASES[case]() as url:
+        report = run_load(make_settings(url, Path(data_dir), max_attempts=1), day, day,
+                          [1001], catalog=case == "endless_catalog", vouchers=False,
+                          models=False, progress=lambda line: None)
+    print(json.dumps({"ok": report.ok, "failed": report.failed_partitions,
+                      "snapshots": report.snapshot_failures,
+                      "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,113 @@
+"""Every server the spec allows, loaded exactly: each sandbox profile over real HTTP through
+the whole load (Dagster job, lake, warehouse), the warehouse compared with the sandbox's
+own truth to the cent."""
+
+from dataclasses import replace
+from datetime import date
+
+import duckdb
+import pytest
+
+from pipeline.loader import run_load
+from pos_sandbox.app import Faults, SandboxConfig
+from pos_sandbox.profiles import ServerProfile
+from pos_sandbox.receipts import SandboxData, receipts_on
+from pos_sandbox.server import running_sandbox
+from tests.conftest import make_settings, truth_turnover
+
+DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
+LOCATIONS = [1001, 1003]  # a restaurant, and one answering as an older query configuration
+PAGE = 40  # the limit the pipeline asks for: several pages a day, so paging matters
+
+PROFILES = {
+    "strict": SandboxConfig(),
+    "limit capped at 7": SandboxConfig(server=ServerProfile(limit_cap=7)),
+    "limit ignored": SandboxConfig(server=ServerProfile(ignore_limit=True)),
+    "ordered by transactionId": SandboxConfig(server=ServerProfile(order_by_id=True,
+                                                                   limit_cap=25)),
+    "after/before inclusive": SandboxConfig(server=ServerProfile(inclusive_bounds=True)),
+    "cursor row repeated": SandboxConfig(server=ServerProfile(repeat_cursor_row=True,
+                                                              limit_cap=9)),
+    "same second on page boundaries": SandboxConfig(data=SandboxData(same_second=True),
+                                                    server=ServerProfile(limit_cap=7)),
+    "gzip": SandboxConfig(server=ServerProfile(content_encoding="gzip")),
+    "deflate": SandboxConfig(server=ServerProfile(content_encoding="deflate")),
+    "429 Retry-After seconds": SandboxConfig(faults=Faults(rate_429=0.3, retry_after_seconds=0)),
+    "429 Retry-After HTTP date": SandboxConfig(faults=Faults(
+        rate_429=0.3, retry_after_seconds=0, retry_after_form="http-date")),
+    "429 without Retry-After": SandboxConfig(faults=Faults(rate_429=0.3,
+                                                           retry_after_form="none")),
+    "bursts of 503": SandboxConfig(faults=Faults(burst_every=4, burst_length=3)),
+    "unknown fields": SandboxConfig(data=SandboxData(extra_fields=True)),
+    "optional fields left out": SandboxConfig(data=SandboxData(drop_optional=True)),
+    "all at once": SandboxConfig(
+        data=SandboxData(same_second=True, extra_fields=True),
+        server=ServerProfile(limit_cap=11, order_by_id=True, repeat_cursor_row=True,
+                             inclusive_bounds=True, content_encoding="gzip"),
+        faults=Faults(rate_429=0.1, retry_after_seconds=0, burst_every=7, burst_length=2)),
+}
+
+
+def load(config: SandboxConfig, data_dir):
+    with running_sandbox(config) as url:
+        settings = make_settings(url, data_dir, page_size=PAGE, max_attempts=10)
+        report = run_load(settings, DAYS[0], DAYS[-1], LOCATIONS, catalog=False,
+                          progress=lambda line: None)
+    return settings, report
+
+
+def warehouse(settings) -> tuple[dict, dict]:
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        turnover = {(loc, day): value for loc, day, value in con.execute(
+            "select location_id, business_date, turnover_net from fct_turnover_daily").fetchall()}
+        receipts = {(loc, day): n for loc, day, n in con.execute(
+            "select location_id, business_date, count(*) from staging.stg_pos__receipts "
+            "group by all").fetchall()}
+    return turnover, receipts
+
+
+def assert_truth(settings, data: SandboxData) -> None:
+    turnover, receipts = warehouse(settings)
+    for loc in LOCATIONS:
+        for day in DAYS:
+            assert turnover[(loc, day)] == truth_turnover(loc, day, data), (loc, day)
+            assert receipts[(loc, day)] == len(receipts_on(loc, day, data)), (loc, day)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_server_profile_loads_exactly(name, tmp_path, sandbox_keys):
+    config = PROFILES[name]
+    settings, report = load(config, tmp_path / "data")
+    assert report.ok, report.summary()
+    assert_truth(settings, config.data)
+    if config.data.extra_fields:
+        assert report.unknown_fields["receipts.loyaltyPoints"] == report.receipts
+        assert "receipts.loyaltyPoints" in report.summary()
+        assert "receipt_items.kitchenNote" in report.summary()
+
+
+def test_a_receipt_voided_at_the_source_after_it_was_loaded_leaves_the_warehouse(
+        tmp_path, sandbox_keys):
+    settings, report = load(SandboxConfig(), tmp_path / "data")
+    assert report.ok, report.summary()
+    voided = SandboxData(voided_per_day=3)
+    _, again = load(SandboxConfig(data=voided), tmp_path / "data")
+    assert again.ok, again.summary()
+    assert_truth(settings, voided)
+    assert truth_turnover(1001, DAYS[1], voided) < truth_turnover(1001, DAYS[1])
+
+
+def test_unknown_fields_are_kept_in_the_lake_and_left_out_fields_are_null(
+        tmp_path, sandbox_keys):
+    config = SandboxConfig(data=replace(SandboxData(), extra_fields=True, drop_optional=True))
+    settings, report = load(config, tmp_path / "data")
+    assert report.ok, report.summary()
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        extra, customers = con.execute(
+            "select any_value(extra_fields), count(customer_id) "
+            "from staging.stg_pos__receipts").fetchone()
+        kitchen, external = con.execute(
+            "select any_value(extra_fields), count(external_id) "
+            "from staging.stg_pos__receipt_items").fetchone()
+    assert '"loyaltyPoints"' in extra and customers == 0
+    assert '"station"' in kitchen and external == 0
