@@ -81,4 +81,5 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> t
 def serve_forever(config: SandboxConfig, port: int, host: str = "127.0.0.1") -> None:
     """Serve the sandbox in the foreground until interrupted."""
     print(banner(f"http://{host}:{port}", config.chain), flush=True)
+    print(f"\nserver profile: {config.server.describe()}", flush=True)
     uvicorn.run(create_app(config), host=host, port=port, log_level="info")
