@@ -133,7 +133,7 @@ def cmd_load(args: argparse.Namespace) -> int:
         report = run_load(settings, start, end, args.location or None,
                           catalog=not args.no_catalog, vouchers=not args.no_vouchers,
                           models=not args.no_models, verify=args.command == "verify",
-                          progress=progress)
+                          missing_only=args.missing_only, progress=progress)
     print_summary(report)
     return 0 if report.ok else 1
 
@@ -347,12 +347,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="skip the catalog and menu snapshots")
     load.add_argument("--no-vouchers", action="store_true",
                       help="skip the voucher ledger's snapshot")
+    load.add_argument("--missing-only", action="store_true",
+                      help="fetch only the partitions not committed yet (resume a long load "
+                           "that was killed; the others are kept as they are)")
     load.set_defaults(func=cmd_load)
 
     verify = sub.add_parser("verify", help="read loaded days again; replace and record "
                                            "those the POS changed since (source drift)")
     _range_options(verify)
-    verify.set_defaults(func=cmd_load, no_catalog=True, no_vouchers=True)  # revenue only
+    verify.set_defaults(func=cmd_load, no_catalog=True, no_vouchers=True,  # revenue only
+                        missing_only=False)
 
     build = sub.add_parser("build", help="build the warehouse from the lake (what changed "
                                          "since the last build) and check it")

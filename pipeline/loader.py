@@ -67,6 +67,8 @@ class LoadReport:
     partitions: int = 0
     receipts: int = 0
     turnover_net: Decimal = Decimal(0)
+    partitions_kept: int = 0
+    """Partitions committed before and not fetched again (``--missing-only``)."""
     failed_partitions: list[dict] = field(default_factory=list)
     never_loaded: dict[int, int] = field(default_factory=dict)
     """Locations not in this load that have no revenue of some of its dates (how many)."""
@@ -110,6 +112,7 @@ class LoadReport:
             if mat.asset_key == REVENUE_KEY:
                 report.receipts += meta["dagster/row_count"]
                 report.turnover_net += Decimal(meta["turnover_net"])
+                report.partitions_kept += meta.get("partitions_kept", 0)
                 for name, rows in meta.get("unknown_fields", {}).items():
                     report.unknown_fields[name] = report.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
@@ -153,9 +156,11 @@ class LoadReport:
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
         loaded = self.partitions - len(self.failed_partitions)
+        kept = (f", {self.partitions_kept:,} of them committed before and not fetched again"
+                if self.partitions_kept else "")
         lines = [] if self.drift is not None or not self.days else [
             f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} business "
-            f"dates x {self.locations} locations); {self.receipts:,} receipts, "
+            f"dates x {self.locations} locations{kept}); {self.receipts:,} receipts, "
             f"turnover {format_money(self.turnover_net)}"]
         if self.drift is not None:
             lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
@@ -315,7 +320,7 @@ def _stderr(line: str) -> None:
 
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
              *, catalog: bool = True, models: bool = True, verify: bool = False,
-             vouchers: bool | None = None,
+             vouchers: bool | None = None, missing_only: bool = False,
              progress: Callable[[str], None] | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process.
@@ -324,6 +329,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     unless ``vouchers=True``; ``vouchers=False`` leaves out only that), ``models=False``
     the warehouse build. ``verify=True`` loads nothing new: it reads the committed days of
     the range again and replaces those the POS changed (the drift check), then builds.
+    ``missing_only=True`` fetches only the partitions not committed in the lake yet.
     Failed partitions and checks are in the report (and fail the run).
     """
     days = check_dates(settings, start, end)
@@ -341,7 +347,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
                                           "end": end.isoformat()}}}
     else:
         selection = [REVENUE_KEY]
-        ops = {"lake__revenue": located}
+        ops = {"lake__revenue": {"config": {"locations": ids, "missing_only": missing_only}}}
         tags |= range_tags(days[0], days[-1])
         vouchers = catalog if vouchers is None else vouchers
         snapshots = [key for key in wired if key.path[0] == "lake"

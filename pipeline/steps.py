@@ -53,6 +53,18 @@ class PartitionOutcome:
     unknown_fields: dict[str, int] = field(default_factory=dict)
     """Fields the spec does not name (``table.field``: rows), kept in ``extra_fields``."""
     error: str | None = None
+    kept: bool = False
+    """Committed before and not fetched again (a load of the missing partitions only)."""
+
+
+def kept_partition(lake: Lake, location_id: int, day: date) -> PartitionOutcome | None:
+    """The partition's committed load as an outcome (counts from its commit record), or
+    None when it was never committed."""
+    record = lake.committed("revenue", partition_key(location_id, day))
+    if record is None or "receipts" not in record.metadata:
+        return None
+    return PartitionOutcome(location_id, day, receipts=int(record.metadata["receipts"]),
+                            turnover_net=Decimal(record.metadata["turnover_net"]), kept=True)
 
 
 @dataclass
@@ -83,8 +95,12 @@ def _load_one(source: PosSource, lake: Lake, location_id: int, day: date) -> Par
 
 
 def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
-                      configured_ids: list[int] | None = None) -> Iterator[DayOutcome]:
+                      configured_ids: list[int] | None = None,
+                      missing_only: bool = False) -> Iterator[DayOutcome]:
     """Load every (location, day) partition; yield each day as soon as it is done.
+
+    With ``missing_only`` a partition already committed in the lake is not fetched again
+    (a long load resumed after it was killed): its outcome comes from its commit record.
 
     At most ``max_concurrent_requests`` requests are in flight (the source's request
     slots) and up to ``PARTITIONS_PER_REQUEST_SLOT`` times as many partitions in progress,
@@ -96,7 +112,7 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     """
     configured_ids = configured_ids or location_ids
     with frozen_heap():
-        yield from _load_days(source, lake, days, location_ids, configured_ids)
+        yield from _load_days(source, lake, days, location_ids, configured_ids, missing_only)
 
 
 @contextmanager
@@ -120,11 +136,20 @@ def frozen_heap() -> Iterator[None]:
 
 
 def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
-               configured_ids: list[int]) -> Iterator[DayOutcome]:
+               configured_ids: list[int], missing_only: bool) -> Iterator[DayOutcome]:
     jobs = [(day, loc, 1) for day in days for loc in location_ids]
-    jobs.reverse()  # popped from the end: earliest day first
     pending = {day: len(location_ids) for day in days}
     done: dict[date, list[PartitionOutcome]] = {day: [] for day in days}
+    if missing_only:
+        kept = {(day, loc): kept_partition(lake, loc, day) for day, loc, _ in jobs}
+        jobs = [(day, loc, n) for day, loc, n in jobs if kept[(day, loc)] is None]
+        for (day, _), outcome in kept.items():
+            if outcome is not None:
+                done[day].append(outcome)
+                pending[day] -= 1
+        for day in [day for day in days if not pending[day]]:
+            yield _day(lake, day, done.pop(day), location_ids, configured_ids)
+    jobs.reverse()  # popped from the end: earliest day first
     workers = max(1, min(len(jobs), PARTITIONS_PER_REQUEST_SLOT
                          * source.settings.source.max_concurrent_requests))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="revenue") as pool:
@@ -154,11 +179,14 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
-                    outcomes = sorted(done.pop(day), key=lambda o: o.location_id)
-                    missing = _missing(lake, [c for c in configured_ids
-                                              if c not in location_ids], day)
-                    yield DayOutcome(day, outcomes, missing)
+                    yield _day(lake, day, done.pop(day), location_ids, configured_ids)
                 submit_next()
+
+
+def _day(lake: Lake, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],
+         configured_ids: list[int]) -> DayOutcome:
+    missing = _missing(lake, [c for c in configured_ids if c not in location_ids], day)
+    return DayOutcome(day, sorted(outcomes, key=lambda o: o.location_id), missing)
 
 
 def _missing(lake: Lake, others: list[int], day: date) -> list[int]:

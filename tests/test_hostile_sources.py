@@ -247,3 +247,34 @@ def test_a_pos_that_never_stops_paging_is_stopped_at_the_ceiling_by_name(
     (failure,) = report.failed_partitions
     assert "more than 500 receipts" in failure["error"]
     assert "max_receipts_per_partition" in failure["error"] and "1001" in failure["error"]
+
+
+def test_a_resumed_load_fetches_only_the_missing_partitions(tmp_path, sandbox_keys, capsys):
+    """A long load killed part-way and started again with --missing-only: what was committed
+    is not fetched again, and the warehouse holds every day to the cent."""
+    from pos_sandbox.app import create_app
+    from pos_sandbox.server import serving
+
+    asked: list[str] = []  # the window start of every revenue request
+    app = create_app()
+
+    async def counting(scope, receive, send):
+        async def recorded():
+            message = await receive()
+            if scope["path"].endswith("/reports/receipts") and message.get("body"):
+                asked.append(DECODER.decode(message["body"])["after"][:10])
+            return message
+        await app(scope, recorded, send)
+
+    day3 = date(2026, 11, 21)
+    with serving(counting) as url:
+        config = write_config(tmp_path, url)
+        base = ["load", "--config", str(config), "--no-catalog", "--start", str(DAY1)]
+        assert main([*base, "--end", str(DAY2)]) == 0  # the part done before the kill
+        first = len(asked)
+        assert main([*base, "--end", str(day3), "--missing-only"]) == 0
+    assert set(asked[first:]) == {"2026-11-20"}  # only the window of the missing day 3
+    out = capsys.readouterr().out
+    assert "3 of 3 partitions loaded" in out and "2 of them committed before" in out
+    settings = make_settings(url, tmp_path / "data")
+    assert turnover(settings) == {d: truth_turnover(1001, d) for d in (DAY1, DAY2, day3)}

@@ -37,6 +37,7 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
         "dagster/row_count": sum(p.receipts for p in day.partitions),
         "turnover_net": dg.MetadataValue.text(str(turnover)),
         "complete": day.complete,
+        "partitions_kept": sum(p.kept for p in day.partitions),
         "failed_locations": dg.MetadataValue.json(
             {str(p.location_id): p.error for p in day.failed}
             | {str(loc): "never loaded" for loc in day.missing}),
@@ -164,7 +165,7 @@ def _revenue_asset(settings: Settings,
         with (Prebuilds(warehouse, days) if _builds_warehouse(context)
               else contextlib.nullcontext()) as prebuilds:
             for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids,
-                                                      configured), 1):
+                                                      configured, config.missing_only), 1):
                 if prebuilds:
                     prebuilds.day_done(day)
                 for p in day.failed:
