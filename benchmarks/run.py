@@ -345,6 +345,7 @@ def bench_nightly(locations: int, volume: int) -> dict:
             "failed_partitions": sum(len(r.failed_partitions) for r in reports),
             "partitions": sum(r.partitions for r in reports),
             "receipts": sum(r.receipts for r in reports),
+            "revenue_pages": sum(r.pages for r in reports),
             "runs": len(reports), "runs_ok": sum(r.ok for r in reports),
             "target_seconds": 300}
 

@@ -69,6 +69,8 @@ class LoadReport:
     turnover_net: Decimal = Decimal(0)
     partitions_kept: int = 0
     """Partitions committed before and not fetched again (``--missing-only``)."""
+    pages: int = 0
+    """Revenue report pages received (each one request that succeeded)."""
     failed_partitions: list[dict] = field(default_factory=list)
     never_loaded: dict[int, int] = field(default_factory=dict)
     """Locations not in this load that have no revenue of some of its dates (how many)."""
@@ -113,6 +115,7 @@ class LoadReport:
                 report.receipts += meta["dagster/row_count"]
                 report.turnover_net += Decimal(meta["turnover_net"])
                 report.partitions_kept += meta.get("partitions_kept", 0)
+                report.pages += meta.get("pages", 0)
                 for name, rows in meta.get("unknown_fields", {}).items():
                     report.unknown_fields[name] = report.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:

@@ -38,6 +38,7 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
         "turnover_net": dg.MetadataValue.text(str(turnover)),
         "complete": day.complete,
         "partitions_kept": sum(p.kept for p in day.partitions),
+        "pages": sum(p.pages for p in day.partitions),
         "failed_locations": dg.MetadataValue.json(
             {str(p.location_id): p.error for p in day.failed}
             | {str(loc): "never loaded" for loc in day.missing}),
