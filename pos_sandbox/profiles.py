@@ -62,6 +62,28 @@ def compress(body: bytes, encoding: str) -> bytes:
     return packer.compress(body) + packer.flush()
 
 
+async def rewrite_response(app, scope, receive, send, change) -> None:
+    """Run the ASGI ``app`` and send its answer as ``change(status, headers, body)`` returns
+    it, ``(headers, body)``; the content-length is set anew."""
+    start: dict = {}
+    chunks: list[bytes] = []
+
+    async def capture(message):
+        if message["type"] == "http.response.start":
+            start.update(message)
+            return
+        chunks.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        headers, body = change(start["status"], start.get("headers", []), b"".join(chunks))
+        headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+        await send({**start, "headers": [*headers,
+                                         (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    await app(scope, receive, capture)
+
+
 class Compressing:
     """ASGI middleware: every HTTP answer compressed in ``encoding``."""
 
@@ -71,22 +93,10 @@ class Compressing:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        start: dict = {}
-        chunks: list[bytes] = []
 
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = compress(b"".join(chunks), self.encoding)
-            headers = [(k, v) for k, v in start.get("headers", [])
-                       if k.lower() not in (b"content-length", b"content-encoding")]
-            headers += [(b"content-encoding", self.encoding.encode()),
-                        (b"content-length", str(len(body)).encode())]
-            await send({**start, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+        def compressed(status, headers, body):
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-encoding"]
+            return ([*headers, (b"content-encoding", self.encoding.encode())],
+                    compress(body, self.encoding))
 
-        await self.app(scope, receive, capture)
+        await rewrite_response(self.app, scope, receive, send, compressed)

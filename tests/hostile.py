@@ -11,6 +11,7 @@ from decimal import Decimal
 import msgspec
 
 from pos_sandbox.app import SandboxConfig, create_app
+from pos_sandbox.profiles import rewrite_response
 from pos_sandbox.revenue import ENCODER
 from pos_sandbox.server import serving
 
@@ -33,25 +34,13 @@ class _Alter:
         if scope["type"] != "http" or not path.endswith(self.suffix):
             return await self.app(scope, receive, send)
         location = path.split("/")[-3] if self.suffix == REPORTS else None
-        start: dict = {}
-        chunks: list[bytes] = []
 
-        async def capture(message):
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            if start["status"] == 200:
+        def altered(status, headers, body):
+            if status == 200:
                 body = ENCODER.encode(self.alter(location, DECODER.decode(body)))
-            headers = [(k, v) for k, v in start["headers"] if k != b"content-length"]
-            await send({**start, "headers": [*headers,
-                                             (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+            return headers, body
 
-        await self.app(scope, receive, capture)
+        await rewrite_response(self.app, scope, receive, send, altered)
 
 
 def altered_sandbox(alter: Callable, config: SandboxConfig | None = None,
