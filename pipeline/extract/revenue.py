@@ -76,10 +76,6 @@ class RevenuePartition:
         return {name: t.num_rows for name, t in self.tables.items()}
 
 
-class ForeignLocation(Exception):
-    """A receipt of another location than the key's."""
-
-
 class Rejected(Exception):
     """A receipt that rejects its partition: another location's, two versions of one
     transaction in one answer, a stamp that is no date or lies far outside the window."""
@@ -164,7 +160,7 @@ def flatten_receipts(
                                     part.unknown_fields)
         part.turnover_net = _turnover(part.tables["receipt_items"],
                                       [revenue for *_, revenue in rows.items])
-    except (ForeignLocation, Rejected) as exc:
+    except Rejected as exc:
         raise ContractError(f"{where}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
@@ -242,7 +238,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
             txn = r["transactionId"]
             served_for = r["location"]["id"]
             if served_for not in own and str(served_for).strip() not in own:
-                raise ForeignLocation(
+                raise Rejected(
                     f"receipt {txn}: field location.id is {served_for!r}, another location "
                     f"than {part.location_id}, the one this key is bound to; the partition "
                     "is rejected")
