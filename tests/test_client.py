@@ -112,7 +112,7 @@ def test_an_echoed_key_is_redacted_before_the_excerpt_is_shortened():
     assert "HTTP 400" in str(err.value) and SECRET[:4] not in str(err.value)
 
 
-def test_paging_sends_the_cursor_and_stops_on_a_short_page():
+def test_paging_sends_the_cursor_and_confirms_the_end_after_a_short_page():
     bodies = []
 
     def handler(request):
