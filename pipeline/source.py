@@ -11,7 +11,8 @@ from contextlib import ExitStack
 
 import httpx
 
-from pipeline.pos_api.client import Circuit, PosClient, make_http_client
+from pipeline.pos_api.client import PosClient
+from pipeline.pos_api.http import Circuit, make_http_client
 from pipeline.settings import Settings
 
 

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from pipeline.pos_api.client import PosClient, parse_retry_after
+from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.errors import AuthError, ContractError, TransientError
+from pipeline.pos_api.http import parse_retry_after
 from pipeline.settings import SourceSettings
 
 SECRET = "sk-live-9f8e7d6c5b4a"
@@ -213,7 +214,7 @@ def test_read_timeouts_are_retried_and_then_reported():
 
 
 def test_clients_sharing_one_connection_pool_send_their_own_keys():
-    from pipeline.pos_api.client import make_http_client
+    from pipeline.pos_api.http import make_http_client
 
     seen = []
 

@@ -15,12 +15,12 @@ from decimal import Decimal
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from pipeline.extract import columns, schemas
+from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -74,32 +74,6 @@ class RevenuePartition:
     @property
     def row_counts(self) -> dict[str, int]:
         return {name: t.num_rows for name, t in self.tables.items()}
-
-
-class Rejected(Exception):
-    """A receipt that rejects its partition: another location's, two versions of one
-    transaction in one answer, a stamp that is no date or lies far outside the window."""
-
-
-NEIGHBOUR_SLACK = timedelta(hours=1)
-"""How far beyond the requested window a served stamp may lie and still count as a
-neighbour of the margin: a wall clock in the repeated autumn hour reads an hour early."""
-
-
-def _aliases(*resources: type[BaseModel]) -> frozenset[str]:
-    return frozenset(f.alias or name for model in resources
-                     for name, f in model.model_fields.items())
-
-
-KNOWN_FIELDS = {
-    "receipts": _aliases(models.Receipt),
-    "receipt_items": _aliases(models.Item),
-    "item_side_dishes": _aliases(models.Item, models.SideDish),  # a side dish is an Item
-    "payments": _aliases(models.Payment),
-}
-"""The wire fields of each table's object (from the spec's models): any other field of
-the object is kept as JSON in the table's ``extra_fields`` and counted."""
-_EXTRA_ENCODER = msgspec.json.Encoder()
 
 
 MIDNIGHT = time(0)
@@ -183,24 +157,6 @@ class _Rows:
     payments: list[tuple] = field(default_factory=list)
 
 
-def _neighbour(receipt: dict, stamp, tz: ZoneInfo,
-               window: tuple[datetime, datetime] | None) -> None:
-    """A receipt of another business day: it must be a real stamp from the window."""
-    txn = receipt.get("transactionId")
-    try:
-        local = to_local_wall_clock(parse_pos_datetime(stamp), tz)
-    except ValueError:
-        raise Rejected(f"receipt {txn}: field dateTime: {stamp!r} is not a real date and "
-                       "time; the partition is rejected") from None
-    if window is None:
-        return
-    after, before = window
-    if not after - NEIGHBOUR_SLACK <= local.replace(tzinfo=tz) <= before + NEIGHBOUR_SLACK:
-        raise Rejected(f"receipt {txn}: field dateTime: {stamp} lies outside the requested "
-                       f"window {after.isoformat()} .. {before.isoformat()}; the partition "
-                       "is rejected")
-
-
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
                        tz: ZoneInfo, own: set[str], day_starts: time = MIDNIGHT,
                        window: tuple[datetime, datetime] | None = None) -> _Rows:
@@ -225,14 +181,14 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                 clock = stamp[11:]
                 if not (clock >= cut and stamp.startswith(day_prefix)
                         or clock < cut and stamp.startswith(next_prefix)):
-                    _neighbour(r, stamp, tz, window)
+                    check_neighbour(r, stamp, tz, window)
                     part.outside_day += 1
                     continue
             elif not (stamp.__class__ is str and stamp.startswith(day_prefix)
                       and len(stamp) == 19):
                 stamp = _pos_stamp(stamp, tz)  # another day, or another form (ISO 8601)
                 if not stamp.startswith(day_prefix):
-                    _neighbour(r, stamp, tz, window)
+                    check_neighbour(r, stamp, tz, window)
                     part.outside_day += 1
                     continue
             txn = r["transactionId"]
@@ -245,7 +201,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
             if txn in seen:
                 if r != seen[txn]:
                     raise Rejected(f"receipt {txn}: two different versions of this "
-                                   f"transactionId in one answer{_difference(seen[txn], r)}; "
+                                   f"transactionId in one answer{difference(seen[txn], r)}; "
                                    "the partition is rejected")
                 dropped["receipts"] += 1
                 continue
@@ -286,31 +242,6 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         continue
                     payment_ids.add(pid)
                     keep_payment((payment, txn))
-    return out
-
-
-def _difference(first: dict, second: dict) -> str:
-    """Where two versions of a receipt differ, for the message: the first field."""
-    for key in sorted(first.keys() | second.keys()):
-        if first.get(key) != second.get(key):
-            return f" (field {key} differs)"
-    return ""
-
-
-def extra_fields(objects: list[dict], table: str, counts: Counter) -> list[str | None]:
-    """Each object's fields the spec does not name, as a JSON object (None where it has
-    none), counted per ``table.field``."""
-    known = KNOWN_FIELDS[table]
-    out: list[str | None] = []
-    keep = out.append
-    for obj in objects:
-        if obj.keys() <= known:
-            keep(None)
-            continue
-        extra = {k: v for k, v in obj.items() if k not in known}
-        for key in extra:
-            counts[f"{table}.{key}"] += 1
-        keep(_EXTRA_ENCODER.encode(extra).decode())
     return out
 
 

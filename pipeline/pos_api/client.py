@@ -8,13 +8,12 @@ location and the status; the key never appears in a message.
 
 from __future__ import annotations
 
-import email.utils
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,15 +29,14 @@ from tenacity import (
 )
 
 from pipeline.pos_api.errors import (
-    NOT_TRIED,
     AuthError,
     ContractError,
-    PosApiError,
     RequestError,
     RetryableStatus,
     TransientError,
     Unreachable,
 )
+from pipeline.pos_api.http import Circuit, make_http_client, parse_retry_after, read_body
 from pipeline.settings import SourceSettings
 
 _DECODER = msgspec.json.Decoder(float_hook=Decimal)
@@ -52,49 +50,9 @@ def encode_body(model: BaseModel) -> bytes:
 
 
 CATALOG_TAKE_MAX = 500
-ACCEPT_ENCODING = "gzip, deflate"
-"""What the client can decode, said explicitly: httpx would add ``br`` and ``zstd`` only
-where optional packages happen to be installed."""
-
-
 def decode_json(content: bytes) -> Any:
     """Decode a JSON body; numbers with a fraction become exact ``Decimal``."""
     return _DECODER.decode(content)
-
-
-def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP-date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = now() if now else datetime.now(UTC)
-    return max(0.0, (when - current).total_seconds())
-
-
-def make_http_client(base_url: str, source: SourceSettings,
-                     transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """An ``httpx.Client`` for one base URL: timeouts and headers, no key.
-
-    The key travels with each request of a ``PosClient``, so a shared client never sends
-    the key of another location.
-    """
-    return httpx.Client(
-        base_url=base_url,
-        headers={"accept": "application/json", "accept-encoding": ACCEPT_ENCODING},
-        timeout=httpx.Timeout(source.read_timeout_seconds,
-                              connect=source.connect_timeout_seconds),
-        transport=transport,
-    )
 
 
 @dataclass
@@ -104,34 +62,6 @@ class ClientStats:
     requests: int = 0
     retries: int = 0
     pages: int = 0
-
-
-class Circuit:
-    """What a load has learnt of its POS, shared by its clients: an address that could not
-    be reached, a location whose key was refused. Requests there are not tried again, so a
-    dead host or a wrong key fails a load in seconds with one message, not once per
-    partition after its retries."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.unreachable: dict[str, str] = {}
-        self.refused: dict[tuple[str, int], str] = {}
-
-    def check(self, base_url: str, location_id: int) -> None:
-        if (reason := self.unreachable.get(base_url)) is not None:
-            raise Unreachable(NOT_TRIED + reason, location_id=location_id)
-        if (reason := self.refused.get((base_url, location_id))) is not None:
-            raise AuthError(NOT_TRIED + reason, location_id=location_id, status=401)
-
-    def trip(self, exc: PosApiError, base_url: str) -> None:
-        """Remember a dead address, or a key the server does not know (401: every request
-        with it fails; a 403 may concern one action only, so it trips nothing)."""
-        with self._lock:
-            if isinstance(exc, Unreachable):
-                self.unreachable.setdefault(base_url, str(exc))
-            elif isinstance(exc, AuthError) and exc.status == 401 \
-                    and exc.location_id is not None:
-                self.refused.setdefault((base_url, exc.location_id), str(exc))
 
 
 def _only_the_cursors_neighbours(rows: list, cursor: dict | None, where: str,
@@ -208,7 +138,9 @@ class PosClient:
             self.stats.requests += 1
             headers = {**kwargs.get("headers", {}), **self._auth}
             with self._http.stream(method, path, **{**kwargs, "headers": headers}) as streamed:
-                body = self._read_body(streamed, method, path, deadline)
+                body = read_body(streamed, self.source.max_response_mb, deadline,
+                                 f"location {self.location_id}: {method} {path}",
+                                 self.location_id)
             # The body is decoded already: the answer handed on no longer carries the
             # server's content-encoding (httpx would decode it a second time).
             plain = [(k, v) for k, v in streamed.headers.multi_items()
@@ -219,37 +151,6 @@ class PosClient:
             raise RetryableStatus(response.status_code,
                                   parse_retry_after(response.headers.get("retry-after")))
         return response
-
-    def _read_body(self, streamed: httpx.Response, method: str, path: str,
-                   deadline: float) -> bytes:
-        """The decoded body, bounded in time and size.
-
-        httpx's read timeout is per chunk: a server that trickles a byte at a time would
-        never time out, so the request's deadline bounds the whole body. The size is
-        counted after decompression while streaming, so a compressed bomb stops within
-        one chunk of the limit, and a body that cannot be decoded is a contract error.
-        """
-        limit = self.source.max_response_mb * 2**20
-        body = bytearray()
-        try:
-            for chunk in streamed.iter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise ContractError(
-                        f"location {self.location_id}: {method} {path}: the answer is larger "
-                        f"than source.max_response_mb = {self.source.max_response_mb} MB "
-                        f"(decompressed); it was not read further",
-                        location_id=self.location_id)
-                if time.monotonic() > deadline:
-                    raise httpx.ReadTimeout("the response did not complete within "
-                                            "request_deadline_seconds", request=streamed.request)
-        except httpx.DecodingError as exc:
-            encoding = streamed.headers.get("content-encoding", "none")
-            raise ContractError(
-                f"location {self.location_id}: {method} {path}: the body cannot be decoded "
-                f"(content-encoding {encoding!r}; this client accepts {ACCEPT_ENCODING}): "
-                f"{type(exc).__name__}", location_id=self.location_id) from None
-        return bytes(body)
 
     def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
         self._circuit.check(self.base_url, self.location_id)
