@@ -60,7 +60,10 @@ class PartitionOutcome:
 def kept_partition(lake: Lake, location_id: int, day: date) -> PartitionOutcome | None:
     """The partition's committed load as an outcome (counts from its commit record), or
     None when it was never committed."""
-    record = lake.committed("revenue", partition_key(location_id, day))
+    try:
+        record = lake.committed("revenue", partition_key(location_id, day))
+    except ObjectLakeError:  # the store cannot tell: the partition is loaded, and fails by name
+        return None
     if record is None or "receipts" not in record.metadata:
         return None
     return PartitionOutcome(location_id, day, receipts=int(record.metadata["receipts"]),

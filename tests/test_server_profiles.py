@@ -2,7 +2,6 @@
 the whole load (Dagster job, lake, warehouse), the warehouse compared with the sandbox's
 own truth to the cent."""
 
-from dataclasses import replace
 from datetime import date
 
 import duckdb
@@ -101,7 +100,7 @@ def test_a_receipt_voided_at_the_source_after_it_was_loaded_leaves_the_warehouse
 
 def test_unknown_fields_are_kept_in_the_lake_and_left_out_fields_are_null(
         tmp_path, sandbox_keys):
-    config = SandboxConfig(data=replace(SandboxData(), extra_fields=True, drop_optional=True))
+    config = SandboxConfig(data=SandboxData(extra_fields=True, drop_optional=True))
     settings, report = load(config, tmp_path / "data")
     assert report.ok, report.summary()
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
