@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import signal
 import sys
+import threading
 from datetime import date
 from pathlib import Path
 
+import duckdb
+
 from pipeline.settings import ConfigError, load_settings
+from pipeline.untrusted import for_terminal
 
 
 class Parser(argparse.ArgumentParser):
@@ -52,7 +57,7 @@ def _date(value: str) -> date:
 def _location_count(value: str) -> int:
     from pos_sandbox.world import MAX_LOCATIONS
 
-    if not value.isdigit() or not 1 <= int(value) <= MAX_LOCATIONS:
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_LOCATIONS:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_LOCATIONS}, got {value!r}")
     return int(value)
 
@@ -90,14 +95,19 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def _count(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number (1 or more), got {value!r}")
     return int(value)
 
 
+MAX_DAYS = 36_600
+"""A century of business dates: the most ``--days`` can ask for."""
+
+
 def _positive(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of days (1 or more), got {value!r}")
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"expected a number of days, 1 to {MAX_DAYS:,}, "
+                                         f"got {value!r}")
     return int(value)
 
 
@@ -135,7 +145,13 @@ def cmd_load(args: argparse.Namespace) -> int:
                           models=not args.no_models, verify=args.command == "verify",
                           missing_only=args.missing_only, progress=progress)
     print_summary(report)
-    return 0 if report.ok else 1
+    return exit_code(report)
+
+
+def exit_code(report) -> int:
+    """0 when everything was loaded and built, 130 when Ctrl-C or SIGTERM stopped the run,
+    else 1."""
+    return 130 if report.interrupted else 0 if report.ok else 1
 
 
 def cmd_order(args: argparse.Namespace) -> int:
@@ -197,8 +213,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from pipeline.loader import run_build
 
     report = run_build(load_settings(args.config), full=args.full)
-    print(report.summary())
-    return 0 if report.ok else 1
+    print(for_terminal(report.summary()))
+    return exit_code(report)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -222,25 +238,32 @@ def cmd_export(args: argparse.Namespace) -> int:
     selection = Selection(args.model, args.start, args.end,
                           parse_locations(settings, args.location))
     try:
-        rows = export(settings, selection, fmt, output)
+        done = export(settings, selection, fmt, output, raw_text=args.raw_text)
     except ExportError as exc:
-        print(f"export: {exc}", file=sys.stderr)
+        print(f"export: {for_terminal(str(exc))}", file=sys.stderr)
         return 1
+    for warning in done.warnings:
+        print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     what = "bookings" if fmt == "datev" else "rows"
-    print(f"wrote {rows:,} {what} of {args.model} to {output} ({fmt})")
+    print(f"wrote {done.rows:,} {what} of {args.model} to {output} ({fmt})")
     return 0
 
 
-def cmd_docs(args: argparse.Namespace) -> int:
-    import duckdb
+def _warehouse_found(command: str, path: Path) -> bool:
+    """Is there a warehouse file to read? If not, say what to do."""
+    if path.is_file():
+        return True
+    print(f"{command}: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) first"
+          if not path.exists() else f"{command}: {path} is not a file", file=sys.stderr)
+    return False
 
+
+def cmd_docs(args: argparse.Namespace) -> int:
     from pipeline.docs import catalog, render_html, render_markdown
 
     settings = load_settings(args.config)
     path = settings.warehouse.warehouse_path
-    if not path.exists():
-        print(f"docs: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) first",
-              file=sys.stderr)
+    if not _warehouse_found("docs", path):
         return 1
     output = Path(args.output or settings.warehouse.data_dir / "docs" / "index.html")
     with duckdb.connect(str(path), read_only=True) as con:
@@ -261,9 +284,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     path = settings.warehouse.warehouse_path
-    if not path.exists():
-        print(f"report: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) "
-              "first", file=sys.stderr)
+    if not _warehouse_found("report", path):
         return 1
     output = Path(args.output or settings.warehouse.data_dir / "report" / "index.html")
     locations, days = write_report(path, output, location_names(settings))
@@ -375,7 +396,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="only this location, by id or short code (repeatable)")
     exp.add_argument("--format", choices=("csv", "xlsx", "parquet", "datev"),
                      help="default: from the --output suffix, else csv")
-    exp.add_argument("--output", "-o", help="file to write (default: <model>.<format>)")
+    exp.add_argument("--output", "-o", help="file to write (default: <model>.<format>); a "
+                                            "symlink is written through to its file")
+    exp.add_argument("--raw-text", action="store_true",
+                     help="CSV: keep text fields byte for byte; by default a field a "
+                          "spreadsheet would run as a formula (=, +, -, @, tab, CR) is "
+                          "prefixed with ' (for machine consumers only)")
     exp.set_defaults(func=cmd_export)
 
     for name, func, what, output in (
@@ -405,23 +431,42 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stop as Ctrl-C does (every ``finally`` runs, scratch files go)."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``pos-etl``."""
+    """Entry point of ``pos-etl``: every error is one line on stderr, no traceback
+    (exit 2 for a configuration or usage error, 1 for a failure, 130 for Ctrl-C, 143
+    for SIGTERM)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # `pos-etl` alone: what it can do
         parser.print_help()
         return 0
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except ConfigError as exc:
-        print(f"configuration error: {exc}", file=sys.stderr)
+        print(f"configuration error: {for_terminal(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a read-only or full disk, a path that is not a folder
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"error: {for_terminal(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 1
+    except duckdb.Error as exc:  # a warehouse file that is not one, or is damaged
+        print(f"error: {for_terminal(str(exc).splitlines()[0])}", file=sys.stderr)
+        return 1
+    except Terminated:
+        print("stopped (SIGTERM)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
+        print("stopped (Ctrl-C)", file=sys.stderr)
         return 130
 
 

@@ -84,7 +84,7 @@ def check_day(source: PosSource, lake: Lake, location_id: int, day: date) -> Day
     try:
         part = extract_revenue_partition(source, location_id, day)
     except (PosApiError, ConfigError) as exc:
-        check.error = str(exc)
+        check.error = source.redact(str(exc))
         return check
     meta = committed.metadata
     check.after = (part.row_counts["receipts"], part.turnover_net)

@@ -27,9 +27,11 @@ from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.money import format_money
 from pipeline.partitions import range_tags
 from pipeline.pos_api.errors import NOT_TRIED
+from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
 from pipeline.steps import frozen_heap
+from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
 
 SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
@@ -90,6 +92,8 @@ class LoadReport:
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    """A step was stopped by Ctrl-C or SIGTERM (the command exits 130)."""
 
     @property
     def prebuilt_note(self) -> str:
@@ -151,8 +155,16 @@ class LoadReport:
         for event in result.all_events:
             if event.is_step_failure:
                 failure = event.step_failure_data
-                message = (failure.user_failure_data.description if failure.user_failure_data
-                           else failure.error.message.strip())
+                error = failure.error
+                while error.cause is not None:  # the error the step's own code raised
+                    error = error.cause
+                if error.cls_name == "DagsterExecutionInterruptedError":
+                    report.interrupted = True
+                    message = "stopped (Ctrl-C or SIGTERM)"
+                elif failure.user_failure_data:
+                    message = failure.user_failure_data.description
+                else:  # its first line: a DuckDB error names the file, then quotes SQL
+                    message = (error.message.strip().splitlines() or [error.cls_name])[0]
                 report.errors.append(f"{event.step_key}: {message}")
         return report
 
@@ -239,7 +251,7 @@ def print_summary(report: LoadReport, stream=None) -> None:
     failure by name; elsewhere the plain lines of ``LoadReport.summary``."""
     stream = stream or sys.stdout
     if not stream.isatty():
-        print(report.summary(), file=stream, flush=True)
+        print(for_terminal(report.summary()), file=stream, flush=True)
         return
     from rich.console import Console
     from rich.table import Table
@@ -264,7 +276,7 @@ def print_summary(report: LoadReport, stream=None) -> None:
     table.add_row("result", "[green]OK[/green]" if report.ok else "[red]FAILED[/red]")
     console = Console(file=stream)
     console.print(table)
-    for line in report.summary().splitlines():
+    for line in for_terminal(report.summary()).splitlines():
         if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
             console.print(line, markup=False, highlight=False)
     console.print(f"dagster run: {report.run_id}", markup=False, highlight=False)
@@ -318,7 +330,7 @@ def progress_logger(progress: Callable[[str], None]) -> dg.LoggerDefinition:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    print(for_terminal(line), file=sys.stderr, flush=True)
 
 
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
@@ -362,7 +374,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             selection += [key for key in snapshots if key.path[-1] == "vouchers"]
     if models:
         selection += [key for key in wired if key.path[0] == "warehouse"]
-    result = _execute(settings, job, ops, tags, instance, selection)
+    result = _execute(settings, job, ops, tags, instance, selection, progress or _stderr)
     report = LoadReport.from_run(result, len(days))
     if vouchers and not verify and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
@@ -378,17 +390,23 @@ def run_build(settings: Settings, *, full: bool = False,
     defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
     result = _execute(settings, defs.resolve_job_def(WAREHOUSE_JOB),
                       {"warehouse_models": {"config": {"full": full}}},
-                      {"pos_etl/trigger": "cli"}, instance)
+                      {"pos_etl/trigger": "cli"}, instance, None, progress or _stderr)
     return LoadReport.from_run(result, days=0)
 
 
 def _execute(settings: Settings, job: dg.JobDefinition, ops: dict, tags: dict[str, str],
-             instance: dg.DagsterInstance | None,
-             selection: list[dg.AssetKey] | None = None) -> dg.ExecuteInProcessResult:
-    """Run ``job`` in this process on the shared instance, printing its progress."""
+             instance: dg.DagsterInstance | None, selection: list[dg.AssetKey] | None,
+             say: Callable[[str], None]) -> dg.ExecuteInProcessResult:
+    """Run ``job`` in this process on the shared instance, printing its progress: first
+    the runs that died are failed and their pool slots freed, and a full pool is waited
+    for with a word (``pipeline.runs``)."""
     with ExitStack() as stack:
         stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
+        for line in reap_dead_runs(dagster):
+            say(line)
+        wait_for_pools(dagster, {n.definition.pool for n in job.graph.nodes} - {None}, say)
         return job.execute_in_process(
-            instance=dagster, tags=tags, run_config={"ops": ops, "loggers": {"progress": {}}},
+            instance=dagster, tags=tags | process_tags(),
+            run_config={"ops": ops, "loggers": {"progress": {}}},
             asset_selection=selection, raise_on_error=False)

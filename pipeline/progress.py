@@ -10,6 +10,8 @@ import time
 from datetime import timedelta
 from typing import TextIO
 
+from pipeline.untrusted import for_terminal
+
 REVENUE = re.compile(r"^revenue: ([\d,]+)/([\d,]+) business dates x (\d+) locations, "
                      r"([\d,]+) receipts")
 
@@ -77,6 +79,7 @@ class LoadProgress:
                     + (f", about {_clock(eta)} to go)" if done < total else ")"))
 
     def _print(self, line: str) -> None:
+        line = for_terminal(line)  # a POS's error answer may carry escape sequences
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False)
         else:

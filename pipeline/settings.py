@@ -9,6 +9,7 @@ variable that holds its key, read only when a run needs it.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
@@ -24,7 +25,22 @@ class ConfigError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {value!r} (an IANA name, e.g. Europe/Vienna)") \
+            from None
+    return value
+
+
+_ACCOUNT = re.compile(r"[0-9]{1,9}")
+PATH_SPECIALS = "?*[]{}%"
+"""Characters a data folder must not hold: DuckDB and object stores read them as glob
+patterns or URL escapes, so files would be looked for elsewhere."""
 
 
 class SourceSettings(_Strict):
@@ -34,19 +50,19 @@ class SourceSettings(_Strict):
     """``{voucher_url}`` of the voucher ledger; unset means vouchers are not loaded."""
     voucher_api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     """Variable holding the ledger's key; unset means the first location's key."""
-    connect_timeout_seconds: float = Field(10.0, gt=0)
-    read_timeout_seconds: float = Field(60.0, gt=0)
-    request_deadline_seconds: float = Field(300.0, gt=0)
+    connect_timeout_seconds: float = Field(10.0, gt=0, le=3600)
+    read_timeout_seconds: float = Field(60.0, gt=0, le=3600)
+    request_deadline_seconds: float = Field(300.0, gt=0, le=86_400)
     """Overall time one logical request may take, retries and waits included."""
     max_attempts: int = Field(6, ge=1, le=20)
-    backoff_initial_seconds: float = Field(0.5, ge=0)
-    backoff_max_seconds: float = Field(60.0, ge=0)
+    backoff_initial_seconds: float = Field(0.5, ge=0, le=3600)
+    backoff_max_seconds: float = Field(60.0, ge=0, le=3600)
     page_size: int = Field(500, ge=1, le=10_000)
     """``limit`` sent with each revenue report page."""
-    max_receipts_per_partition: int = Field(200_000, ge=1)
+    max_receipts_per_partition: int = Field(200_000, ge=1, le=100_000_000)
     """Ceiling on the receipts of one location's window: a server that keeps sending full
     pages of new receipts is stopped with an error instead of being paged forever."""
-    max_catalog_records: int = Field(100_000, ge=1)
+    max_catalog_records: int = Field(100_000, ge=1, le=100_000_000)
     """Ceiling on one catalog listing (products, categories or spots of a location): a
     ``total`` above it, or pages that keep coming, fail the snapshot instead of filling
     memory."""
@@ -60,8 +76,9 @@ class SourceSettings(_Strict):
     @field_validator("base_url", "voucher_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
+        if value is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+            raise ValueError("must be an http:// or https:// address without spaces, query "
+                             "or fragment")
         return value.rstrip("/") if value else value
 
 
@@ -102,14 +119,7 @@ class LocationSettings(_Strict):
     """Local wall-clock time (HH:MM) at which a business day starts: a receipt stamped
     before it belongs to the day before (a hotel's night audit at 02:30, say)."""
 
-    @field_validator("timezone")
-    @classmethod
-    def _timezone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"unknown time zone {value!r}") from None
-        return value
+    _timezone = field_validator("timezone")(_zone)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -135,7 +145,20 @@ class ScheduleSettings(_Strict):
     drift_check_days: int = Field(7, ge=0, le=366)
     """Older days the nightly run reads again in rotation to find source drift (0: off)."""
     cron: str = "30 3 * * *"
+    """When the nightly runs: five cron fields (minute hour day month weekday)."""
     timezone: str = "Europe/Vienna"
+
+    _timezone = field_validator("timezone")(_zone)
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        from croniter import croniter
+
+        if len(value.split()) != 5 or not croniter.is_valid(value):
+            raise ValueError(f"{value!r} is not a cron schedule of five fields "
+                             "(minute hour day month weekday), e.g. '30 3 * * *'")
+        return value
 
 
 class DatevSettings(_Strict):
@@ -166,15 +189,15 @@ class DatevSettings(_Strict):
     @classmethod
     def _accounts(cls, value: dict[str, str]) -> dict[str, str]:
         for key, account in value.items():
-            if not account.isdigit():
-                raise ValueError(f"account {account!r} of {key!r} must be digits")
+            if not _ACCOUNT.fullmatch(account):
+                raise ValueError(f"account {account!r} of {key!r} must be 1 to 9 digits")
         return value
 
     @field_validator("tip_account", "clearing_account", "suspense_account", "cash_account")
     @classmethod
     def _account(cls, value: str) -> str:
-        if not value.isdigit():
-            raise ValueError(f"account {value!r} must be digits")
+        if not _ACCOUNT.fullmatch(value):
+            raise ValueError(f"account {value!r} must be 1 to 9 digits")
         return value
 
 
@@ -190,12 +213,7 @@ class AccountingSettings(_Strict):
     @field_validator("ledger_timezone")
     @classmethod
     def _timezone(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                ZoneInfo(value)
-            except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(f"unknown time zone {value!r}") from None
-        return value
+        return None if value is None else _zone(value)
 
 
 class Settings(_Strict):
@@ -296,7 +314,9 @@ def load_settings(path: str | Path | None = None) -> Settings:
     """
     path = path or os.environ.get(CONFIG_ENV)
     if not path:
-        return sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
+        settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
+        _check_data_dir("POS_ETL_DATA_DIR", settings.warehouse.data_dir)
+        return settings
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -313,6 +333,17 @@ def load_settings(path: str | Path | None = None) -> Settings:
         data_dir = path.parent / data_dir
         settings = settings.model_copy(update={
             "warehouse": settings.warehouse.model_copy(update={"data_dir": data_dir})})
-    if data_dir.exists() and not data_dir.is_dir():
-        raise ConfigError(f"{path}: warehouse.data_dir: {data_dir} is a file, not a folder")
+    _check_data_dir(f"{path}: warehouse.data_dir", data_dir)
     return settings
+
+
+def _check_data_dir(where: str, data_dir: Path) -> None:
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"{where}: {data_dir} is a file, not a folder")
+    text = str(data_dir.resolve())
+    if (found := sorted({c for c in text if c in PATH_SPECIALS})) or "://" in text:
+        shown = " ".join(found) or "://"
+        raise ConfigError(f"{where}: {text} holds {shown}, which DuckDB and object stores "
+                          "read as patterns or URL escapes; choose a folder without "
+                          f"{PATH_SPECIALS} (the config file's folder counts for a relative "
+                          "data_dir)")

@@ -14,6 +14,7 @@ import httpx
 from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.http import Circuit, make_http_client
 from pipeline.settings import Settings
+from pipeline.untrusted import Redactor
 
 
 class PosSource:
@@ -32,6 +33,12 @@ class PosSource:
         self._lock = threading.Lock()
         self.circuit = Circuit()
         """Shared by every client of this source: a dead host or a refused key is tried once."""
+        self._keys: set[str] = set()
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error, which may quote a POS answer) without any key this source
+        has used, in any case or in part, nor URL credentials."""
+        return Redactor(self._keys)(text)
 
     def __enter__(self) -> PosSource:
         if self.base_url is None:
@@ -77,6 +84,7 @@ class PosSource:
 
     def _client(self, base_url: str, api_key: str, location_id: int, key_env: str,
                 http: httpx.Client | None = None) -> PosClient:
+        self._keys.add(api_key)
         extra = {"sleep": self.sleep} if self.sleep else {}
         return PosClient(
             base_url=base_url, api_key=api_key, location_id=location_id,

@@ -176,9 +176,9 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                         jobs.insert(0, (day, loc, attempt + 1))
                         submit_next()
                         continue
-                    outcome = PartitionOutcome(loc, day, error=str(exc))
+                    outcome = PartitionOutcome(loc, day, error=source.redact(str(exc)))
                 except (PosApiError, ConfigError, ObjectLakeError) as exc:
-                    outcome = PartitionOutcome(loc, day, error=str(exc))
+                    outcome = PartitionOutcome(loc, day, error=source.redact(str(exc)))
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
@@ -222,5 +222,5 @@ def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
         try:
             outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
         except (PosApiError, ConfigError, ObjectLakeError) as exc:
-            outcomes.append(SnapshotOutcome(loc, error=str(exc)))
+            outcomes.append(SnapshotOutcome(loc, error=source.redact(str(exc))))
     return outcomes

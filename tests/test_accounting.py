@@ -192,11 +192,13 @@ def _datev_settings(built, **datev):
 
 
 def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
-    from pipeline.export import Selection, export, read_datev
+    from pipeline.datev import read_datev
+    from pipeline.export import Selection, export
 
     settings = _datev_settings(built, fiscal_year_start="03-01")
     target = tmp_path / "EXTF_Buchungsstapel.csv"
-    n = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev", target)
+    n = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+               target).rows
     header, rows = read_datev(target)
     assert header[:5] == ["EXTF", "700", "21", "Buchungsstapel", "13"]
     assert header[10:16] == ["29098", "55003", "20260301", "4", "20260327", "20260329"]
@@ -253,7 +255,7 @@ def test_exports_hold_the_warehouse_rows_exactly(built, tmp_path, fmt):
 
     target = tmp_path / f"close.{fmt}"
     sel = Selection("rpt_daily_close", DAYS[1], DAYS[2], [1002])
-    assert export(built, sel, fmt, target) == 2
+    assert export(built, sel, fmt, target).rows == 2
     expected = query(built, "select business_date, revenue_amount, vat_amount "
                             "from rpt_daily_close where location_id = 1002 "
                             f"and business_date >= '{DAYS[1]}' order by 1")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pipeline.untrusted import markdown
+
 
 def markdown_table(header: list[str], rows: list[list]) -> str:
-    """A Markdown table (the Dagster UI renders it); '|' in values is escaped."""
-    def cell(value) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
+    """A Markdown table (the Dagster UI renders it). Every value is literal text: POS
+    strings (transaction types, names, error answers) cannot make a link, an image or
+    another cell."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -87,7 +87,7 @@ def build_snapshot_assets(settings: Settings) -> list[dg.AssetsDefinition]:
             outcome = SnapshotOutcome(None, load_voucher_snapshot(pos, lake,
                                                                   snapshot_date(settings)))
         except (PosApiError, ConfigError) as exc:
-            outcome = SnapshotOutcome(None, error=str(exc))
+            outcome = SnapshotOutcome(None, error=pos.redact(str(exc)))
         yield from snapshot_results(vouchers_key, [outcome], lake)
 
     ledger = [vouchers] if settings.uses_sandbox or settings.source.voucher_url else []

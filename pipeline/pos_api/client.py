@@ -38,6 +38,7 @@ from pipeline.pos_api.errors import (
 )
 from pipeline.pos_api.http import Circuit, make_http_client, parse_retry_after, read_body
 from pipeline.settings import SourceSettings
+from pipeline.untrusted import Redactor, redact_url
 
 _DECODER = msgspec.json.Decoder(float_hook=Decimal)
 _TEXT_DECODER = msgspec.json.Decoder(float_hook=str)
@@ -108,8 +109,10 @@ class PosClient:
         self._owns_http = http is None
         self._http = http or make_http_client(base_url, self.source, transport)
         self._auth = {"x-api-key": api_key}
+        self._redact = Redactor([api_key])
         self._circuit = circuit or Circuit()
-        self.base_url = str(self._http.base_url).rstrip("/")
+        self.base_url = redact_url(str(self._http.base_url).rstrip("/"))
+        """The POS's address as messages show it (credentials in it replaced)."""
 
     def close(self) -> None:
         if self._owns_http:
@@ -198,9 +201,8 @@ class PosClient:
         return response
 
     def _excerpt(self, response: httpx.Response) -> str:
-        key = self._auth["x-api-key"]
-        text = response.text.replace(key, "<API_KEY>") if key else response.text
-        return text[:300]
+        """The start of an error answer, the key redacted in any form it may be echoed."""
+        return self._redact(response.text[:2000])[:300]
 
     def _decode(self, response: httpx.Response, what: str, decoder=_DECODER) -> Any:
         try:
