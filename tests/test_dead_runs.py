@@ -1,0 +1,168 @@
+"""A run that died (kill -9, OOM, power loss) never keeps a pool slot: the next command
+fails it, frees its slots and says so in one line. A command waiting for a slot held by
+a live run says what it waits for, and SIGTERM or Ctrl-C stops it (143, 130); Ctrl-C
+during a run exits 130. All on a real data dir, with the CLI in its own processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import date
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from pipeline.runs import IN_PROGRESS, PID_TAG
+from pos_sandbox.app import Faults, SandboxConfig, create_app
+from pos_sandbox.server import serving
+from tests.conftest import write_config
+
+ROOT = Path(__file__).resolve().parent.parent
+DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
+
+
+def environment() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("DAGSTER_HOME", "POS_ETL_CONFIG")}
+    return env | {"POS_TEST_KEY_1001": "sandbox-key-1001"}
+
+
+def cli(config: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "pipeline.cli", *args[:1], "--config", str(config), *args[1:]]
+
+
+LOAD = ("load", "--start", str(DAY1), "--end", str(DAY2), "--no-catalog")
+
+
+def figures(folder: Path) -> list:
+    with duckdb.connect(str(folder / "data" / "warehouse.duckdb"), read_only=True) as con:
+        return con.execute("select business_date, revenue_receipt_count, turnover_net "
+                           "from fct_turnover_daily order by 1").fetchall()
+
+
+def instance_of(folder: Path) -> dg.DagsterInstance:
+    return dg.DagsterInstance.from_config(str(folder / "data" / "dagster_home"))
+
+
+def holders(instance: dg.DagsterInstance, pool: str) -> set[str]:
+    return {s.run_id for s in instance.event_log_storage.get_concurrency_info(pool).claimed_slots}
+
+
+def kill_once_it_holds(instance, command: list[str], pool: str) -> None:
+    """Start ``command``, wait until its run holds a slot of ``pool``, kill -9 it."""
+    process = subprocess.Popen(command, cwd=ROOT, env=environment(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            runs = [instance.get_run_by_id(r) for r in holders(instance, pool)]
+            if any(r and r.tags.get(PID_TAG) == str(process.pid) for r in runs):
+                return
+            assert process.poll() is None, "the command ended before it held a slot"
+            time.sleep(0.05)
+        pytest.fail(f"{command} never held a slot of {pool}")
+    finally:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def loaded(tmp_path):
+    """A data dir loaded over DAY1..DAY2 from a sandbox served over HTTP; yields its config."""
+    with serving(create_app()) as url:
+        config = write_config(tmp_path, url)
+        done = subprocess.run(cli(config, *LOAD), cwd=ROOT, env=environment(),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        yield config
+
+
+def test_six_killed_builds_and_six_killed_loads_never_wedge_the_instance(loaded, tmp_path):
+    before = figures(tmp_path)
+    with instance_of(tmp_path) as instance:
+        for _ in range(6):
+            kill_once_it_holds(instance, cli(loaded, "build", "--full"), "warehouse")
+        for _ in range(6):
+            kill_once_it_holds(instance, cli(loaded, *LOAD), "pos_api")
+        assert holders(instance, "pos_api")  # the last one's slot is still taken
+        started = time.monotonic()
+        done = subprocess.run(cli(loaded, "build"), cwd=ROOT, env=environment(),
+                              capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - started
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert took < 30
+        died = [line for line in done.stderr.splitlines() if "died without finishing" in line]
+        assert len(died) == 1 and "(load_job, pid " in died[0], done.stderr
+        assert figures(tmp_path) == before
+        assert not holders(instance, "pos_api") and not holders(instance, "warehouse")
+        assert not instance.get_runs(dg.RunsFilter(statuses=IN_PROGRESS))
+        failed = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
+        assert len(failed) == 12
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    import dagster as dg
+    from pipeline.runs import process_tags
+    instance = dg.DagsterInstance.from_config(sys.argv[1])
+    instance.event_log_storage.set_concurrency_slots("warehouse", 1)
+    run = instance.create_run_for_job(dg.GraphDefinition("held").to_job(),
+                                      tags=process_tags())
+    instance.event_log_storage.claim_concurrency_slot("warehouse", run.run_id, "hold")
+    print(run.run_id, flush=True)
+    time.sleep(600)
+""")
+
+
+def test_a_command_waiting_for_a_live_runs_slot_says_so_and_stops_on_a_signal(
+        loaded, tmp_path):
+    home = tmp_path / "data" / "dagster_home"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(home)], cwd=ROOT,
+                              env=environment(), stdout=subprocess.PIPE, text=True)
+    try:
+        held_by = holder.stdout.readline().strip()[:8]
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            waiting = subprocess.Popen(cli(loaded, "build"), cwd=ROOT, env=environment(),
+                                       stderr=subprocess.PIPE, text=True)
+            line = waiting.stderr.readline()
+            assert f"waiting for a free slot: pool 'warehouse' (1 of 1 slots taken by " \
+                   f"run(s) {held_by})" in line
+            waiting.send_signal(sig)
+            assert waiting.wait(timeout=10) == code
+            assert "stopped" in waiting.stderr.read()
+        holder.kill()
+        holder.wait()
+        done = subprocess.run(cli(loaded, "build"), cwd=ROOT, env=environment(),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert f"run {held_by} " in done.stderr and "died without finishing" in done.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_ctrl_c_during_a_load_exits_130(tmp_path):
+    slow = SandboxConfig(faults=Faults(latency_ms=400))
+    with serving(create_app(slow)) as url:
+        config = write_config(tmp_path, url)
+        load = subprocess.Popen(cli(config, "load", "--start", "2026-10-01", "--end",
+                                    str(DAY2), "--no-catalog"),
+                                cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "data" / "dagster_home" / "dagster.yaml").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with instance_of(tmp_path) as instance:
+            while not holders(instance, "pos_api") and time.monotonic() < deadline:
+                time.sleep(0.05)
+        time.sleep(1)
+        load.send_signal(signal.SIGINT)
+        out, err = load.communicate(timeout=60)
+    assert load.returncode == 130, out + err
+    assert "FAILED lake__revenue: stopped (Ctrl-C or SIGTERM)" in out
