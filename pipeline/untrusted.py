@@ -82,7 +82,7 @@ def markdown(value: object) -> str:
     """``value`` as literal text in Markdown (a table cell, say): every character Markdown
     or its HTML would act on is escaped, line breaks become spaces, so ``![x](http://...)``
     shows as those characters and fetches nothing."""
-    text = _CONTROL.sub(" ", for_terminal(str(value)).replace("\r", " ").replace("\n", " "))
+    text = for_terminal(str(value)).replace("\n", " ").replace("\t", " ")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
