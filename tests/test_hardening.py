@@ -239,6 +239,14 @@ def test_keys_in_any_form_and_escape_sequences_reach_no_file_and_no_terminal(tmp
     assert "FAILED 1002 2026-11-20" in output and "answered HTTP 400" in output
     assert "\x1b" not in output and "\r" not in output
     assert not key_forms(output), output
+    # the same POS gone: the unreachable address is named without its credentials
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "load", "--config", str(config),
+         "--start", str(DAY2), "--end", str(DAY2), "--no-catalog"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1 and f"the POS at http://***@{host} is unreachable" in output
+    assert not key_forms(output), output
     leaks = {str(p.relative_to(tmp_path)): found for p in (tmp_path / "data").rglob("*")
              if p.is_file() and (found := key_forms(p.read_bytes().decode("latin-1")))}
     assert not leaks
