@@ -34,11 +34,14 @@ class PosSource:
         self.circuit = Circuit()
         """Shared by every client of this source: a dead host or a refused key is tried once."""
         self._keys: set[str] = set()
+        self._redactor: Redactor | None = None
 
     def redact(self, text: str) -> str:
         """``text`` (an error, which may quote a POS answer) without any key this source
         has used, in any case or in part, nor URL credentials."""
-        return Redactor(self._keys)(text)
+        if self._redactor is None:  # made again once a new key was used
+            self._redactor = Redactor(self._keys)
+        return self._redactor(text)
 
     def __enter__(self) -> PosSource:
         if self.base_url is None:
@@ -84,7 +87,9 @@ class PosSource:
 
     def _client(self, base_url: str, api_key: str, location_id: int, key_env: str,
                 http: httpx.Client | None = None) -> PosClient:
-        self._keys.add(api_key)
+        if api_key not in self._keys:
+            self._keys.add(api_key)
+            self._redactor = None
         extra = {"sleep": self.sleep} if self.sleep else {}
         return PosClient(
             base_url=base_url, api_key=api_key, location_id=location_id,
