@@ -111,7 +111,7 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-SCRATCH = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.export$")
+SCRATCH = re.compile(r"^\..+\.(?P<pid>\d+)\.export$")
 """The private folder an export writes in, beside its target: ``.<name>.<pid>.export``."""
 
 

@@ -149,7 +149,7 @@ def test_datev_refuses_a_forged_account_naming_where_it_comes_from(hostile, tmp_
 
 
 def test_datev_text_fields_cannot_break_a_record_and_foreign_characters_are_counted(
-        hostile, tmp_path, capsys, monkeypatch):
+        hostile, tmp_path):
     settings, _ = hostile
     target = tmp_path / "EXTF.csv"
     done = export(settings, Selection("rpt_daily_close", DAY2, DAY2, [1001]), "datev", target)
@@ -168,7 +168,6 @@ def test_datev_text_fields_cannot_break_a_record_and_foreign_characters_are_coun
     # Python's quote-aware reader sees the same records
     rows = list(csv.reader(io.StringIO(raw.decode(ENCODING), newline=""), delimiter=";"))
     assert [len(r) for r in rows[1:]] == [len(DATEV_COLUMNS)] * (done.rows + 1)
-    monkeypatch.setenv("POS_ETL_DATA_DIR", str(settings.warehouse.data_dir))
 
 
 def test_markdown_metadata_shows_pos_text_as_text(hostile):
