@@ -292,31 +292,44 @@ NIGHT = datetime(2026, 6, 2, 3, 30, tzinfo=ZoneInfo("Europe/Vienna"))
 
 
 def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[float, list]:
-    """Evaluate the nightly schedule at ``night`` and run each run it requests, in this
-    process, on the instance at ``home``; returns the wall seconds and the runs' reports."""
+    """Evaluate the nightly schedule at ``night``, run each run it requests, then the
+    build the sensor ``build_after_load`` requests after them (its evaluation, not its
+    30-second interval), in this process, on the instance at ``home``; returns the wall
+    seconds and the runs' reports (each load's with its build's)."""
     import dagster as dg
 
     from pipeline.definitions import build_defs
     from pipeline.instance import plan_runs_as_ranges, prepare_home
     from pipeline.loader import LoadReport
-    from pipeline.schedules import LOAD_JOB
+    from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
     from pipeline.settings import load_settings
 
     plan_runs_as_ranges()  # as `make dev` and the daemon it starts
     prepare_home(home)
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     t0 = time.perf_counter()
     defs = build_defs(load_settings(config))
     job = defs.resolve_job_def(LOAD_JOB)
     reports = []
     with dg.DagsterInstance.from_config(str(home)) as instance:
+        sensor = dg.evaluate_automation_conditions(defs=defs, instance=instance)
         context = dg.build_schedule_context(instance=instance, scheduled_execution_time=night)
         tick = defs.resolve_schedule_def("nightly_load").evaluate_tick(context)
         for request in tick.run_requests or []:
             result = job.execute_in_process(
                 instance=instance, tags=request.tags, raise_on_error=False,
-                run_config={**(request.run_config or {}),
-                            "loggers": {"console": {"config": {"log_level": "WARNING"}}}})
+                run_config={**(request.run_config or {}), **quiet})
             reports.append(LoadReport.from_run(result, days=1))
+        sensor = dg.evaluate_automation_conditions(defs=defs, instance=instance,
+                                                   cursor=sensor.cursor)
+        build = defs.resolve_job_def(WAREHOUSE_JOB)
+        models = [key for key in build.asset_layer.selected_asset_keys
+                  if sensor.get_num_requested(key)]
+        if models and reports:
+            result = build.execute_in_process(instance=instance, asset_selection=models,
+                                              raise_on_error=False, run_config=quiet)
+            reports[-1].build_run_id = result.run_id
+            reports[-1].read(result)
     return time.perf_counter() - t0, reports
 
 

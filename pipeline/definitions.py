@@ -10,7 +10,7 @@ from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
 from pipeline.partitions import business_dates
 from pipeline.resources import build_resources
-from pipeline.schedules import build_jobs, build_nightly_schedule
+from pipeline.schedules import build_jobs, build_nightly_schedule, build_warehouse_sensor
 from pipeline.settings import Settings, load_settings
 
 
@@ -26,6 +26,7 @@ def build_defs(settings: Settings, loggers: dict | None = None,
                 build_warehouse_asset()],
         jobs=build_jobs(),
         schedules=[build_nightly_schedule(settings)],
+        sensors=[build_warehouse_sensor()],
         resources=build_resources(settings),
         loggers=loggers,
         executor=executor,

@@ -2,17 +2,17 @@
 
 The CLI has no load of its own: it runs the same job as the nightly schedule, on the
 Dagster instance of ``$DAGSTER_HOME`` (default ``<data_dir>/dagster_home``), as one run
-over the partition range. So a CLI load is in the run history and its days are
-materialized partitions in the UI, with the same metadata as a scheduled load. What it
-prints comes from the run's own events.
+over the partition range, then ``warehouse_job`` as the sensor ``build_after_load`` would.
+So a CLI load is in the run history and its days are materialized partitions in the UI,
+with the same metadata as a scheduled load. What it prints comes from the runs' events.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -65,6 +65,8 @@ class LoadReport:
     run_id: str
     success: bool
     days: int
+    build_run_id: str | None = None
+    """The warehouse build's run, after the load's."""
     locations: int = 0
     partitions: int = 0
     receipts: int = 0
@@ -87,8 +89,6 @@ class LoadReport:
     models: int = 0
     partitions_computed: int = 0
     """Lake partitions the partitioned models were computed for (the rest were kept)."""
-    partitions_prebuilt: int = 0
-    """Of those, computed while the load ran (``pipeline.assets.revenue.Prebuilds``)."""
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -96,23 +96,36 @@ class LoadReport:
     """A step was stopped by Ctrl-C or SIGTERM (the command exits 130)."""
 
     @property
-    def prebuilt_note(self) -> str:
-        return f", {self.partitions_prebuilt:,} of them while loading" if self.partitions_prebuilt \
-            else ""
+    def changed_lake(self) -> bool:
+        """The load committed something: a warehouse build has work."""
+        return (self.partitions > len(self.failed_partitions) or bool(self.snapshots)
+                or self.drift is not None)
 
     @property
     def ok(self) -> bool:
-        """The run succeeded and nothing failed (a run without the warehouse step can
-        succeed with failed partitions: they are in its failed checks)."""
+        """The runs succeeded and nothing failed."""
         return self.success and not (self.failed_partitions or self.snapshot_failures
                                      or self.failed_checks or self.errors
                                      or (self.drift or {}).get("failed"))
 
     @classmethod
     def from_run(cls, result: dg.ExecuteInProcessResult, days: int) -> LoadReport:
-        report = cls(result.run_id, result.success, days)
-        for event in result.get_asset_materialization_events():
-            mat = event.event_specific_data.materialization
+        report = cls(result.run_id, True, days)
+        report.read(result)
+        return report
+
+    def read(self, result: dg.ExecuteInProcessResult) -> None:
+        """Add what the run ``result`` did (a load's, then its build's)."""
+        report = self
+        report.success = report.success and result.success
+        # A date some location of the load is missing is observed, not materialized.
+        for event in result.all_events:
+            if event.is_step_materialization:
+                mat = event.event_specific_data.materialization
+            elif event.is_asset_observation:
+                mat = event.asset_observation_data.asset_observation
+            else:
+                continue
             meta = {k: v.value for k, v in mat.metadata.items()}
             area = mat.asset_key.path[-1]
             if mat.asset_key == REVENUE_KEY:
@@ -131,8 +144,6 @@ class LoadReport:
                 report.warehouse_path = meta["warehouse"]
                 report.partitions_computed = max(report.partitions_computed,
                                                  meta.get("partitions_computed", 0))
-                report.partitions_prebuilt = max(report.partitions_prebuilt,
-                                                 meta.get("partitions_prebuilt", 0))
         for evaluation in result.get_asset_check_evaluations():
             meta = {k: v.value for k, v in evaluation.metadata.items()}
             if evaluation.check_name == LOADED_CHECK:
@@ -166,7 +177,6 @@ class LoadReport:
                 else:  # its first line: a DuckDB error names the file, then quotes SQL
                     message = (error.message.strip().splitlines() or [error.cls_name])[0]
                 report.errors.append(f"{event.step_key}: {message}")
-        return report
 
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
@@ -203,8 +213,7 @@ class LoadReport:
                          else f"  FAILED {whats[0]}: {self.snapshot_failures[whats[0]]}")
         if self.warehouse_path:
             lines.append(f"warehouse: {self.warehouse_path} ({self.models} models; "
-                         f"{self.partitions_computed} partitions computed{self.prebuilt_note}, "
-                         f"the others kept)")
+                         f"{self.partitions_computed} partitions computed, the others kept)")
         for check in self.failed_checks:
             lines.append(f"  CHECK FAILED {check}")
         said = "\n".join(lines)
@@ -214,9 +223,15 @@ class LoadReport:
             if "first error: " in error and first in said:
                 continue
             lines.append(f"  FAILED {error}")
-        lines.append(f"dagster run: {self.run_id}")
+        lines.append(self.runs_line)
         lines.append("result: OK" if self.ok else "result: FAILED")
         return "\n".join(lines)
+
+
+    @property
+    def runs_line(self) -> str:
+        return (f"dagster runs: {self.run_id} (load), {self.build_run_id} (build)"
+                if self.build_run_id else f"dagster run: {self.run_id}")
 
 
 def _by_reason(failures, error_of) -> dict[str, list]:
@@ -271,15 +286,14 @@ def print_summary(report: LoadReport, stream=None) -> None:
             table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))
     if report.warehouse_path:
         table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
-                                   f"partitions computed{report.prebuilt_note}: "
-                                   f"{report.warehouse_path}")
+                                   f"partitions computed: {report.warehouse_path}")
     table.add_row("result", "[green]OK[/green]" if report.ok else "[red]FAILED[/red]")
     console = Console(file=stream)
     console.print(table)
     for line in for_terminal(report.summary()).splitlines():
         if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
             console.print(line, markup=False, highlight=False)
-    console.print(f"dagster run: {report.run_id}", markup=False, highlight=False)
+    console.print(report.runs_line, markup=False, highlight=False)
 
 
 class _ProgressHandler(logging.Handler):
@@ -338,7 +352,8 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
              vouchers: bool | None = None, missing_only: bool = False,
              progress: Callable[[str], None] | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
-    """Run ``load_job`` over the business dates ``start``..``end`` in this process.
+    """Run ``load_job`` over the business dates ``start``..``end`` in this process, then
+    ``warehouse_job`` (unless the load was stopped or committed nothing).
 
     ``catalog=False`` leaves out the catalog and menu snapshots (and the voucher ledger's,
     unless ``vouchers=True``; ``vouchers=False`` leaves out only that), ``models=False``
@@ -372,10 +387,15 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             ops |= {"lake__catalog": located, "lake__menu": located}
         if vouchers:
             selection += [key for key in snapshots if key.path[-1] == "vouchers"]
-    if models:
-        selection += [key for key in wired if key.path[0] == "warehouse"]
-    result = _execute(settings, job, ops, tags, instance, selection, progress or _stderr)
-    report = LoadReport.from_run(result, len(days))
+    say = progress or _stderr
+    with _session(settings, instance, say) as dagster:
+        report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say),
+                                     len(days))
+        if models and report.changed_lake and not report.interrupted:
+            build = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB), BUILD_OPS,
+                             {"pos_etl/trigger": "cli"}, None, say)
+            report.build_run_id = build.run_id
+            report.read(build)
     if vouchers and not verify and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
@@ -387,26 +407,38 @@ def run_build(settings: Settings, *, full: bool = False,
               instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``warehouse_job`` in this process: the models built from the lake (what changed
     since the last build, or everything with ``full``) and checked. Calls no POS."""
-    defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
-    result = _execute(settings, defs.resolve_job_def(WAREHOUSE_JOB),
-                      {"warehouse_models": {"config": {"full": full}}},
-                      {"pos_etl/trigger": "cli"}, instance, None, progress or _stderr)
+    say = progress or _stderr
+    defs = build_defs(settings, loggers={"progress": progress_logger(say)})
+    with _session(settings, instance, say) as dagster:
+        result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
+                          {"warehouse_models": {"config": {"full": full}}},
+                          {"pos_etl/trigger": "cli"}, None, say)
     return LoadReport.from_run(result, days=0)
 
 
-def _execute(settings: Settings, job: dg.JobDefinition, ops: dict, tags: dict[str, str],
-             instance: dg.DagsterInstance | None, selection: list[dg.AssetKey] | None,
-             say: Callable[[str], None]) -> dg.ExecuteInProcessResult:
-    """Run ``job`` in this process on the shared instance, printing its progress: first
-    the runs that died are failed and their pool slots freed, and a full pool is waited
-    for with a word (``pipeline.runs``)."""
+BUILD_OPS = {"warehouse_models": {"config": {"full": False}}}
+
+
+@contextmanager
+def _session(settings: Settings, instance: dg.DagsterInstance | None,
+             say: Callable[[str], None]) -> Iterator[dg.DagsterInstance]:
+    """The shared instance (or ``instance``), once the runs that died are failed and
+    their pool slots freed (``pipeline.runs``)."""
     with ExitStack() as stack:
         stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
         for line in reap_dead_runs(dagster):
             say(line)
-        wait_for_pools(dagster, {n.definition.pool for n in job.graph.nodes} - {None}, say)
-        return job.execute_in_process(
-            instance=dagster, tags=tags | process_tags(),
-            run_config={"ops": ops, "loggers": {"progress": {}}},
-            asset_selection=selection, raise_on_error=False)
+        yield dagster
+
+
+def _execute(dagster: dg.DagsterInstance, job: dg.JobDefinition, ops: dict,
+             tags: dict[str, str], selection: list[dg.AssetKey] | None,
+             say: Callable[[str], None]) -> dg.ExecuteInProcessResult:
+    """Run ``job`` in this process, printing its progress; a full pool is waited for
+    with a word."""
+    wait_for_pools(dagster, {n.definition.pool for n in job.graph.nodes} - {None}, say)
+    return job.execute_in_process(
+        instance=dagster, tags=tags | process_tags(),
+        run_config={"ops": ops, "loggers": {"progress": {}}},
+        asset_selection=selection, raise_on_error=False)

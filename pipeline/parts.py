@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import shutil
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 STATE_SCHEMA = "_state"
 """The warehouse's own bookkeeping: the manifest of parts, parts replaced lately."""
@@ -128,104 +126,6 @@ PARTS_SCHEMA = pa.schema([("model", pa.string()), ("part_group", pa.string()),
 REPLACED_SCHEMA = pa.schema([("file", pa.string()), ("replaced_at", pa.float64())])
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
                              ("failing_rows", pa.int64())])
-
-
-PREBUILT_DIR = ".prebuilt"
-"""Below a warehouse's parts: the records of parts computed ahead of its next build."""
-KEYS_SUFFIX = ".keys.duckdb"
-
-
-@dataclass
-class Prebuilt:
-    """Parts a prebuild computed while a load was still running (``warehouse.prebuild``),
-    as its records in ``<parts>/.prebuilt/`` name them.
-
-    The next build takes a group's parts from here when every partitioned model of its
-    area has one of the very version the build needs (the version covers every input, so
-    a partition loaded again since, or a receipt another partition took over, makes the
-    build compute the group itself). Once that build is switched in, the records go, and
-    with them the parts it did not take.
-    """
-
-    records: list[Path] = field(default_factory=list)
-    parts: dict[tuple[str, str, str], Part] = field(default_factory=dict)
-    """(model, group, version) -> its part."""
-    files: set[str] = field(default_factory=set)
-    """Every part file the records name."""
-    keys: Path | None = None
-    """The newest prebuild's scratch database: every receipt's key it read."""
-
-    @classmethod
-    def read(cls, root: Path) -> Prebuilt:
-        folder = root / PREBUILT_DIR
-        found = cls(sorted(folder.glob("*.parquet")),
-                    keys=max(folder.glob(f"*{KEYS_SUFFIX}"), default=None))
-        for record in found.records:
-            try:
-                rows = pq.read_table(record, schema=PARTS_SCHEMA).to_pylist()
-            except (OSError, pa.ArrowException):
-                continue  # unreadable: its parts are in folders a build sweeps
-            for row in rows:
-                part = Part(row["model"], row["part_group"], row["version"], row["file"],
-                            row["rows"])
-                if part.file:
-                    found.files.add(part.file)
-                if part.file is None or Path(part.file).exists():
-                    found.parts[(part.model, part.group, part.version)] = part
-        return found
-
-    def adopt(self, versions: Mapping[str, Mapping[str, str]], area_of: Mapping[str, str],
-              groups: Mapping[str, Iterable[str]]) -> list[Part]:
-        """The prebuilt parts of ``groups`` (area -> groups) whose every model (``versions``:
-        model -> group -> the version needed) has a part of its version."""
-        taken = []
-        for area, names in groups.items():
-            models = [m for m in versions if area_of[m] == area]
-            for group in names:
-                found = [self.parts.get((m, group, versions[m][group])) for m in models]
-                if models and all(p is not None for p in found):
-                    taken += found
-        return taken
-
-    @staticmethod
-    def write(root: Path, parts: list[Part], build_id: str) -> Path:
-        """Record ``parts`` (written already) as prebuilt, atomically."""
-        folder = root / PREBUILT_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        record = folder / f"{build_id}.parquet"
-        temp = folder / f".{build_id}.tmp"
-        pq.write_table(pa.Table.from_pylist(
-            [{"model": p.model, "part_group": p.group, "version": p.version, "file": p.file,
-              "rows": p.rows} for p in parts], schema=PARTS_SCHEMA), temp)
-        temp.replace(record)
-        return record
-
-    def remove(self, kept: Iterable[str]) -> int:
-        """Remove the records, the scratch database and the parts they name that ``kept``
-        does not hold (after a build was switched in, under its lock); returns how many
-        parts."""
-        keep = set(kept)
-        removed = 0
-        for file in self.files - keep:
-            Path(file).unlink(missing_ok=True)
-            removed += 1
-        for record in self.records:
-            record.unlink(missing_ok=True)
-        if self.keys:
-            self.remove_keys(self.keys)
-        return removed
-
-    @staticmethod
-    def keys_file(root: Path, build_id: str) -> Path:
-        """A prebuild's scratch database (its name sorts by the build id: newest last)."""
-        (root / PREBUILT_DIR).mkdir(parents=True, exist_ok=True)
-        return root / PREBUILT_DIR / f"{build_id}{KEYS_SUFFIX}"
-
-    @staticmethod
-    def remove_keys(path: Path) -> None:
-        for scratch in (path, Path(f"{path}.wal")):
-            scratch.unlink(missing_ok=True)
-        shutil.rmtree(f"{path}.tmp", ignore_errors=True)
 
 
 GROUP_KEY = "_part_month"

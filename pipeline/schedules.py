@@ -1,5 +1,11 @@
-"""Jobs and the nightly schedule: one run loads yesterday plus the lookback and ends with
-the warehouse rebuilt and checked."""
+"""Jobs, the nightly schedule and the sensor that builds the warehouse after a load.
+
+The nightly run loads yesterday plus the lookback into the lake; when it ends, the sensor
+``build_after_load`` requests the warehouse build (``warehouse_job``), as it does after any
+run that changed the lake (a backfill, a materialization in the UI). A load and the build
+are two runs because a date the load could not finish must stay unmaterialized for
+Dagster (its "failed and missing" backfill), while the build still publishes what did load.
+"""
 
 from __future__ import annotations
 
@@ -14,13 +20,25 @@ LOAD_JOB = "load_job"
 WAREHOUSE_JOB = "warehouse_job"
 
 
+BUILD_SENSOR = "build_after_load"
+
+AFTER_LOAD = (
+    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    & ~dg.AutomationCondition.any_deps_in_progress()
+    & ~dg.AutomationCondition.in_progress()
+).with_label("after the lake changed")
+"""When a model is built: something it reads changed (a load ended, a backfill's runs are
+done) and nothing it reads is being loaded. Dates never loaded do not hold it back."""
+
+
 def build_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
-    """``load_job``: every lake asset then the models; ``warehouse_job``: the models only."""
+    """``load_job``: the lake assets; ``warehouse_job``: the models."""
     return [
         dg.define_asset_job(
-            LOAD_JOB, selection=dg.AssetSelection.all(),
+            LOAD_JOB, selection=dg.AssetSelection.key_prefixes("lake"),
             description="Load business dates of every location (revenue, today's catalog, "
-                        "menu and voucher snapshots), then rebuild and check the warehouse."),
+                        "menu and voucher snapshots) into the lake; the sensor "
+                        f"{BUILD_SENSOR} then builds the warehouse."),
         dg.define_asset_job(
             WAREHOUSE_JOB, selection=dg.AssetSelection.key_prefixes("warehouse"),
             description="Rebuild the DuckDB warehouse from the lake and run its checks."),
@@ -43,7 +61,8 @@ def build_nightly_schedule(settings: Settings) -> dg.ScheduleDefinition:
     @dg.schedule(cron_schedule=schedule.cron, execution_timezone=schedule.timezone,
                  job_name=LOAD_JOB, default_status=dg.DefaultScheduleStatus.STOPPED)
     def nightly_load(context: dg.ScheduleEvaluationContext):
-        """Load yesterday and the lookback days of every location, then rebuild the warehouse."""
+        """Load yesterday and the lookback days of every location (the warehouse is built
+        after it, by the sensor ``build_after_load``)."""
         yesterday = last_complete_business_date(settings, context.scheduled_execution_time)
         start = max(yesterday - timedelta(days=schedule.lookback_days), schedule.start_date)
         if yesterday < start:
@@ -52,3 +71,12 @@ def build_nightly_schedule(settings: Settings) -> dg.ScheduleDefinition:
                              tags=range_tags(start, yesterday))
 
     return nightly_load
+
+
+def build_warehouse_sensor() -> dg.AutomationConditionSensorDefinition:
+    """Builds the warehouse (the models' ``AFTER_LOAD`` condition) every 30 seconds at
+    most; running from the start, since it only acts on a changed lake."""
+    return dg.AutomationConditionSensorDefinition(
+        BUILD_SENSOR, target=dg.AssetSelection.key_prefixes("warehouse"),
+        default_status=dg.DefaultSensorStatus.RUNNING, minimum_interval_seconds=30,
+        description="Build and check the warehouse after a run changed the lake.")

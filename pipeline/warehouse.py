@@ -54,7 +54,6 @@ from pipeline.parts import (
     Grouping,
     Manifest,
     Part,
-    Prebuilt,
     arrow_insert,
     carry_replaced,
     digest,
@@ -63,7 +62,7 @@ from pipeline.parts import (
     sql_path,
     write_parts,
 )
-from pipeline.settings import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT, AccountingSettings
+from pipeline.settings import DEFAULT_MEMORY_LIMIT, AccountingSettings
 
 MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
@@ -436,8 +435,6 @@ class BuildResult:
     checks: list[CheckOutcome] = field(default_factory=list)
     rebuilt_partitions: dict[str, int] = field(default_factory=dict)
     """Per lake area: how many partitions the partitioned models were computed for."""
-    prebuilt_partitions: dict[str, int] = field(default_factory=dict)
-    """Per lake area: how many of those a prebuild computed while the load ran."""
 
     @property
     def failed_checks(self) -> list[CheckOutcome]:
@@ -462,20 +459,6 @@ class Warehouse:
         return build_warehouse(self.lake.root, self.path, models, full=full,
                                memory_limit=self.memory_limit, macros=self.macros)
 
-    def prebuild(self, partitions: dict[str, list[str]]) -> int:
-        """``prebuild`` of these lake partitions, within half the memory limit (it runs
-        beside a load); none where the lake is on object storage (the build mirrors what
-        changed first)."""
-        if not isinstance(self.lake, Lake):
-            return 0
-        return prebuild(self.lake.root, self.path, partitions,
-                        memory_limit=half(self.memory_limit), macros=self.macros)
-
-
-def half(memory_limit: str) -> str:
-    """Half of a DuckDB memory limit such as ``256MB`` or ``1.5GiB``."""
-    size, unit = re.fullmatch(MEMORY_LIMIT, memory_limit.strip()).groups()
-    return f"{float(size) / 2:g}{unit}"
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str,
@@ -501,61 +484,6 @@ def _targets(models: dict[str, Model] | None, lake_dir: Path, warehouse_path: Pa
             parts_dir(warehouse_path))
 
 
-def prebuild(lake_dir: Path, warehouse_path: Path, partitions: dict[str, list[str]],
-             models: dict[str, Model] | None = None,
-             checks: tuple[DataCheck, ...] = CHECKS,
-             memory_limit: str = DEFAULT_MEMORY_LIMIT,
-             macros: tuple[str, ...] = config_macros()) -> int:
-    """Compute, ahead of the next build, the partitioned models' parts of the groups of
-    ``partitions`` (area -> lake partition paths a running load has committed), so that
-    the build finds them done (``pipeline.parts.Prebuilt``). Returns how many groups.
-
-    Nothing is published: the parts are recorded beside the warehouse's and the build
-    takes those of the version it needs. A group whose partitioned checks fail is not
-    recorded (the build computes it again and reports the failures). Runs under the build
-    lock, in a scratch file beside the prebuilt records.
-    """
-    models, order, lake_dir, warehouse_path, root = _targets(models, lake_dir, warehouse_path)
-    with _build_lock(warehouse_path):
-        previous = Manifest.read(warehouse_path)
-        prebuilt = Prebuilt.read(root)
-        build_id = new_load_id()
-        # A scratch file, as a build's, so that every receipt's key stays within the
-        # memory limit however long the history. It is kept for the next prebuild, which
-        # then reads only the receipts loaded since from the lake (as a build does from
-        # the warehouse in place).
-        temp = prebuilt.keys_file(root, build_id)
-        earlier = prebuilt.keys or (warehouse_path if warehouse_path.exists() else None)
-        try:
-            with duckdb.connect(str(temp)) as con:
-                _prepare(con, memory_limit, macros)
-                plan = _plan(con, lake_dir, models, order, macros, earlier)
-                wanted = {area: {plan.groupings[area].group(p) for p in parts}
-                          for area, parts in partitions.items() if area in plan.members}
-                stale = plan.stale(models, lambda name, group, version: (
-                    previous.current(name, group, version)
-                    or (name, group, version) in prebuilt.parts))
-                groups = {area: {g: ps for g, ps in groups.items() if g in wanted.get(area, ())}
-                          for area, groups in stale.items()}
-                parts, found, _ = _compute_parts(con, lake_dir, root, models, plan,
-                                                 partitioned_checks(models, checks), groups,
-                                                 build_id) if any(groups.values()) \
-                    else ([], {}, {})
-        except BaseException:
-            Prebuilt.remove_keys(temp)
-            raise
-        if prebuilt.keys:
-            Prebuilt.remove_keys(prebuilt.keys)
-        if not parts:
-            return 0
-        failing = {group for failures, _ in found.values() for group in failures}
-        for part in parts:
-            if part.group in failing and part.file:
-                Path(part.file).unlink(missing_ok=True)
-        Prebuilt.write(root, [p for p in parts if p.group not in failing], build_id)
-        return sum(len(g) for g in groups.values()) - len(failing)
-
-
 def build_warehouse(lake_dir: Path, warehouse_path: Path,
                     models: dict[str, Model] | None = None,
                     checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
@@ -578,17 +506,16 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
         Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
+        shutil.rmtree(root / ".prebuilt", ignore_errors=True)  # an older version's
         previous = Manifest.read(warehouse_path)
-        prebuilt = Prebuilt.read(root)
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
         try:
             with duckdb.connect(str(temp)) as con:
                 _prepare(con, memory_limit, macros)
-                manifest, stale, counts, outcomes, prebuilt_partitions = _build_models(
+                manifest, stale, counts, outcomes = _build_models(
                     con, lake_dir, root, models, order, checks,
                     Manifest() if full else previous,
-                    None if full or not warehouse_path.exists() else warehouse_path, macros,
-                    Prebuilt() if full else prebuilt)
+                    None if full or not warehouse_path.exists() else warehouse_path, macros)
                 manifest.replaced = carry_replaced(previous, manifest.parts)
                 manifest.write(con)
                 apply_comments(con, models, model_dictionary(models))
@@ -613,10 +540,8 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
             root, {name: stale[model.area].keys() for name, model in models.items()
                    if model.materialized == "partitioned"},
             kept=kept, expired=set(previous.replaced) - set(manifest.replaced))
-        prebuilt.remove(kept)
     return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
-                       {area: sum(map(len, groups.values())) for area, groups in stale.items()},
-                       prebuilt_partitions)
+                       {area: sum(map(len, groups.values())) for area, groups in stale.items()})
 
 
 @dataclass
@@ -726,32 +651,22 @@ def _compute_parts(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
 
 def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
                   models: dict[str, Model], order: list[str], checks: tuple[DataCheck, ...],
-                  previous: Manifest, previous_file: Path | None, macros: tuple[str, ...],
-                  prebuilt: Prebuilt):
+                  previous: Manifest, previous_file: Path | None, macros: tuple[str, ...]):
     """Every model into ``con``: the partitioned ones first, for the groups of partitions
-    whose version changed (taking the parts a prebuild of this version made), and their
-    checks there; then views over their parts, then the tables and views. Returns the
-    manifest, the groups computed per area with their partitions, the row counts and the
-    outcomes of the partitioned checks."""
+    whose version changed, and their checks there; then views over their parts, then the
+    tables and views. Returns the manifest, the groups computed per area with their
+    partitions, the row counts and the outcomes of the partitioned checks."""
     plan = _plan(con, lake_dir, models, order, macros, previous_file)
     stale = plan.stale(models, previous.current)
-    adopted = prebuilt.adopt(plan.versions, {n: m.area for n, m in models.items()}, stale)
     manifest = Manifest({key: part for key, part in previous.parts.items()
                          if key[0] in plan.versions and key[1] in plan.versions[key[0]]})
-    manifest.parts.update(((p.model, p.group), p) for p in adopted)
-    taken = {(models[p.model].area, p.group) for p in adopted}
-    prebuilt_partitions: dict[str, int] = {}
-    for area, group in taken:
-        prebuilt_partitions[area] = prebuilt_partitions.get(area, 0) + len(stale[area][group])
     checked = partitioned_checks(models, checks)
-    parts, found, kinds = _compute_parts(
-        con, lake_dir, root, models, plan, checked,
-        {area: {g: ps for g, ps in groups.items() if (area, g) not in taken}
-         for area, groups in stale.items()}, new_load_id())
+    parts, found, kinds = _compute_parts(con, lake_dir, root, models, plan, checked, stale,
+                                         new_load_id())
     manifest.parts.update(((part.model, part.group), part) for part in parts)
     outcomes = {}
     for check, area in checked.items():
-        new, sample = found[check]  # a group prebuilt had no failures: none to add
+        new, sample = found[check]
         carried = {group: n for (key, group), n in previous.check_failures.items()
                    if key == check_key(check) and group in plan.members[area]
                    and group not in stale[area]}
@@ -778,7 +693,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, root: Path,
         elif model.materialized == "view":  # counted when queried, not here
             _create_model(con, models, name, "view")
     con.execute(f"drop schema {LAKE_SCHEMA} cascade")
-    return manifest, stale, counts, outcomes, prebuilt_partitions
+    return manifest, stale, counts, outcomes
 
 
 def _read_parts(con: duckdb.DuckDBPyConnection, qualified: str, files: list[str],

@@ -176,10 +176,11 @@ def test_markdown_metadata_shows_pos_text_as_text(hostile):
     from pipeline.instance import open_instance
 
     settings, _ = hostile
-    with open_instance(settings) as instance:
-        record = instance.fetch_materializations(
-            dg.AssetKey(["lake", "revenue"]), limit=10).records
-    tables = [m.asset_materialization.metadata["locations"].value for m in record]
+    with open_instance(settings) as instance:  # a date with a failed location: observed
+        records = [r.event_log_entry.asset_materialization or r.event_log_entry.asset_observation
+                   for fetch in (instance.fetch_materializations, instance.fetch_observations)
+                   for r in fetch(dg.AssetKey(["lake", "revenue"]), limit=10).records]
+    tables = [m.metadata["locations"].value for m in records]
     shown = next(t for t in tables if "attacker" in t)
     assert IMAGE not in shown and r"\!\[x\]\(http\://attacker\.example/pixel\.png\)" in shown
 

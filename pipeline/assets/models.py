@@ -2,15 +2,15 @@
 
 One asset per model; its upstream assets are the lake areas and models its SQL reads.
 They are built together into a new warehouse file that is switched in atomically, so an
-analyst never sees some models new and others old. This step closes a load: it fails
-the run when any check of the run failed (a location not loaded, a data check), after
-the warehouse has been rebuilt with everything that did load.
+analyst never sees some models new and others old. The step fails when a data check
+failed, after the warehouse has been rebuilt (a blocking check keeps the previous one).
 """
 
 import dagster as dg
 
 from pipeline.checks import CHECKS
 from pipeline.docs import Dictionary
+from pipeline.schedules import AFTER_LOAD
 from pipeline.warehouse import (
     LAKE_AREA_OF,
     Model,
@@ -37,20 +37,8 @@ def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
         metadata={"sql_file": f"{model.stage}/{model.path.name}",
                   "materialized": model.materialized, "schema": model.schema},
         owners=OWNERS.get(model.stage, []),
-        automation_condition=dg.AutomationCondition.eager(),
+        automation_condition=AFTER_LOAD,
     )
-
-
-def failed_checks_of_run(context: dg.AssetExecutionContext) -> list[str]:
-    """Every check that failed earlier in this run, as ``asset: check``."""
-    records = context.instance.get_records_for_run(
-        context.run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
-    failed = []
-    for record in records:
-        evaluation = record.event_log_entry.dagster_event.event_specific_data
-        if not evaluation.passed:
-            failed.append(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}")
-    return failed
 
 
 class BuildConfig(dg.Config):
@@ -92,7 +80,6 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
     def warehouse_models(context: dg.AssetExecutionContext, config: BuildConfig,
                          warehouse: dg.ResourceParam[Warehouse]):
         """Build every SQL model into a new DuckDB file and switch it in atomically."""
-        earlier = failed_checks_of_run(context)  # before this step reports its own
         try:
             result = warehouse.build(models, full=config.full)
         except ModelError as exc:  # the old warehouse stays in place
@@ -111,8 +98,7 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                 "warehouse": dg.MetadataValue.path(str(result.path)),
                 "table": models[name].qualified,
                 "materialized": models[name].materialized,
-                **({"partitions_computed": result.rebuilt_partitions[models[name].area],
-                    "partitions_prebuilt": result.prebuilt_partitions.get(models[name].area, 0)}
+                **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
                    if models[name].area in result.rebuilt_partitions else {}),
             })
         checked = context.selected_asset_check_keys
@@ -128,10 +114,9 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                 metadata={"failing_rows": outcome.failing_rows,
                           "sample": dg.MetadataValue.text(repr(outcome.sample[:3]))},
             )
-        failed = earlier + [
-            f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks]
+        failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks]
         if failed:
-            raise dg.Failure(description="the load is incomplete; the warehouse was rebuilt "
-                             "with what loaded. Failed checks: " + "; ".join(failed))
+            raise dg.Failure(description="the warehouse was rebuilt; failed checks: "
+                             + "; ".join(failed))
 
     return warehouse_models
