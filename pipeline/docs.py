@@ -89,7 +89,7 @@ def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dic
             "where database_name = current_database() order by column_index").fetchall():
         found.setdefault((schema, table), []).append(column)
     for name, model in models.items():
-        kind = "table" if model.materialized == "table" else "view"
+        kind = "view" if model.materialized == "view" else "table"
         description = dictionary.model(name)
         if description:
             statements.append(f"comment on {kind} {model.qualified} is {_literal(description)}")

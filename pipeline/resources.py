@@ -45,4 +45,5 @@ def build_resources(settings: Settings) -> dict[str, object]:
             "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
                                    settings.warehouse.memory_limit,
                                    config_macros(settings.accounting,
-                                                 settings.locations[0].timezone))}
+                                                 settings.locations[0].timezone),
+                                   settings.warehouse.storage_version)}

@@ -83,6 +83,9 @@ class SourceSettings(_Strict):
 
 
 DEFAULT_MEMORY_LIMIT = "256MB"
+DEFAULT_STORAGE_VERSION = "v1.1.0"
+"""The oldest DuckDB whose storage format the warehouse file is written in: every DuckDB
+from 1.1 on opens it (what BI tools bundle lags the Python release)."""
 MEMORY_LIMIT = r"(\d+(?:\.\d+)?)\s*([KMGT]i?B)"
 """A DuckDB memory limit: a size and its unit (``256MB``, ``1.5GiB``)."""
 
@@ -92,6 +95,12 @@ class WarehouseSettings(_Strict):
     memory_limit: str = Field(DEFAULT_MEMORY_LIMIT, pattern=f"^{MEMORY_LIMIT}$")
     """DuckDB's memory for a build; beyond it a build spills to disk, so a backfill of
     any length runs in bounded memory."""
+    storage_version: str = Field(
+        DEFAULT_STORAGE_VERSION,
+        pattern=r"^(v1\.([1-9]|[1-9][0-9])\.[0-9]+|v[2-9]\.[0-9]+\.[0-9]+|latest)$")
+    """The DuckDB storage format of the warehouse file (``v1.1.0``: DuckDB 1.1 and later
+    open it; ``latest``: only the DuckDB that built it and newer). A change makes the
+    next build write a new file."""
 
     @property
     def lake_dir(self) -> Path:

@@ -5,14 +5,15 @@ from datetime import date, datetime, time
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute
 import pytest
 
-import pipeline.parts
 import pipeline.warehouse
+import pipeline.warehouse.plan
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
 from pipeline.loader import run_load
-from pipeline.parts import parts_dir
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
@@ -102,33 +103,32 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
 
 
 
-def test_replaced_parts_are_kept_for_readers_then_removed(history, monkeypatch):
+def test_a_reader_keeps_the_file_it_opened_while_a_build_replaces_it(history):
     settings, _ = history
     lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
-    root = parts_dir(target)
-    partition = root / "fct_turnover_daily" / "location_id=1001" / "_part_month=2026-10"
-    with duckdb.connect(str(target), read_only=True) as con:
-        (replaced,) = con.execute("select file from _state.parts where model = "
-                                  "'fct_turnover_daily' and part_group = ?",
-                                  [f"location_id=1001/_part_month={NEXT:%Y-%m}"]).fetchone()
-    replaced = Path(replaced)
-    # A build killed after it wrote a part, before its switch, left this one behind.
-    orphan = partition / "part-0123456789abcdef.parquet"
-    orphan.write_bytes(replaced.read_bytes())
-    # The day is loaded again (a new commit of the same receipts): its parts are replaced.
+    reader = duckdb.connect(str(target), read_only=True)
+    before = reader.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
+    # The day is loaded again with one receipt less: its month is computed again.
     key = {"location_id": 1001, "business_date": NEXT.isoformat()}
-    Lake(lake).write("revenue", {t: Lake(lake).read("revenue", t, key) for t in REVENUE_TABLES},
-                     key)
-    assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 2}
-    assert replaced.exists() and not orphan.exists()
-    monkeypatch.setattr(pipeline.parts, "REPLACED_PART_SECONDS", 0)
-    build_warehouse(lake, target)
-    assert not replaced.exists()
-    files = {str(p) for p in root.rglob("*.parquet")}
+    store = Lake(lake)
+    tables = {t: store.read("revenue", t, key) for t in REVENUE_TABLES}
+    gone = tables["receipt_items"]["transaction_id"][0].as_py()  # a receipt with items
+    tables = {t: table.filter(pa.compute.not_equal(table["transaction_id"], gone))
+              if "transaction_id" in table.column_names else table
+              for t, table in tables.items()}
+    store.write("revenue", tables, key)
+    try:
+        assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 2}
+        assert reader.execute("select sum(turnover_net) from fct_turnover_daily"
+                              ).fetchone() == before
+    finally:
+        reader.close()
     with duckdb.connect(str(target), read_only=True) as con:
-        named = {row[0] for row in con.execute("select file from _state.parts "
-                                               "where file is not null").fetchall()}
-    assert files == named
+        after = con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
+    assert after != before
+    full = build_warehouse(lake, target.with_name("full.duckdb"), full=True)
+    for name in (m.qualified for m in discover_models().values()):
+        assert model_rows(target, name) == model_rows(full.path, name), name
 
 
 def test_a_changed_model_is_computed_again_for_every_partition(history, tmp_path):
@@ -171,7 +171,7 @@ def test_build_command_builds_what_changed_or_everything(sandbox_url, tmp_path, 
 def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypatch):
     settings, _ = history
     target = settings.warehouse.warehouse_path
-    monkeypatch.setattr(pipeline.warehouse, "BATCH_GROUPS", 1)  # a location-month at a time
+    monkeypatch.setattr(pipeline.warehouse.plan, "BATCH_GROUPS", 1)  # a location-month at a time
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not batched.failed_checks
@@ -179,7 +179,7 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
         assert model_rows(batched.path, name) == model_rows(target, name), name
 
 
-def test_a_partitioned_model_with_rows_of_other_months_fails_and_leaves_no_part(
+def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothing(
         history, tmp_path):
     settings, _ = history
     models_dir = tmp_path / "models"
@@ -196,5 +196,4 @@ def test_a_partitioned_model_with_rows_of_other_months_fails_and_leaves_no_part(
                              "for: location_id=1001/_part_month=2026-11"):
         build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
     assert not target.exists()
-    written = parts_dir(target) / "fct_turnover_daily"
-    assert written.is_dir() and not list(written.glob("*/_part_month=2026-11"))
+    assert not list(tmp_path.glob(".wh.duckdb.*.building*"))  # nor a half-built file

@@ -1,0 +1,34 @@
+"""The DuckDB warehouse: the SQL models of ``dbt_like_sql/`` built from the lake into one
+self-contained file.
+
+- ``models``: the models found, parsed and ordered; the macros;
+- ``lakeviews``: the lake's committed loads as the views a build reads;
+- ``plan``: which groups of the partitioned models a build must compute (versions);
+- ``build``: the build itself, its checks, the switch to the new file.
+"""
+
+from pipeline.warehouse.build import (
+    BlockedBuild,
+    BuildResult,
+    Warehouse,
+    build_warehouse,
+)
+from pipeline.warehouse.models import (
+    LAKE_AREA_OF,
+    LAKE_AREAS,
+    LAKE_TABLES,
+    MODELS_DIR,
+    STAGES,
+    Model,
+    ModelError,
+    build_order,
+    config_macros,
+    discover_models,
+    macro_sql,
+    model_dictionary,
+)
+
+__all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
+           "BlockedBuild", "BuildResult", "Model", "ModelError", "Warehouse", "build_order",
+           "build_warehouse", "config_macros", "discover_models", "macro_sql",
+           "model_dictionary"]

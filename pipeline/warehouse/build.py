@@ -1,0 +1,393 @@
+"""A build: every model into a copy of the warehouse in place, checked, then switched in.
+
+The warehouse file holds every model as a table of its own (views only where a model
+says ``view``), the macros and the comments: it answers from itself alone, wherever it
+is copied, and is written in DuckDB's storage format ``storage_version`` (default 1.1),
+so the DuckDB that BI tools bundle opens it.
+
+A build copies the file in place, attaches the copy beside an in-memory catalog that
+holds the lake's views (``pipeline.warehouse.lakeviews``) and what is computed, replaces
+there the groups of the partitioned models whose version changed (``plan``), rebuilds the
+tables and views, runs the data checks, and renames the copy over the old file. A reader
+that opened the old file keeps it (and a consistent state) until it closes it; a build
+killed at any point leaves the old file. A file lock keeps builds one at a time.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
+from pipeline.docs import apply_comments
+from pipeline.lake import Lake
+from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
+from pipeline.warehouse.models import (
+    LAKE_AREA_OF,
+    LAKE_AREAS,
+    STAGING_SCHEMA,
+    Model,
+    ModelError,
+    build_order,
+    config_macros,
+    discover_models,
+    macro_sql,
+    model_dictionary,
+    qualify_staging,
+    references,
+)
+from pipeline.warehouse.plan import (
+    FORMAT_VERSION,
+    STATE_SCHEMA,
+    Grouping,
+    Manifest,
+    Plan,
+    batches,
+    make_plan,
+)
+
+TARGET = "wh"
+"""The copy being built, as the build's connection names it (never stored in it)."""
+SCRATCH = "memory"
+"""The build connection's own in-memory catalog: models computed for a batch of groups."""
+
+
+class BlockedBuild(ModelError):
+    """A blocking data check failed: the models are wrong, so the build was not published
+    and the previous warehouse stays in place."""
+
+    def __init__(self, failed: list[CheckOutcome]):
+        self.failed = failed
+        listed = "; ".join(f"{o.check.model}: {o.check.name} ({o.failing_rows} rows, e.g. "
+                           f"{o.sample[:1]})" for o in failed)
+        super().__init__(f"blocking check(s) failed, so this build was not published and "
+                         f"the previous warehouse stays: {listed}")
+
+
+@dataclass
+class BuildResult:
+    path: Path
+    row_counts: dict[str, int]
+    """Rows per model (views are not counted)."""
+    order: list[str]
+    checks: list[CheckOutcome] = field(default_factory=list)
+    rebuilt_partitions: dict[str, int] = field(default_factory=dict)
+    """Per lake area: how many partitions the partitioned models were computed for."""
+
+    @property
+    def failed_checks(self) -> list[CheckOutcome]:
+        return [c for c in self.checks if not c.passed]
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    """The DuckDB file and the lake it is built from. The Dagster resource ``warehouse``."""
+
+    path: Path
+    lake: Lake
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    macros: tuple[str, ...] = config_macros()
+    """The macros of the config file (``config_macros``)."""
+    storage_version: str = DEFAULT_STORAGE_VERSION
+
+    def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
+        """Build the models (what changed, or everything with ``full``), run the data
+        checks on the new file, then switch it in. A lake on object storage is mirrored
+        first (what changed since the last build)."""
+        self.lake.sync()
+        return build_warehouse(self.lake.root, self.path, models, full=full,
+                               memory_limit=self.memory_limit, macros=self.macros,
+                               storage_version=self.storage_version)
+
+
+@contextmanager
+def _build_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def build_warehouse(lake_dir: Path, warehouse_path: Path,
+                    models: dict[str, Model] | None = None,
+                    checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
+                    memory_limit: str = DEFAULT_MEMORY_LIMIT,
+                    macros: tuple[str, ...] = config_macros(),
+                    storage_version: str = DEFAULT_STORAGE_VERSION) -> BuildResult:
+    """Build the models from the lake, run the data checks, then switch the new file in
+    atomically.
+
+    Partitioned models are computed for the groups (a location's month) of partitions
+    whose input changed since the warehouse in place was built; everything else is
+    rebuilt. ``full``, a file of another format or storage version, or none, make a new
+    file with every group computed. The checks of partitioned models run on the groups
+    computed and carry the failures of the others over from the warehouse in place.
+    """
+    models = models or discover_models()
+    order = build_order(models)
+    lake_dir = Path(lake_dir).resolve()
+    warehouse_path = Path(warehouse_path).absolute()
+    with _build_lock(warehouse_path):
+        # Under the lock no other build runs: any half-built file (or the folder DuckDB
+        # spilled to) is a killed build's.
+        for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+            stale.unlink(missing_ok=True)
+        Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
+        previous = Manifest.read(warehouse_path)
+        wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
+        incremental = not full and previous.meta == wanted
+        temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
+        try:
+            if incremental:
+                shutil.copyfile(warehouse_path, temp)
+            with duckdb.connect() as con:
+                _prepare(con, memory_limit, Path(f"{temp}.tmp"))
+                con.execute(f"attach '{sql_path(temp)}' as {TARGET}"
+                            + ("" if incremental else f" (storage_version '{storage_version}')"))
+                manifest, stale, counts, outcomes = _build_models(
+                    con, lake_dir, models, order, checks,
+                    previous if incremental else Manifest(), macros)
+                manifest.meta = wanted
+                manifest.write(con, TARGET)
+                apply_comments(con, models, model_dictionary(models))
+                for check in checks:
+                    if check not in outcomes:
+                        outcomes[check] = run_check(con, check)
+                blocked = [outcomes[c] for c in checks if c.blocking and not outcomes[c].passed]
+                if blocked:  # nothing downstream may read wrong figures
+                    raise BlockedBuild(blocked)
+                con.execute(f"checkpoint {TARGET}")
+                _use(con, SCRATCH)
+                con.execute(f"detach {TARGET}")
+            with open(temp, "rb") as fh:
+                os.fsync(fh.fileno())
+            # A WAL next to the warehouse belongs to the file being replaced (left by a
+            # read-write session that died): DuckDB would refuse the new file with it.
+            Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
+            os.replace(temp, warehouse_path)
+        finally:
+            temp.unlink(missing_ok=True)
+            Path(f"{temp}.wal").unlink(missing_ok=True)
+            shutil.rmtree(f"{temp}.tmp", ignore_errors=True)
+        if previous.meta.get("format") == FORMAT_VERSION:
+            # Parquet parts of a warehouse before format 2 (its views read them): gone
+            # once the file they belonged to was replaced twice.
+            shutil.rmtree(warehouse_path.with_name(f"{warehouse_path.stem}_parts"),
+                          ignore_errors=True)
+    return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
+                       {area: sum(map(len, groups.values())) for area, groups in stale.items()})
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> None:
+    """A build connection's settings."""
+    # Only named tables are read: never a Python variable of the same name.
+    con.execute("set python_enable_replacements = false")
+    con.execute("set preserve_insertion_order = false")
+    con.execute(f"set memory_limit = '{memory_limit}'")
+    con.execute(f"set temp_directory = '{sql_path(spill)}'")
+
+
+def _use(con: duckdb.DuckDBPyConnection, catalog: str) -> None:
+    """Make ``catalog`` the one that unqualified names (and ``staging.``) refer to."""
+    con.execute(f"use {catalog}")
+    con.execute(f"set search_path = '{catalog}.main,{catalog}.{STAGING_SCHEMA}'")
+
+
+def _macros(con: duckdb.DuckDBPyConnection, catalog: str, macros: tuple[str, ...]) -> None:
+    """The macros and the staging schema in ``catalog`` (now the one in use)."""
+    con.execute(f"create schema if not exists {catalog}.{STAGING_SCHEMA}")
+    _use(con, catalog)
+    for sql in (*macro_sql(), *macros):
+        con.execute(sql)
+
+
+def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
+    """``schema.name`` -> ``table`` or ``view``, of the models' schemas in ``catalog``."""
+    rows = con.execute(f"""
+        select schema_name || '.' || table_name, 'table' from duckdb_tables()
+        where database_name = '{catalog}' and schema_name in ('main', '{STAGING_SCHEMA}')
+        union all
+        select schema_name || '.' || view_name, 'view' from duckdb_views()
+        where database_name = '{catalog}' and schema_name in ('main', '{STAGING_SCHEMA}')
+          and not internal""").fetchall()
+    return dict(rows)
+
+
+def _create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                  how: str = "table") -> None:
+    try:
+        con.execute(f"create {how} {models[name].qualified} as "
+                    f"{qualify_staging(models[name].sql, models)}")
+    except duckdb.Error as exc:
+        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
+
+
+def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
+                  order: list[str], checks: tuple[DataCheck, ...], previous: Manifest,
+                  macros: tuple[str, ...]):
+    """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
+    whose version changed, and their checks there; then the tables and views. Returns
+    the manifest, the groups computed per area with their partitions, the row counts and
+    the outcomes of the partitioned checks."""
+    _macros(con, TARGET, macros)
+    _macros(con, SCRATCH, macros)
+    con.execute(f"create schema if not exists {TARGET}.{STATE_SCHEMA}")
+    plan = make_plan(con, lake_dir, models, order, macros,
+                     f"{TARGET}.{STATE_SCHEMA}.receipt_keys")
+    existing = _relations(con, TARGET)
+    for qualified, kind in existing.items():  # a model no longer defined
+        if qualified.split(".")[1] not in models:
+            con.execute(f"drop {kind} {TARGET}.{qualified}")
+    stale = plan.stale(models, previous.current)
+    checked = partitioned_checks(models, checks)
+    found = _compute_partitioned(con, lake_dir, models, plan, checked, stale, previous,
+                                 existing)
+    outcomes = {}
+    manifest = Manifest({(name, group): version for name, versions in plan.versions.items()
+                         for group, version in versions.items()})
+    for check, area in checked.items():
+        new, sample = found[check]
+        carried = {group: n for (key, group), n in previous.check_failures.items()
+                   if key == check_key(check) and group in plan.members[area]
+                   and group not in stale[area]}
+        failures = carried | new
+        manifest.check_failures.update(((check_key(check), group), n)
+                                       for group, n in failures.items())
+        outcomes[check] = CheckOutcome(check, sum(failures.values()), sample)
+    _use(con, TARGET)
+    counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
+              for name in plan.versions}
+    create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
+        LAKE_AREA_OF[table]: None for model in models.values()
+        if model.materialized != "partitioned" for table in model.lake_deps})
+    for name in order:
+        model = models[name]
+        if model.materialized == "partitioned":
+            continue
+        kind = existing.get(model.qualified)
+        if kind and kind != model.materialized:
+            con.execute(f"drop {kind} {model.qualified}")
+        _create_model(con, models, name, f"or replace {model.materialized}")
+        if model.materialized == "table":
+            counts[name] = con.execute(f"select count(*) from {model.qualified}").fetchone()[0]
+    drop_lake_views(con)
+    return manifest, stale, counts, outcomes
+
+
+def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+                         models: dict[str, Model], plan: Plan, checked: dict[DataCheck, str],
+                         stale: dict[str, dict[str, list[str]]], previous: Manifest,
+                         existing: dict[str, str]) -> dict:
+    """Replace, in ``TARGET``, the partitioned models' rows of the ``stale`` groups (area ->
+    group -> partitions), a batch of groups at a time, and run the partitioned checks
+    there. A model whose every group is stale (its SQL changed, a full build) or that the
+    file lacks is created anew. Returns per check its failing rows per group and a sample."""
+    partitioned = list(plan.versions)
+    found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
+    anew = set()
+    for name in partitioned:
+        model = models[name]
+        area = model.area
+        gone = sorted({g for (m, g) in previous.versions if m == name}
+                      - set(plan.members[area]))
+        if existing.get(model.qualified) == "table" and plan.members[area] and \
+                set(stale.get(area, {})) != set(plan.members[area]):
+            if gone:  # partitions no longer in the lake
+                con.execute(f"delete from {TARGET}.{model.qualified} "
+                            f"where {plan.groupings[area].predicate(gone)}")
+            continue
+        if model.qualified in existing:
+            con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
+        anew.add(name)
+    for batch in batches(stale):
+        create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
+            area: {part for parts in batch.get(area, {}).values() for part in parts}
+            for area in plan.members})
+        _use(con, SCRATCH)
+        for name in partitioned:
+            _compute_batch(con, models, name, plan.groupings[models[name].area],
+                           list(batch.get(models[name].area, {})), name in anew)
+        for check, area in checked.items():
+            if batch.get(area):
+                failures, sample = found[check]
+                failures.update(_failing_groups(con, check, area, plan.groupings[area]))
+                if failures and not sample:
+                    sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
+        for name in partitioned:
+            con.execute(f"drop view {models[name].qualified}")
+        anew = set()  # created by the first batch
+    return found
+
+
+def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                   grouping: Grouping, groups: list[str], create: bool) -> None:
+    """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
+    computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
+    ``SCRATCH`` shows the model's rows of these groups to the models after it."""
+    model = models[name]
+    target = f"{TARGET}.{model.qualified}"
+    predicate = grouping.predicate(groups)
+    _create_model(con, models, name, "view")
+    if create:
+        con.execute(f"create table {target} as select * from {model.qualified} limit 0")
+    if groups:
+        if not create:
+            con.execute(f"delete from {target} where {predicate}")
+        try:
+            added = con.execute(f"insert into {target} by name "
+                                f"select * from {model.qualified}").fetchone()[0]
+        except duckdb.Error as exc:
+            raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
+        within = con.execute(f"select count(*) from {target} where {predicate}").fetchone()[0]
+        if within != added:
+            outside = [row[0] for row in con.execute(
+                f"select distinct {grouping.group_sql()} from {model.qualified} "
+                f"where not {predicate} order by 1 limit 3").fetchall()]
+            raise ModelError(f"model {name} has rows outside the partitions it was built "
+                             f"for: {', '.join(outside)}")
+    con.execute(f"drop view {model.qualified}")
+    con.execute(f"create view {model.qualified} as select * from {target} where {predicate}")
+
+
+def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
+                    grouping: Grouping) -> dict[str, int]:
+    """Rows breaking a partitioned check, per group, in the groups computed now."""
+    try:
+        return dict(con.execute(f"select {grouping.group_sql()}, count(*) "
+                                f"from ({check.sql}) group by all").fetchall())
+    except duckdb.Error as exc:
+        raise ModelError(f"check {check.name} of {check.model} runs on the partitions of "
+                         f"lake area {area}, so it must return their keys "
+                         f"{list(grouping.keys)}: {exc}") from None
+
+
+def check_key(check: DataCheck) -> str:
+    return f"{check.model}:{check.name}"
+
+
+def partitioned_checks(models: dict[str, Model],
+                       checks: tuple[DataCheck, ...]) -> dict[DataCheck, str]:
+    """The checks that read partitioned models of one lake area only, with the area: they
+    run on the partitions a build computes."""
+    found = {}
+    for check in checks:
+        reads, lake_tables = references(check.sql, check.name)
+        areas = {models[m].area for m in reads if m in models}
+        if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
+                and None not in areas:
+            found[check] = areas.pop()
+    return found

@@ -1,0 +1,178 @@
+"""The lake as the build reads it: committed loads only, as views over their files.
+
+The views live in an in-memory catalog named ``lake`` that the build attaches beside the
+warehouse it writes, so a model's ``lake.<table>`` resolves to them while it is computed
+and nothing of them is stored in the warehouse file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name
+from pipeline.warehouse.models import LAKE_AREAS, LAKE_SCHEMA
+
+LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
+                          pa.field("loaded_at", pa.timestamp("us", tz="UTC"))])
+"""What every lake view adds to its table's columns: the committed load the row is from."""
+FILES_SCHEMA = pa.schema([("filename", pa.string()), ("partition", pa.string()),
+                          ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC"))])
+SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
+KEYS_COLUMNS = ("partition varchar, load_id varchar, location_id bigint, business_date date, "
+                "transaction_id varchar, loaded_at timestamptz")
+
+
+def sql_path(path: Path | str) -> str:
+    """A path as the content of a SQL string literal (its quotes doubled)."""
+    return str(path).replace("'", "''")
+
+
+def _file_list(files: list[str]) -> str:
+    return "[" + ", ".join(f"'{sql_path(f)}'" for f in files) + "]"
+
+
+def arrow_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
+                 schema: pa.Schema) -> None:
+    """Create ``table`` (if new) and add ``rows`` through Arrow (executemany is slow)."""
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    data = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, schema,
+                                                                             strict=True)],
+                                schema=schema)
+    con.register("_arrow_rows", data)
+    try:
+        con.execute(f"create table if not exists {table} as "
+                    f"select * from _arrow_rows limit 0")
+        con.execute(f"insert into {table} by name select * from _arrow_rows")
+    finally:
+        con.unregister("_arrow_rows")
+
+
+@dataclass(frozen=True)
+class Committed:
+    """The committed loads of one lake area: partition (its folder path) -> load."""
+
+    loads: dict[str, tuple[str, object, tuple[str, ...]]]
+    """partition -> (load id, loaded at, tables)."""
+
+    def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
+        """(file, partition) of the table's committed parts, of ``partitions`` if given."""
+        keys = self.loads if partitions is None else partitions
+        return [(str(lake_dir / table / part / data_file_name(self.loads[part][0])), part)
+                for part in sorted(keys) if table in self.loads[part][2]]
+
+
+def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, Committed]:
+    """Every area's committed partitions, read from the commit records in one pass each."""
+    result = {}
+    for area in LAKE_AREAS:
+        folder = lake_dir / LOADS_DIR / area
+        loads = {}
+        if next(folder.glob(f"**/{LOAD_FILE}"), None) is not None:
+            rows = con.execute(f"""
+                select filename, load_id, loaded_at, tables
+                from read_parquet('{sql_path(folder)}/**/{LOAD_FILE}', filename = true,
+                                  hive_partitioning = false)""").fetchall()
+            root = str(folder.resolve()) + "/"
+            for filename, load_id, loaded_at, tables in rows:
+                partition = filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}")
+                loads[partition] = (load_id, loaded_at, tuple(tables))
+        result[area] = Committed(loads)
+    return result
+
+
+def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue: Committed,
+                        keys_table: str) -> dict[str, list[str]]:
+    """Receipts a newer load holds in another partition (the POS moved them to another
+    day): partition -> their transaction ids. Staging keeps the newest version only.
+
+    The keys of every committed receipt are kept in the warehouse (``keys_table``): a
+    build drops those of loads no longer committed and reads only the partitions loaded
+    since from the lake.
+    """
+    con.execute(f"create table if not exists {keys_table} ({KEYS_COLUMNS})")
+    current = [(part, load[0], load[1]) for part, load in revenue.loads.items()]
+    arrow_insert(con, "committed_receipts", current, pa.schema(
+        [("partition", pa.string()), ("load_id", pa.string()),
+         ("loaded_at", pa.timestamp("us", "UTC"))]))
+    con.execute(f"""
+        delete from {keys_table} as k where not exists (
+            select 1 from committed_receipts as c
+            where c.partition = k.partition and c.load_id = k.load_id)""")
+    known = {row[0] for row in con.execute(
+        f"select distinct partition from {keys_table}").fetchall()}
+    files = [(f, part) for f, part in revenue.files(lake_dir, "receipts")
+             if part not in known]
+    if files:
+        arrow_insert(con, "receipt_files", [(f, part, *revenue.loads[part][:2])
+                                            for f, part in files], FILES_SCHEMA)
+        con.execute(f"""
+            insert into {keys_table}
+            select f.partition, f.load_id, r.location_id, r.business_date,
+                   r.transaction_id, f.loaded_at
+            from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+                              filename = true) as r
+            inner join receipt_files as f on r.filename = f.filename""")
+        con.execute("drop table receipt_files")
+    con.execute("drop table committed_receipts")
+    return dict(con.execute(f"""
+        with ranked as (
+            select partition, transaction_id,
+                   row_number() over (
+                       partition by location_id, transaction_id
+                       order by loaded_at desc, business_date desc) as n
+            from {keys_table}
+        )
+        select partition, list(transaction_id order by transaction_id)
+        from ranked where n > 1 group by partition""").fetchall())
+
+
+def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+                      committed: dict[str, Committed], superseded: dict[str, list[str]],
+                      partitions: dict[str, set[str] | None]) -> None:
+    """A view per lake table over the files of committed loads (``pipeline.lake``), in a
+    new in-memory catalog ``lake``: of the areas in ``partitions``, their partitions
+    named there (None: all); the other areas' tables are empty. Receipts another
+    partition took over are left out."""
+    drop_lake_views(con)
+    con.execute(f"attach ':memory:' as {LAKE_SCHEMA}")
+    lake = f"{LAKE_SCHEMA}.main"
+    arrow_insert(con, f"{lake}._files", [], FILES_SCHEMA)
+    arrow_insert(con, f"{lake}._superseded",
+                 [(part, t) for part, ids in superseded.items() for t in ids], SUPERSEDED_SCHEMA)
+    for area, tables in LAKE_AREAS.items():
+        for table, schema in tables.items():
+            files = committed[area].files(lake_dir, table, partitions[area]) \
+                if area in partitions else []
+            empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
+            if not files:
+                arrow_insert(con, f"{lake}.{table}", [], empty.schema)
+                continue
+            # Files written before a column existed (extra_fields, say) answer it as null.
+            arrow_insert(con, f"{lake}._columns_{table}", [], empty.schema)
+            arrow_insert(con, f"{lake}._files",
+                         [(f, part, *committed[area].loads[part][:2])
+                          for f, part in files], FILES_SCHEMA)
+            taken_over = ""
+            if table == "receipts":
+                taken_over = f"""
+                    anti join {lake}._superseded as s
+                        on s.partition = loads.partition
+                        and s.transaction_id = data.transaction_id"""
+            con.execute(f"""
+                create view {lake}.{table} as
+                select * from {lake}._columns_{table}
+                union all by name
+                select data.* exclude (filename), loads.load_id, loads.loaded_at
+                from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+                                  union_by_name = true, filename = true) as data
+                inner join {lake}._files as loads on data.filename = loads.filename
+                {taken_over}""")
+
+
+def drop_lake_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Detach the catalog ``lake`` (a built warehouse reads nothing outside its file)."""
+    con.execute(f"detach database if exists {LAKE_SCHEMA}")

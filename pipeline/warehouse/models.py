@@ -1,0 +1,211 @@
+"""The SQL models of ``dbt_like_sql/``: found, parsed and put in build order.
+
+The models are package data of ``dbt_like_sql``, so they travel with every install; a
+build that finds none fails. Macros in ``dbt_like_sql/macros/`` (the spec's revenue
+rules) are created first. A model is one ``.sql`` file; its name is the file name. A
+model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
+parsed from the SQL with sqlglot, never listed by hand.
+
+A model is materialized as its header says (``-- materialized: ...``, as dbt's config):
+
+- ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
+- ``partitioned``: its grain lies within one lake area's partitions (a location's business
+  date), so a build computes it only for the months of partitions whose input changed and
+  keeps the rest (``pipeline.warehouse.plan``);
+- ``view``: computed when queried.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+from dataclasses import dataclass
+from graphlib import TopologicalSorter
+from pathlib import Path
+
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+
+from pipeline.docs import Dictionary, load_dictionary
+from pipeline.drift import DRIFT_TABLES
+from pipeline.extract.catalog import CATALOG_TABLES
+from pipeline.extract.menu import MENU_TABLES
+from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.extract.vouchers import VOUCHER_TABLES
+from pipeline.settings import AccountingSettings
+
+MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
+STAGES = ("staging", "marts", "reports")
+LAKE_SCHEMA = "lake"
+STAGING_SCHEMA = "staging"
+LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
+    "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
+    "vouchers": VOUCHER_TABLES, "drift": DRIFT_TABLES,
+}
+"""The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
+LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
+                                     for t, s in tables.items()}
+LAKE_AREA_OF: dict[str, str] = {t: area for area, tables in LAKE_AREAS.items() for t in tables}
+
+
+class ModelError(Exception):
+    """A model's SQL is wrong or refers to something that does not exist."""
+
+
+MATERIALIZATIONS = ("table", "partitioned", "view")
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    stage: str
+    path: Path
+    sql: str
+    model_deps: frozenset[str]
+    lake_deps: frozenset[str]
+    materialized: str = "table"
+    area: str | None = None
+    """The lake area whose partitions a partitioned model follows."""
+
+    @property
+    def schema(self) -> str:
+        """Where the model lives in the warehouse: staging models in ``staging``, marts
+        and reports in ``main`` (the default schema BI tools open)."""
+        return STAGING_SCHEMA if self.stage == "staging" else "main"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+    @property
+    def grain(self) -> str:
+        """The model's grain, from its first comment line."""
+        first = self.sql.lstrip().splitlines()[0] if self.sql.strip() else ""
+        return first.removeprefix("--").strip()
+
+
+def _materialization(sql: str, name: str) -> str:
+    """``-- materialized: <how>`` among the comment lines the model starts with."""
+    for line in sql.lstrip().splitlines():
+        if not line.startswith("--"):
+            break
+        key, _, value = line.removeprefix("--").partition(":")
+        if key.strip() == "materialized":
+            if value.strip() not in MATERIALIZATIONS:
+                raise ModelError(f"model {name}: materialized must be one of "
+                                 f"{', '.join(MATERIALIZATIONS)}, not {value.strip()!r}")
+            return value.strip()
+    return "table"
+
+
+def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
+    """Give each partitioned model its lake area; it may read only that area's tables and
+    partitioned models of the same area (its rows of a partition come from that partition)."""
+    done: dict[str, Model] = {}
+    for name in build_order(models):
+        model = models[name]
+        if model.materialized != "partitioned":
+            done[name] = model
+            continue
+        others = [d for d in model.model_deps if done[d].materialized != "partitioned"]
+        areas = {LAKE_AREA_OF[t] for t in model.lake_deps} | {
+            done[d].area for d in model.model_deps}
+        if others or len(areas) != 1:
+            raise ModelError(f"model {name} is partitioned, so it may read the lake tables "
+                             "and partitioned models of one lake area only; it reads "
+                             f"{sorted(model.lake_deps | model.model_deps)}")
+        done[name] = Model(**{**model.__dict__, "area": areas.pop()})
+    return done
+
+
+def references(sql: str, name: str) -> tuple[set[str], set[str]]:
+    try:
+        tree = sqlglot.parse_one(sql, dialect="duckdb")
+    except sqlglot.errors.ParseError as exc:
+        raise ModelError(f"model {name}: cannot parse its SQL: {exc}") from None
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    models, lake_tables = set(), set()
+    for table in tree.find_all(exp.Table):
+        if table.db == LAKE_SCHEMA:
+            lake_tables.add(table.name)
+        elif table.name and table.name not in ctes and table.db in ("", "main", STAGING_SCHEMA):
+            models.add(table.name)
+    return models, lake_tables
+
+
+def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
+    """Every model below ``models_dir`` with the models and lake tables it reads."""
+    found: dict[str, Model] = {}
+    for stage in STAGES:
+        for path in sorted((models_dir / stage).glob("*.sql")):
+            sql = path.read_text(encoding="utf-8")
+            models, lake_tables = references(sql, path.stem)
+            if path.stem in found:
+                raise ModelError(f"model {path.stem} is defined twice")
+            found[path.stem] = Model(path.stem, stage, path, sql, frozenset(models),
+                                     frozenset(lake_tables), _materialization(sql, path.stem))
+    if not found:
+        raise ModelError(f"no SQL models found below {models_dir} (expected "
+                         f"{', '.join(STAGES)} folders of .sql files): is the package "
+                         "installed without its SQL files?")
+    for model in found.values():
+        unknown = model.model_deps - found.keys()
+        if unknown:
+            raise ModelError(f"model {model.name} reads {sorted(unknown)}, which no model defines")
+        unknown_lake = model.lake_deps - LAKE_TABLES.keys()
+        if unknown_lake:
+            raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
+                             f"which the pipeline does not write")
+    return _partition_areas(found)
+
+
+def model_dictionary(models: dict[str, Model]) -> Dictionary:
+    """The data dictionary kept beside these models' SQL (``pipeline.docs``)."""
+    root = next(iter(models.values())).path.parent.parent if models else MODELS_DIR
+    return load_dictionary(root, STAGES)
+
+
+def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
+    """The ``create macro`` statements of ``macros/``, in file name order."""
+    return [path.read_text(encoding="utf-8")
+            for path in sorted((models_dir / "macros").glob("*.sql"))]
+
+
+def _sql_list(values: list[str]) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "null"
+
+
+def config_macros(accounting: AccountingSettings | None = None,
+                  default_timezone: str = "Europe/Vienna") -> tuple[str, ...]:
+    """The macros the config file defines (``[accounting]``), created after ``macros/``:
+    part of every partitioned model's version, so changing them recomputes the reports."""
+    accounting = accounting or AccountingSettings()
+    tz = accounting.ledger_timezone or default_timezone
+    return (
+        "-- a settlement of this payment group sells vouchers ([accounting] voucher_sale_groups)\n"
+        "create or replace macro is_voucher_sale(payment_group_name) as\n"
+        f"    payment_group_name in ({_sql_list(accounting.voucher_sale_groups)});",
+        "-- a payment of this type redeems a voucher ([accounting] voucher_payment_types)\n"
+        "create or replace macro is_voucher_payment(payment_type_name) as\n"
+        f"    payment_type_name in ({_sql_list(accounting.voucher_payment_types)});",
+        "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
+        "create or replace macro ledger_date(instant) as\n"
+        f"    cast(timezone({_sql_list([tz])}, instant) as date);",
+    )
+
+
+def qualify_staging(sql: str, models: dict[str, Model]) -> str:
+    """``sql`` with every reference to a staging model written ``staging.<model>``, so a
+    view reads the same tables whatever schema search path its reader has."""
+    staging = [name for name, model in models.items() if model.schema == STAGING_SCHEMA]
+    if not staging:
+        return sql
+    pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, staging)) + r")\b")
+    return pattern.sub(rf"{STAGING_SCHEMA}.\1", sql)
+
+
+def build_order(models: dict[str, Model]) -> list[str]:
+    """Model names so that every model comes after the models it reads."""
+    graph = {name: set(model.model_deps) for name, model in models.items()}
+    return list(TopologicalSorter(graph).static_order())
