@@ -9,7 +9,9 @@ They are replaced together, all new or all old, never mixed:
 2. the commit: one small record ``<lake>/_loads/<area>/<key>=<value>/.../load.parquet``
    (load id, load time, the tables, the partition's metadata) replaces the old record by
    a single rename. Readers only see the files of the committed load id;
-3. the files of older or uncommitted loads of the partition are removed.
+3. the file the commit replaced is kept for ``SUPERSEDED_SECONDS`` (a build that listed
+   it before the commit reads it to the end); older ones, and files of loads killed
+   before their commit, are removed.
 
 A crash before step 2 leaves the old partition in force (its files are still there) and
 new files nobody reads; a crash after it leaves the new one. (Folders are not fsynced:
@@ -53,6 +55,9 @@ LOAD_SCHEMA = pa.schema([
 ])
 STALE_TEMP_SECONDS = 3600
 """A temp file this old is left by a killed write (a partition is written in seconds)."""
+SUPERSEDED_SECONDS = 3600
+"""How long a replaced data file stays for a build that listed it before the commit (a
+build of a chain's year takes minutes)."""
 
 
 def new_load_id(now: datetime | None = None) -> str:
@@ -153,14 +158,20 @@ class Lake:
             }], schema=LOAD_SCHEMA)
             commit = self.load_dir(area, partition) / LOAD_FILE
             with _partition_lock(commit.parent):
+                replaced = self.committed(area, partition)
                 for name, temp in temps.items():
                     os.replace(temp, targets[name])
                 temp_commit = _write_temp(commit, record)
                 _fsync(temp_commit)
                 os.replace(temp_commit, commit)  # the commit point
+                cutoff = time.time() - SUPERSEDED_SECONDS
                 for target in targets.values():
+                    previous = target.with_name(data_file_name(replaced.load_id)) \
+                        if replaced else None
                     for other in target.parent.glob("*.parquet"):
-                        if other != target:
+                        if other == previous:  # replaced now: its grace period starts
+                            os.utime(other)
+                        elif other != target and other.stat().st_mtime < cutoff:
                             other.unlink(missing_ok=True)
                 # Temp files a killed write of this partition left behind.
                 self.remove_stale_temp_files(folders=[commit.parent, *(

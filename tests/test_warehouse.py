@@ -272,7 +272,7 @@ def test_files_left_by_killed_writes_are_removed_by_the_next_load(built, tmp_pat
         == [".warehouse.duckdb.lock"]
 
 
-def test_the_next_write_of_a_partition_removes_what_a_killed_write_left(built, tmp_path):
+def test_a_replaced_file_stays_an_hour_for_builds_that_listed_it(built, tmp_path):
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
     lake = Lake(lake_copy)
@@ -281,10 +281,51 @@ def test_the_next_write_of_a_partition_removes_what_a_killed_write_left(built, t
     stale = folder / ".part-dead.parquet.0123.tmp"
     stale.write_bytes(b"half a file")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
-    lake.write("revenue", {t: lake.read("revenue", t, part) for t in REVENUE_TABLES}, part)
-    assert not stale.exists()
-    assert [p.name for p in folder.iterdir()] == [
-        data_file_name(lake.committed("revenue", part).load_id)]
+
+    def write_again() -> str:
+        lake.write("revenue", {t: lake.read("revenue", t, part) for t in REVENUE_TABLES}, part)
+        return data_file_name(lake.committed("revenue", part).load_id)
+
+    first = data_file_name(lake.committed("revenue", part).load_id)
+    second = write_again()
+    assert not stale.exists()  # what a killed write left
+    assert sorted(p.name for p in folder.iterdir()) == sorted([first, second])
+    an_hour_ago = time.time() - 3601
+    os.utime(folder / first, (an_hour_ago, an_hour_ago))
+    third = write_again()
+    assert sorted(p.name for p in folder.iterdir()) == sorted([second, third])
+
+
+def test_builds_while_a_load_rewrites_the_days_they_read_all_succeed(built, tmp_path):
+    lake_copy = tmp_path / "lake"
+    shutil.copytree(built.warehouse.lake_dir, lake_copy)
+    lake = Lake(lake_copy)
+    parts = [{"location_id": loc, "business_date": day} for loc in (1001, 1002, 1003)
+             for day in ("2026-11-19", "2026-11-20")]
+    tables = {i: {t: lake.read("revenue", t, p) for t in REVENUE_TABLES}
+              for i, p in enumerate(parts)}
+    done = threading.Event()
+    writes = []
+
+    def load() -> None:  # the same receipts committed again and again
+        while not done.is_set():
+            for i, part in enumerate(parts):
+                lake.write("revenue", tables[i], part)
+                writes.append(part)
+
+    loader = threading.Thread(target=load)
+    loader.start()
+    try:
+        results = [build_warehouse(lake_copy, tmp_path / "wh.duckdb", full=True)
+                   for _ in range(3)]
+    finally:
+        done.set()
+        loader.join()
+    assert len(writes) > 6 and all(not r.failed_checks for r in results)
+    expected = query(built, "select sum(turnover_net) from fct_turnover_daily")
+    with duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True) as con:
+        assert con.execute("select sum(turnover_net) from fct_turnover_daily"
+                           ).fetchall() == expected
 
 
 def test_a_data_dir_with_a_quote_in_its_path_builds(built, tmp_path):

@@ -1,0 +1,57 @@
+"""What a BI client sees of a warehouse file: run by the Python of a client's own virtual
+environment (``tests/test_bi_clients.py``), with only that client installed.
+
+    python bi_probe.py duckdb|sqlalchemy <file>
+
+prints JSON: every relation of ``main`` and ``staging`` with its comment and row count,
+the turnover of ``fct_turnover_daily`` as text and whether it arrived as a Decimal.
+"""
+
+import json
+import sys
+from decimal import Decimal
+
+RELATIONS = """
+    select schema_name || '.' || table_name, comment from duckdb_tables()
+    where schema_name in ('main', 'staging')
+    union all
+    select schema_name || '.' || view_name, comment from duckdb_views()
+    where schema_name in ('main', 'staging') and not internal"""
+TURNOVER = "select sum(turnover_net) from fct_turnover_daily"
+
+
+def with_duckdb(path: str) -> dict:
+    import duckdb
+
+    con = duckdb.connect(path, read_only=True)
+    relations = dict(con.execute(RELATIONS).fetchall())
+    rows = {name: con.execute(f"select count(*) from {name}").fetchone()[0]
+            for name in relations}
+    turnover = con.execute(TURNOVER).fetchone()[0]
+    return {"client": f"duckdb {duckdb.__version__}", "comments": relations, "rows": rows,
+            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal)}
+
+
+def with_sqlalchemy(path: str) -> dict:
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(f"duckdb:///{path}", connect_args={"read_only": True})
+    inspector = sa.inspect(engine)
+    comments, rows = {}, {}
+    with engine.connect() as con:
+        for schema in ("main", "staging"):
+            names = inspector.get_table_names(schema=schema) + \
+                inspector.get_view_names(schema=schema)
+            for name in names:
+                comments[f"{schema}.{name}"] = inspector.get_table_comment(
+                    name, schema=schema)["text"]
+                rows[f"{schema}.{name}"] = con.execute(
+                    sa.text(f"select count(*) from {schema}.{name}")).scalar()
+        turnover = con.execute(sa.text(TURNOVER)).scalar()
+    return {"client": f"sqlalchemy {sa.__version__}", "comments": comments, "rows": rows,
+            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal)}
+
+
+if __name__ == "__main__":
+    how, path = sys.argv[1:3]
+    print(json.dumps({"duckdb": with_duckdb, "sqlalchemy": with_sqlalchemy}[how](path)))
