@@ -30,7 +30,6 @@ from pipeline.pos_api.errors import NOT_TRIED
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
-from pipeline.steps import frozen_heap
 from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
 
@@ -425,7 +424,6 @@ def _session(settings: Settings, instance: dg.DagsterInstance | None,
     """The shared instance (or ``instance``), once the runs that died are failed and
     their pool slots freed (``pipeline.runs``)."""
     with ExitStack() as stack:
-        stack.enter_context(frozen_heap())
         dagster = instance or stack.enter_context(open_instance(settings))
         for line in reap_dead_runs(dagster):
             say(line)

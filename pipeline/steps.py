@@ -12,10 +12,8 @@ unmaterialized).
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -114,28 +112,7 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     after the others.
     """
     configured_ids = configured_ids or location_ids
-    with frozen_heap():
-        yield from _load_days(source, lake, days, location_ids, configured_ids, missing_only)
-
-
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Keep the cycle collector off what is alive now (the code, Dagster's definitions).
-
-    A load allocates millions of short-lived containers (decoded pages, events), which
-    trigger collections that would scan the whole heap again and again. Frozen once, by
-    the caller's thread, and thawed when the outermost caller is done (nothing stays
-    frozen past the process's work).
-    """
-    outermost = not gc.get_freeze_count()
-    if outermost:
-        gc.collect()
-    gc.freeze()  # again where nested: what the caller made since is long-lived too
-    try:
-        yield
-    finally:
-        if outermost:
-            gc.unfreeze()
+    yield from _load_days(source, lake, days, location_ids, configured_ids, missing_only)
 
 
 def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],

@@ -66,7 +66,7 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
         assert f'id="{model.schema}.{model.name}"' in page
     assert main(["docs", "-o", str(tmp_path / "dictionary.md")]) == 0
     text = (tmp_path / "dictionary.md").read_text()
-    assert "## `staging.stg_pos__receipts` (view)" in text
+    assert "## `staging.stg_pos__receipts` (table)" in text
     assert "| `turnover_net` | DECIMAL(38,8) |" in text
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "nothing"))
     assert main(["docs"]) == 1
