@@ -22,8 +22,7 @@ from tests.conftest import make_settings, truth_turnover
 
 DAYS = [date(2026, 9, 29), date(2026, 9, 30), date(2026, 10, 1)]
 NEXT = date(2026, 10, 2)
-"""Parts hold a month of a location's days: a night on October 2 computes October's
-days again (October 1 and 2) and keeps September's."""
+"""A night on October 2 computes October 2 of each location and keeps the other days."""
 
 
 def load(base_url, data_dir, start, end, locations=None):
@@ -64,7 +63,7 @@ def history(sandbox_url, tmp_path_factory):
 def test_a_night_computes_only_its_new_partitions(history):
     _, builds = history
     assert builds["first"].rebuilt_partitions == {"revenue": 9}
-    assert builds["night"].rebuilt_partitions == {"revenue": 6}
+    assert builds["night"].rebuilt_partitions == {"revenue": 3}
     assert builds["unchanged"].rebuilt_partitions == {"revenue": 0}
     assert not builds["unchanged"].failed_checks
     assert builds["unchanged"].row_counts == builds["night"].row_counts
@@ -74,8 +73,8 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
     settings, _ = history
     lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
     # A correction moves a receipt of the first day to the new day; only the new day is
-    # loaded again, so the first day's month must be computed again too (it lost the
-    # receipt): September and October of location 1002.
+    # loaded again, so the first day must be computed again too (it lost the receipt):
+    # both days of location 1002.
     before = SandboxData()
     moved = next(r for r in receipts_on(1002, DAYS[0], before)
                  if r.transaction_type == "Abrechnen" and r.payment_group.name == "Umsatzwirksam")
@@ -85,12 +84,12 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
         load(corrected, settings.warehouse.data_dir, NEXT, NEXT, [1002])
     reader = duckdb.connect(str(target), read_only=True)  # an analyst, before the build
     result = build_warehouse(lake, target)
-    # The analyst's open file still reads the complete old state (its parts are kept).
+    # The analyst's open file still reads the complete old state (the file it opened).
     old = reader.execute("select turnover_net from fct_turnover_daily where location_id = 1002 "
                          "and business_date = ?", [DAYS[0]]).fetchone()[0]
     assert old == truth_turnover(1002, DAYS[0], before)
     reader.close()  # (DuckDB shares one open file per process: close it to see the new one)
-    assert result.rebuilt_partitions == {"revenue": 4}
+    assert result.rebuilt_partitions == {"revenue": 2}
     assert not result.failed_checks
     assert turnover(target, 1002, DAYS[0]) == truth_turnover(1002, DAYS[0], after)
     assert turnover(target, 1002, NEXT) == truth_turnover(1002, NEXT, after)
@@ -118,7 +117,7 @@ def test_a_reader_keeps_the_file_it_opened_while_a_build_replaces_it(history):
               for t, table in tables.items()}
     store.write("revenue", tables, key)
     try:
-        assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 2}
+        assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 1}
         assert reader.execute("select sum(turnover_net) from fct_turnover_daily"
                               ).fetchone() == before
     finally:
@@ -193,7 +192,7 @@ def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothi
     target = tmp_path / "wh.duckdb"
     with pytest.raises(pipeline.warehouse.ModelError,
                        match="fct_turnover_daily has rows outside the partitions it was built "
-                             "for: location_id=1001/_part_month=2026-11"):
+                             "for: location_id=1001/business_date=2026-10-30"):
         build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
     assert not target.exists()
     assert not list(tmp_path.glob(".wh.duckdb.*.building*"))  # nor a half-built file

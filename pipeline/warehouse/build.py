@@ -129,8 +129,8 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     """Build the models from the lake, run the data checks, then switch the new file in
     atomically.
 
-    Partitioned models are computed for the groups (a location's month) of partitions
-    whose input changed since the warehouse in place was built; everything else is
+    Partitioned models are computed for the groups (a location's day) whose input
+    changed since the warehouse in place was built; everything else is
     rebuilt. ``full``, a file of another format or storage version, or none, make a new
     file with every group computed. The checks of partitioned models run on the groups
     computed and carry the failures of the others over from the warehouse in place.

@@ -118,13 +118,18 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
             inner join receipt_files as f on r.filename = f.filename""")
         con.execute("drop table receipt_files")
     con.execute("drop table committed_receipts")
+    # Only receipts found more than once are ranked (a hash aggregate over every key,
+    # not a sort of them all).
     return dict(con.execute(f"""
-        with ranked as (
+        with twice as (
+            select location_id, transaction_id from {keys_table}
+            group by all having count(*) > 1
+        ), ranked as (
             select partition, transaction_id,
                    row_number() over (
                        partition by location_id, transaction_id
                        order by loaded_at desc, business_date desc) as n
-            from {keys_table}
+            from {keys_table} semi join twice using (location_id, transaction_id)
         )
         select partition, list(transaction_id order by transaction_id)
         from ranked where n > 1 group by partition""").fetchall())

@@ -10,7 +10,7 @@ A model is materialized as its header says (``-- materialized: ...``, as dbt's c
 
 - ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
 - ``partitioned``: its grain lies within one lake area's partitions (a location's business
-  date), so a build computes it only for the months of partitions whose input changed and
+  date), so a build computes it only for the partitions whose input changed and
   keeps the rest (``pipeline.warehouse.plan``);
 - ``view``: computed when queried.
 """

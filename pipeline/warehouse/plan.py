@@ -1,11 +1,11 @@
 """What a build must compute: the version of every model's rows of every group.
 
 Partitioned models are kept per group of lake partitions (``Grouping``: a location's
-business days of one month). A group's version is a hash of everything its rows derive
+business date). A group's version is a hash of everything its rows derive
 from: its partitions' committed loads, the receipts other partitions took over from them,
 and the SQL of the model, of the models it reads and of the macros. A build computes the
-groups whose version changed and keeps the others, so a night costs the month it
-touches, not the history.
+groups whose version changed and keeps the others, so a night costs the days it
+loads, not the history.
 
 The manifest (every model's groups and their versions, the failures of the checks per
 group, the file's format) is a table of the warehouse file itself (``_state``), so it is
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import duckdb
@@ -32,11 +32,9 @@ from pipeline.warehouse.models import Model, macro_sql
 
 STATE_SCHEMA = "_state"
 """The warehouse's own bookkeeping: the manifest, every receipt's key."""
-FORMAT_VERSION = "2"
-"""Versions change with this (a change of how models are stored): 2, every model a table
-of the file itself."""
-GROUP_KEY = "_part_month"
-"""A group's last key: the month of its partitions' dates."""
+FORMAT_VERSION = "3"
+"""Versions change with this (a change of how models are stored): 3, every model a table
+of the file itself, a group per lake partition."""
 
 
 def digest(*values: object) -> str:
@@ -45,41 +43,47 @@ def digest(*values: object) -> str:
 
 @dataclass(frozen=True)
 class Grouping:
-    """Groups hold a month of partitions: a location's business days of one month, say.
+    """A group is one lake partition (a location's business date): what a build computes,
+    keeps or replaces. ``keys`` are the area's partition keys; the last is a date.
 
-    A group per day would make a year of three locations 1,095 versions per model and a
-    night's work scattered; a month keeps it small (the days of the month it touches).
-    ``keys`` are the area's partition keys; the last is a date.
+    Groups are rows of the file's own tables, so a group per day costs nothing more than
+    a group per month did as Parquet files, and a night computes its days only, however
+    long the history.
     """
 
     keys: tuple[str, ...]
 
     def group(self, partition: str) -> str:
-        """``location_id=1001/business_date=2026-11-20`` -> its month's group,
-        ``location_id=1001/_part_month=2026-11``."""
-        head, _, last = partition.rpartition("/")
-        month = f"{GROUP_KEY}={last.split('=', 1)[1][:7]}"
-        return f"{head}/{month}" if head else month
+        """``location_id=1001/business_date=2026-11-20``: its own group."""
+        return partition
 
     def group_sql(self) -> str:
         """The group as SQL over a model's columns."""
-        return " || '/' || ".join([*(f"'{k}=' || cast({k} as varchar)" for k in self.keys[:-1]),
-                                   f"'{GROUP_KEY}=' || strftime({self.keys[-1]}, '%Y-%m')"])
+        return " || '/' || ".join(f"'{k}=' || cast({k} as varchar)" for k in self.keys)
 
     def predicate(self, groups: list[str]) -> str:
-        """SQL true for the rows of ``groups`` (on the keys' own columns, so that DuckDB
-        skips the row groups of other locations and months)."""
-        if not groups:
-            return "false"
-        terms = []
-        for group in sorted(groups):
+        """SQL true for the rows of ``groups``, on the keys' own columns (consecutive days
+        of a location as one range), so that DuckDB skips the row groups of others."""
+        days: dict[tuple, list[date]] = {}
+        for group in groups:
             values = dict(kv.split("=", 1) for kv in group.split("/"))
-            first = date.fromisoformat(values.pop(GROUP_KEY) + "-01")
-            after = date(first.year + first.month // 12, first.month % 12 + 1, 1)
-            term = [f"{k} = {_literal(v)}" for k, v in values.items()]
-            term += [f"{self.keys[-1]} >= date '{first}'", f"{self.keys[-1]} < date '{after}'"]
-            terms.append("(" + " and ".join(term) + ")")
-        return "(" + " or ".join(terms) + ")"
+            day = date.fromisoformat(values.pop(self.keys[-1]))
+            days.setdefault(tuple(values.items()), []).append(day)
+        terms = []
+        for head, found in sorted(days.items()):
+            found.sort()
+            start = end = found[0]
+            for day in [*found[1:], None]:
+                if day is not None and day == end + timedelta(days=1):
+                    end = day
+                    continue
+                column = self.keys[-1]
+                terms.append("(" + " and ".join(
+                    [f"{k} = {_literal(v)}" for k, v in head]
+                    + [f"{column} = date '{start}'" if start == end
+                       else f"{column} between date '{start}' and date '{end}'"]) + ")")
+                start = end = day
+        return "(" + " or ".join(terms) + ")" if terms else "false"
 
 
 def _literal(value: str) -> str:
@@ -200,9 +204,9 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
     return Plan(committed, superseded, groupings, members, versions)
 
 
-BATCH_GROUPS = 24
-"""Groups (a location's month each) a build computes at once: what bounds its memory and
-the Parquet files DuckDB holds open, however long the history or large the chain."""
+BATCH_GROUPS = 720
+"""Groups (a location's day each) a build computes at once: what bounds its memory,
+however long the history or large the chain (two years of a location, a day of 720)."""
 
 
 def batches(stale: dict[str, dict[str, list[str]]]) -> list[dict[str, dict[str, list[str]]]]:
