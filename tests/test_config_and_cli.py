@@ -53,6 +53,7 @@ page_size = 0
 
 [warehouse]
 memory_limit = "lots"
+storage_version = "v1.0.0"
 
 [[locations]]
 id = 1001
@@ -68,7 +69,8 @@ api_key_env = "K"
         load_settings(write(tmp_path, bad))
     message = str(err.value)
     for where in ("source.base_url", "source.page_size", "warehouse.memory_limit",
-                  "locations.0.timezone", "locations.0.api_key_env", "locations.1.id"):
+                  "warehouse.storage_version", "locations.0.timezone",
+                  "locations.0.api_key_env", "locations.1.id"):
         assert where in message, where
 
 

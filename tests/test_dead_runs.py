@@ -49,6 +49,16 @@ def instance_of(folder: Path) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(folder / "data" / "dagster_home"))
 
 
+def prepared_instance(folder: Path) -> None:
+    """The data dir's instance, its storage created, before a command runs on it (two
+    processes creating Dagster's SQLite tables at once: one fails)."""
+    from pipeline.instance import prepare_home
+
+    prepare_home(folder / "data" / "dagster_home")
+    with instance_of(folder):
+        pass
+
+
 def holders(instance: dg.DagsterInstance, pool: str) -> set[str]:
     return {s.run_id for s in instance.event_log_storage.get_concurrency_info(pool).claimed_slots}
 
@@ -150,6 +160,7 @@ def test_ctrl_c_during_a_load_exits_130(tmp_path):
     slow = SandboxConfig(faults=Faults(latency_ms=400))
     with serving(create_app(slow)) as url:
         config = write_config(tmp_path, url)
+        prepared_instance(tmp_path)
         load = subprocess.Popen(cli(config, "load", "--start", "2026-10-01", "--end",
                                     str(DAY2), "--no-catalog"),
                                 cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
@@ -182,6 +193,7 @@ def test_a_killed_load_leaves_exactly_its_finished_dates_materialized(tmp_path):
     slow = create_app(SandboxConfig(faults=Faults(latency_ms=150)))
     with serving(slow) as url:
         config = write_config(tmp_path, url)
+        prepared_instance(tmp_path)
         process = subprocess.Popen(
             cli(config, "load", "--start", str(days[0]), "--end", str(days[-1]),
                 "--no-catalog"), cwd=ROOT, env=environment(),

@@ -196,3 +196,22 @@ def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothi
         build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
     assert not target.exists()
     assert not list(tmp_path.glob(".wh.duckdb.*.building*"))  # nor a half-built file
+
+
+def test_the_file_is_written_in_the_storage_version_asked_for(history, tmp_path):
+    settings, _ = history
+    lake, target = settings.warehouse.lake_dir, tmp_path / "wh.duckdb"
+
+    def storage(path: Path) -> str:
+        with duckdb.connect(str(path), read_only=True) as con:
+            return con.execute("select tags['storage_version'] from duckdb_databases() "
+                               "where database_name = current_database()").fetchone()[0]
+
+    build_warehouse(lake, target)
+    assert storage(target) == "v1.0.0+"  # DuckDB's name of the format 1.0 and 1.1 read
+    assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": 0}
+    newest = build_warehouse(lake, target, storage_version="latest")
+    assert newest.rebuilt_partitions == {"revenue": 12}  # a new file
+    assert storage(target) != "v1.0.0+"
+    assert build_warehouse(lake, target, storage_version="latest").rebuilt_partitions \
+        == {"revenue": 0}
