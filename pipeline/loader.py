@@ -115,8 +115,7 @@ class LoadReport:
 
     def read(self, result: dg.ExecuteInProcessResult) -> None:
         """Add what the run ``result`` did (a load's, then its build's)."""
-        report = self
-        report.success = report.success and result.success
+        self.success = self.success and result.success
         # A date some location of the load is missing is observed, not materialized.
         for event in result.all_events:
             if event.is_step_materialization:
@@ -128,40 +127,40 @@ class LoadReport:
             meta = {k: v.value for k, v in mat.metadata.items()}
             area = mat.asset_key.path[-1]
             if mat.asset_key == REVENUE_KEY:
-                report.receipts += meta["dagster/row_count"]
-                report.turnover_net += Decimal(meta["turnover_net"])
-                report.partitions_kept += meta.get("partitions_kept", 0)
-                report.pages += meta.get("pages", 0)
+                self.receipts += meta["dagster/row_count"]
+                self.turnover_net += Decimal(meta["turnover_net"])
+                self.partitions_kept += meta.get("partitions_kept", 0)
+                self.pages += meta.get("pages", 0)
                 for name, rows in meta.get("unknown_fields", {}).items():
-                    report.unknown_fields[name] = report.unknown_fields.get(name, 0) + rows
+                    self.unknown_fields[name] = self.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
-                report.drift = meta
+                self.drift = meta
             elif mat.asset_key.path[0] == "lake":
-                report.snapshots[area] = meta["row_counts"]
+                self.snapshots[area] = meta["row_counts"]
             else:
-                report.models += 1
-                report.warehouse_path = meta["warehouse"]
-                report.partitions_computed = max(report.partitions_computed,
+                self.models += 1
+                self.warehouse_path = meta["warehouse"]
+                self.partitions_computed = max(self.partitions_computed,
                                                  meta.get("partitions_computed", 0))
         for evaluation in result.get_asset_check_evaluations():
             meta = {k: v.value for k, v in evaluation.metadata.items()}
             if evaluation.check_name == LOADED_CHECK:
-                report.never_loaded = {int(k): v for k, v in
+                self.never_loaded = {int(k): v for k, v in
                                        meta["dates_never_loaded_by_location"].items()}
-                report.partitions = meta["dates"] * meta["locations"]
-                report.locations = meta["locations"]
+                self.partitions = meta["dates"] * meta["locations"]
+                self.locations = meta["locations"]
             if evaluation.passed:
                 continue
             name = f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}"
             if evaluation.check_name == LOADED_CHECK:
-                report.failed_partitions = meta["failed_list"]
+                self.failed_partitions = meta["failed_list"]
             elif evaluation.asset_key.path[0] == "lake":
                 for failure in meta["failed_list"]:
                     where = " ".join([evaluation.asset_key.path[-1]]
                                      + [str(failure["location"])] * bool(failure["location"]))
-                    report.snapshot_failures[where] = failure["error"]
+                    self.snapshot_failures[where] = failure["error"]
             else:
-                report.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
+                self.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in result.all_events:
             if event.is_step_failure:
                 failure = event.step_failure_data
@@ -169,13 +168,13 @@ class LoadReport:
                 while error.cause is not None:  # the error the step's own code raised
                     error = error.cause
                 if error.cls_name == "DagsterExecutionInterruptedError":
-                    report.interrupted = True
+                    self.interrupted = True
                     message = "stopped (Ctrl-C or SIGTERM)"
                 elif failure.user_failure_data:
                     message = failure.user_failure_data.description
                 else:  # its first line: a DuckDB error names the file, then quotes SQL
                     message = (error.message.strip().splitlines() or [error.cls_name])[0]
-                report.errors.append(f"{event.step_key}: {message}")
+                self.errors.append(f"{event.step_key}: {message}")
 
     def summary(self) -> str:
         """What a person reads after a load: counts, turnover, and every failure by name."""
