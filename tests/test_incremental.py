@@ -136,11 +136,18 @@ def test_a_changed_model_is_computed_again_for_every_partition(history, tmp_path
     import shutil
     shutil.copytree(MODELS_DIR, models_dir)
     path = models_dir / "marts" / "fct_turnover_daily.sql"
-    path.write_text(path.read_text().replace(
-        "sum(guest_count) as guest_count", "sum(guest_count) as guest_count,\n"
-        "        max(receipted_at_local) as last_receipt_at"))
     target = tmp_path / "wh.duckdb"
     build_warehouse(settings.warehouse.lake_dir, target)
+    # A comment and the layout are not what the rows derive from: nothing is recomputed.
+    sql = path.read_text()
+    path.write_text("-- reviewed: one more comment line\n"
+                    + sql.replace("sum(guest_count) as guest_count",
+                                  "sum(guest_count)   as guest_count  -- guests"))
+    result = build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
+    assert result.rebuilt_partitions.get("revenue", 0) == 0
+    path.write_text(sql.replace(
+        "sum(guest_count) as guest_count", "sum(guest_count) as guest_count,\n"
+        "        max(receipted_at_local) as last_receipt_at"))
     result = build_warehouse(settings.warehouse.lake_dir, target, discover_models(models_dir))
     assert result.rebuilt_partitions == {"revenue": 12}
     with duckdb.connect(str(target), read_only=True) as con:

@@ -67,6 +67,8 @@ class Model:
     materialized: str = "table"
     area: str | None = None
     """The lake area whose partitions a partitioned model follows."""
+    canonical: str = ""
+    """The SQL as parsed (``canonical_sql``): what a part's version hashes."""
 
     @property
     def schema(self) -> str:
@@ -119,11 +121,26 @@ def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
     return done
 
 
-def references(sql: str, name: str) -> tuple[set[str], set[str]]:
+def _parse(sql: str, name: str) -> exp.Expression:
     try:
-        tree = sqlglot.parse_one(sql, dialect="duckdb")
+        return sqlglot.parse_one(sql, dialect="duckdb")
     except sqlglot.errors.ParseError as exc:
         raise ModelError(f"model {name}: cannot parse its SQL: {exc}") from None
+
+
+def canonical_sql(sql: str) -> str:
+    """``sql`` as sqlglot parses it, written back without comments and layout: editing a
+    comment or the indentation of a model does not change what its versions hash."""
+    return ";\n".join(tree.sql(dialect="duckdb", comments=False)
+                      for tree in sqlglot.parse(sql, dialect="duckdb") if tree is not None)
+
+
+def references(sql: str, name: str) -> tuple[set[str], set[str]]:
+    """The models and the lake tables ``sql`` reads."""
+    return _references(_parse(sql, name))
+
+
+def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
     models, lake_tables = set(), set()
     for table in tree.find_all(exp.Table):
@@ -140,11 +157,14 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
     for stage in STAGES:
         for path in sorted((models_dir / stage).glob("*.sql")):
             sql = path.read_text(encoding="utf-8")
-            models, lake_tables = references(sql, path.stem)
+            tree = _parse(sql, path.stem)
+            models, lake_tables = _references(tree)
             if path.stem in found:
                 raise ModelError(f"model {path.stem} is defined twice")
-            found[path.stem] = Model(path.stem, stage, path, sql, frozenset(models),
-                                     frozenset(lake_tables), _materialization(sql, path.stem))
+            found[path.stem] = Model(
+                path.stem, stage, path, sql, frozenset(models), frozenset(lake_tables),
+                _materialization(sql, path.stem),
+                canonical=tree.sql(dialect="duckdb", comments=False))
     if not found:
         raise ModelError(f"no SQL models found below {models_dir} (expected "
                          f"{', '.join(STAGES)} folders of .sql files): is the package "

@@ -3,7 +3,8 @@
 Partitioned models are kept per group of lake partitions (``Grouping``: a location's
 business date). A group's version is a hash of everything its rows derive
 from: its partitions' committed loads, the receipts other partitions took over from them,
-and the SQL of the model, of the models it reads and of the macros. A build computes the
+and the SQL (as parsed: comments and layout do not count) of the model, of the models
+it reads and of the macros. A build computes the
 groups whose version changed and keeps the others, so a night costs the days it
 loads, not the history.
 
@@ -28,7 +29,7 @@ from pipeline.warehouse.lakeviews import (
     committed_loads,
     superseded_receipts,
 )
-from pipeline.warehouse.models import Model, macro_sql
+from pipeline.warehouse.models import Model, canonical_sql, macro_sql
 
 STATE_SCHEMA = "_state"
 """The warehouse's own bookkeeping: the manifest, every receipt's key."""
@@ -144,13 +145,14 @@ class Manifest:
 
 def chain_hashes(models: dict[str, Model], order: list[str],
                  extra_macros: tuple[str, ...] = ()) -> dict[str, str]:
-    """A hash per partitioned model of its SQL, the macros and every model it reads."""
-    macros = digest(*macro_sql(), *extra_macros)
+    """A hash per partitioned model of its SQL as parsed (``canonical_sql``), the macros
+    and every model it reads."""
+    macros = digest(*map(canonical_sql, (*macro_sql(), *extra_macros)))
     hashes: dict[str, str] = {}
     for name in order:
         model = models[name]
         if model.materialized == "partitioned":
-            hashes[name] = digest(FORMAT_VERSION, macros, model.sql,
+            hashes[name] = digest(FORMAT_VERSION, macros, model.canonical,
                                   *sorted(hashes[d] for d in model.model_deps))
     return hashes
 
