@@ -60,6 +60,26 @@ SUPERSEDED_SECONDS = 3600
 build of a chain's year takes minutes)."""
 
 
+PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": False,
+                   "write_statistics": False, "write_page_checksum": True}
+"""How lake files are written: cheap to write, and every page with its CRC, which a build
+verifies before it trusts a file (``pipeline.warehouse.integrity``)."""
+ROWS_KEY = "rows"
+"""In a commit record's metadata: the rows of each of its tables (JSON), what a build
+compares the files with."""
+
+
+def commit_record(load_id: str, tables: Mapping[str, pa.Table],
+                  metadata: Mapping[str, object] | None) -> pa.Table:
+    """The commit record of a load: its id and time, its tables with their row counts and
+    the partition's metadata (values as text)."""
+    values = {k: str(v) for k, v in (metadata or {}).items()}
+    values[ROWS_KEY] = json.dumps({name: table.num_rows for name, table in tables.items()})
+    return pa.Table.from_pylist([{
+        "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
+        "metadata": json.dumps(values)}], schema=LOAD_SCHEMA)
+
+
 def new_load_id(now: datetime | None = None) -> str:
     """A unique id that sorts by load time: ``20261123T131750123456Z-1a2b3c4d``."""
     now = now or datetime.now(UTC)
@@ -95,8 +115,7 @@ def _write_temp(target: Path, table: pa.Table) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = _temp_name(target)
     try:
-        pq.write_table(table, str(temp), compression="snappy", use_dictionary=False,
-                       write_statistics=False)
+        pq.write_table(table, str(temp), **PARQUET_OPTIONS)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -152,10 +171,7 @@ class Lake:
                 temps[name] = _write_temp(targets[name], table)
             for temp in temps.values():
                 _fsync(temp)
-            record = pa.Table.from_pylist([{
-                "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
-                "metadata": json.dumps({k: str(v) for k, v in (metadata or {}).items()}),
-            }], schema=LOAD_SCHEMA)
+            record = commit_record(load_id, tables, metadata)
             commit = self.load_dir(area, partition) / LOAD_FILE
             with _partition_lock(commit.parent):
                 replaced = self.committed(area, partition)

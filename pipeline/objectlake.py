@@ -32,7 +32,6 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
@@ -40,7 +39,16 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from pipeline.lake import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, LoadRecord, data_file_name, new_load_id
+from pipeline.lake import (
+    LOAD_FILE,
+    LOAD_SCHEMA,
+    LOADS_DIR,
+    PARQUET_OPTIONS,
+    LoadRecord,
+    commit_record,
+    data_file_name,
+    new_load_id,
+)
 
 RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
 PART = re.compile(r"^part-(?P<load_id>.+)\.parquet$")
@@ -107,13 +115,8 @@ class ObjectLake:
                    + "/" + data_file_name(load_id) for name in tables}
         try:
             for name, table in tables.items():
-                pq.write_table(table, targets[name], filesystem=self.fs,
-                               compression="snappy", use_dictionary=False,
-                               write_statistics=False)
-            record = pa.Table.from_pylist([{
-                "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
-                "metadata": json.dumps({k: str(v) for k, v in (metadata or {}).items()}),
-            }], schema=LOAD_SCHEMA)
+                pq.write_table(table, targets[name], filesystem=self.fs, **PARQUET_OPTIONS)
+            record = commit_record(load_id, tables, metadata)
             folder = self._records_folder(area, partition)
             pq.write_table(record, f"{folder}/load-{load_id}.parquet", filesystem=self.fs)
         except OSError as exc:

@@ -115,8 +115,13 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                           "sample": dg.MetadataValue.text(repr(outcome.sample[:3]))},
             )
         failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks]
+        problems = []
+        if result.corrupt:
+            problems.append(f"{len(result.corrupt)} lake partition(s) left out, their "
+                            f"previous figures kept: " + "; ".join(map(str, result.corrupt)))
         if failed:
-            raise dg.Failure(description="the warehouse was rebuilt; failed checks: "
-                             + "; ".join(failed))
+            problems.append("failed checks: " + "; ".join(failed))
+        if problems:
+            raise dg.Failure(description="the warehouse was rebuilt; " + "; ".join(problems))
 
     return warehouse_models

@@ -15,6 +15,7 @@ killed at any point leaves the old file. A file lock keeps builds one at a time.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -30,6 +31,7 @@ from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
 from pipeline.docs import apply_comments
 from pipeline.lake import Lake
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.warehouse.integrity import Corrupt
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
@@ -82,6 +84,9 @@ class BuildResult:
     checks: list[CheckOutcome] = field(default_factory=list)
     rebuilt_partitions: dict[str, int] = field(default_factory=dict)
     """Per lake area: how many partitions the partitioned models were computed for."""
+    corrupt: list[Corrupt] = field(default_factory=list)
+    """Lake partitions whose files do not hold what their commit record says: left out,
+    their previous rows kept (``integrity``)."""
 
     @property
     def failed_checks(self) -> list[CheckOutcome]:
@@ -158,9 +163,9 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 _prepare(con, memory_limit, Path(f"{temp}.tmp"))
                 con.execute(f"attach '{sql_path(temp)}' as {TARGET}"
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
-                manifest, stale, counts, outcomes = _build_models(
-                    con, lake_dir, models, order, checks,
-                    previous if incremental else Manifest(), macros)
+                manifest, plan, stale, counts, outcomes = _build_models(
+                    con, lake_dir, models, order, checks, macros, previous,
+                    None if incremental else warehouse_path)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
                 apply_comments(con, models, model_dictionary(models))
@@ -189,7 +194,8 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
             shutil.rmtree(warehouse_path.with_name(f"{warehouse_path.stem}_parts"),
                           ignore_errors=True)
     return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
-                       {area: sum(map(len, groups.values())) for area, groups in stale.items()})
+                       {area: sum(map(len, groups.values())) for area, groups in stale.items()},
+                       plan.corrupt)
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> None:
@@ -237,17 +243,22 @@ def _create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name
 
 
 def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
-                  order: list[str], checks: tuple[DataCheck, ...], previous: Manifest,
-                  macros: tuple[str, ...]):
+                  order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
+                  previous: Manifest, anew_from: Path | None):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
     whose version changed, and their checks there; then the tables and views. Returns
-    the manifest, the groups computed per area with their partitions, the row counts and
-    the outcomes of the partitioned checks."""
+    the manifest, the plan, the groups computed per area with their partitions, the row
+    counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
+    warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
+    of corrupt partitions are copied, and every lake partition is verified again)."""
+    in_place = previous
+    if anew_from is not None:
+        previous = Manifest()
     _macros(con, TARGET, macros)
     _macros(con, SCRATCH, macros)
     con.execute(f"create schema if not exists {TARGET}.{STATE_SCHEMA}")
-    plan = make_plan(con, lake_dir, models, order, macros,
-                     f"{TARGET}.{STATE_SCHEMA}.receipt_keys")
+    plan = make_plan(con, lake_dir, models, order, macros, f"{TARGET}.{STATE_SCHEMA}",
+                     verify_all=anew_from is not None)
     existing = _relations(con, TARGET)
     for qualified, kind in existing.items():  # a model no longer defined
         if qualified.split(".")[1] not in models:
@@ -259,11 +270,18 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     outcomes = {}
     manifest = Manifest({(name, group): version for name, versions in plan.versions.items()
                          for group, version in versions.items()})
+    if plan.kept:  # a corrupt partition's rows stay as they were
+        if anew_from is not None:
+            _copy_kept_rows(con, anew_from, models, plan)
+        previous = in_place
+        manifest.versions.update({
+            (name, group): version for (name, group), version in previous.versions.items()
+            if name in plan.versions and group in plan.kept.get(models[name].area, ())})
     for check, area in checked.items():
         new, sample = found[check]
         carried = {group: n for (key, group), n in previous.check_failures.items()
-                   if key == check_key(check) and group in plan.members[area]
-                   and group not in stale[area]}
+                   if key == check_key(check) and group not in stale[area]
+                   and (group in plan.members[area] or group in plan.kept.get(area, ()))}
         failures = carried | new
         manifest.check_failures.update(((check_key(check), group), n)
                                        for group, n in failures.items())
@@ -285,7 +303,26 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
         if model.materialized == "table":
             counts[name] = con.execute(f"select count(*) from {model.qualified}").fetchone()[0]
     drop_lake_views(con)
-    return manifest, stale, counts, outcomes
+    return manifest, plan, stale, counts, outcomes
+
+
+def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str, Model],
+                    plan: Plan) -> None:
+    """Into a new file, the rows of the groups ``plan`` keeps, from the file in place (if it
+    has them in the same shape: a file of another format may not)."""
+    if not old.exists():
+        return
+    con.execute(f"attach '{sql_path(old)}' as _previous (read_only)")
+    try:
+        for name in plan.versions:
+            groups = sorted(plan.kept.get(models[name].area, ()))
+            if groups:
+                with contextlib.suppress(duckdb.Error):
+                    con.execute(f"insert into {TARGET}.{models[name].qualified} by name "
+                                f"select * from _previous.{models[name].qualified} "
+                                f"where {plan.groupings[models[name].area].predicate(groups)}")
+    finally:
+        con.execute("detach _previous")
 
 
 def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
@@ -303,7 +340,7 @@ def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
         model = models[name]
         area = model.area
         gone = sorted({g for (m, g) in previous.versions if m == name}
-                      - set(plan.members[area]))
+                      - set(plan.members[area]) - plan.kept.get(area, set()))
         if existing.get(model.qualified) == "table" and plan.members[area] and \
                 set(stale.get(area, {})) != set(plan.members[area]):
             if gone:  # partitions no longer in the lake

@@ -7,6 +7,7 @@ and nothing of them is stored in the warehouse file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,16 @@ def arrow_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
 class Committed:
     """The committed loads of one lake area: partition (its folder path) -> load."""
 
-    loads: dict[str, tuple[str, object, tuple[str, ...]]]
-    """partition -> (load id, loaded at, tables)."""
+    loads: dict[str, tuple[str, object, tuple[str, ...], str]]
+    """partition -> (load id, loaded at, tables, metadata as JSON)."""
+
+    def metadata(self, partition: str) -> dict[str, str]:
+        """The metadata its load recorded (``Lake.write``)."""
+        return json.loads(self.loads[partition][3])
+
+    def without(self, partitions: set[str]) -> Committed:
+        """These loads but ``partitions``'."""
+        return Committed({p: load for p, load in self.loads.items() if p not in partitions})
 
     def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
         """(file, partition) of the table's committed parts, of ``partitions`` if given."""
@@ -73,13 +82,13 @@ def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str,
         loads = {}
         if next(folder.glob(f"**/{LOAD_FILE}"), None) is not None:
             rows = con.execute(f"""
-                select filename, load_id, loaded_at, tables
+                select filename, load_id, loaded_at, tables, metadata
                 from read_parquet('{sql_path(folder)}/**/{LOAD_FILE}', filename = true,
                                   hive_partitioning = false)""").fetchall()
             root = str(folder.resolve()) + "/"
-            for filename, load_id, loaded_at, tables in rows:
+            for filename, load_id, loaded_at, tables, metadata in rows:
                 partition = filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}")
-                loads[partition] = (load_id, loaded_at, tuple(tables))
+                loads[partition] = (load_id, loaded_at, tuple(tables), metadata)
         result[area] = Committed(loads)
     return result
 

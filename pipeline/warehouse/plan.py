@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakeviews import (
     Committed,
     arrow_insert,
@@ -168,6 +169,10 @@ class Plan:
     """area -> group -> its partitions."""
     versions: dict[str, dict[str, str]]
     """model -> group -> the version its part must have."""
+    corrupt: list[Corrupt] = field(default_factory=list)
+    """Partitions whose files do not hold what their commit record says: left out."""
+    kept: dict[str, set[str]] = field(default_factory=dict)
+    """area -> the groups of corrupt partitions: their rows stay as they were."""
 
     def stale(self, models: dict[str, Model], is_current) -> dict[str, dict[str, list[str]]]:
         """area -> the groups (with their partitions) of which some model's part is not
@@ -182,10 +187,17 @@ class Plan:
 
 
 def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
-              order: list[str], macros: tuple[str, ...], keys_table: str) -> Plan:
-    """The committed lake and the version of every part it calls for."""
+              order: list[str], macros: tuple[str, ...], state: str,
+              verify_all: bool = False) -> Plan:
+    """The committed lake, its partitions not verified before checked (``integrity``;
+    all with ``verify_all``) and the corrupt ones left out, and the version of every part
+    it calls for. ``state`` is the schema of the warehouse's bookkeeping."""
     committed = committed_loads(con, lake_dir)
-    superseded = superseded_receipts(con, lake_dir, committed["revenue"], keys_table)
+    corrupt = verify_lake(con, lake_dir, committed, f"{state}.verified", verify_all)
+    committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
+                 for area, loads in committed.items()}
+    superseded = superseded_receipts(con, lake_dir, committed["revenue"],
+                                     f"{state}.receipt_keys")
     hashes = chain_hashes(models, order, macros)
     partitioned = [n for n in order if models[n].materialized == "partitioned"]
     groupings: dict[str, Grouping] = {}
@@ -203,7 +215,11 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
         versions[name] = {group: digest(hashes[name], *(
             f"{part}:{loads[part][0]}:{','.join(superseded.get(part, []))}" for part in parts))
             for group, parts in members[area].items()}
-    return Plan(committed, superseded, groupings, members, versions)
+    kept: dict[str, set[str]] = {}
+    for bad in corrupt:
+        if bad.area in groupings:
+            kept.setdefault(bad.area, set()).add(groupings[bad.area].group(bad.partition))
+    return Plan(committed, superseded, groupings, members, versions, corrupt, kept)
 
 
 BATCH_GROUPS = 720

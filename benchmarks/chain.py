@@ -1,0 +1,129 @@
+"""The first full build at chain scale (``make bench-chain``; not part of ``make bench``).
+
+A lake of ``locations`` x ``days`` revenue partitions is made from the sandbox's own
+generator without HTTP: each location-day's receipts as the revenue report serves them,
+flattened and committed by the pipeline's own code (``flatten_receipts``, ``Lake.write``),
+a process per core. Making it takes long (about half an hour for 200 x 365 on two
+cores), so it is kept in ``benchmarks/.chain/`` and made again only when missing.
+
+Measured: ``pos-etl build --full`` on that lake in a process of its own, its wall time
+and peak RSS (the kernel's high-water mark of the process), the file it publishes; then
+one night more (a day of every location) built incrementally.
+Targets: the full build within 600 s and 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "benchmarks" / ".chain"
+FIRST_DAY = date(2025, 6, 1)
+LAKE_FORMAT = "2"
+"""Changes when what the pipeline writes into the lake changes (2: row counts and page
+checksums): a cached lake of another format is made again."""
+
+
+def _write_days(args: tuple[str, int, date, int, int]) -> int:
+    """``days`` days of one location from ``first`` into the lake; returns its receipts."""
+    from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
+    from pipeline.lake import Lake
+    from pipeline.pos_api.client import _TEXT_DECODER
+    from pos_sandbox import world
+    from pos_sandbox.receipts import SandboxData
+    from pos_sandbox.revenue import RevenueBook
+
+    root, location_id, first, days, volume = args
+    location = world.location(location_id)
+    book = RevenueBook(SandboxData(transactions_per_day=volume), days_kept=2)
+    lake = Lake(Path(root))
+    receipts = 0
+    for n in range(days):
+        day = first + timedelta(days=n)
+        bodies = [r.body for r in book.calendar_date(location_id, day)]
+        part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+                                location_id=location_id, business_date=day, tz=location.tz,
+                                short_code=location.short_code)
+        write_revenue_partition(lake, part)
+        receipts += len(bodies)
+    return receipts
+
+
+def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Path, dict]:
+    """The cached lake (made when missing) and how it was made."""
+    folder = CACHE / f"lake-{LAKE_FORMAT}-{locations}x{days}x{volume}"
+    done = folder / "made.json"
+    if done.exists():
+        return folder / "lake", json.loads(done.read_text())
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "lake").mkdir(parents=True)
+    t0 = time.perf_counter()
+    tasks = [(str(folder / "lake"), 1001 + k, FIRST_DAY, days, volume)
+             for k in range(locations)]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        receipts = sum(pool.imap_unordered(_write_days, tasks))
+    made = {"receipts": receipts, "partitions": locations * days,
+            "make_seconds": round(time.perf_counter() - t0, 1), "workers": workers}
+    done.write_text(json.dumps(made))
+    return folder / "lake", made
+
+
+def _build(lake: Path, warehouse: Path, full: bool) -> dict:
+    """One build in a process of its own: wall time and peak RSS."""
+    code = (
+        "import sys, json, time, resource\n"
+        "from pathlib import Path\n"
+        "from pipeline.warehouse import build_warehouse\n"
+        "t = time.perf_counter()\n"
+        "r = build_warehouse(Path(sys.argv[1]), Path(sys.argv[2]), full=sys.argv[3] == '1')\n"
+        "print(json.dumps({'seconds': round(time.perf_counter() - t, 1),\n"
+        "                  'rebuilt_partitions': r.rebuilt_partitions,\n"
+        "                  'peak_rss_mb': round(resource.getrusage(\n"
+        "                      resource.RUSAGE_SELF).ru_maxrss / 1024),\n"
+        "                  'failed_checks': [c.check.name for c in r.failed_checks]}))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(lake), str(warehouse),
+                          "1" if full else "0"], cwd=ROOT, check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_chain(locations: int, days: int, volume: int) -> dict:
+    """Make (or reuse) the chain's lake, then its first full build and one night."""
+    sys.path.insert(0, str(ROOT))
+    lake, made = chain_lake(locations, days, volume, os.cpu_count() or 1)
+    work = CACHE / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    warehouse = work / "warehouse.duckdb"
+    full = _build(lake, warehouse, full=True)
+    size_mb = round(warehouse.stat().st_size / 1e6)
+    # One night more: a day of every location (added to the cached lake, removed after).
+    night = FIRST_DAY + timedelta(days=days)
+    with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:
+        pool.map(_write_days, [(str(lake), 1001 + k, night, 1, volume)
+                               for k in range(locations)])
+    try:
+        nightly = _build(lake, warehouse, full=False)
+    finally:
+        _remove_day(lake, night)
+    return {"locations": locations, "days": days, "transactions_per_day": volume,
+            "lake": made, "full_build": full, "warehouse_mb": size_mb,
+            "warehouse_mb_after_night": round(warehouse.stat().st_size / 1e6),
+            "night_build": nightly, "target_seconds": 600, "target_peak_rss_mb": 1536,
+            "met": full["seconds"] <= 600 and full["peak_rss_mb"] <= 1536,
+            "children_peak_rss_mb": round(
+                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)}
+
+
+def _remove_day(lake: Path, day: date) -> None:
+    for folder in lake.glob(f"**/business_date={day.isoformat()}"):
+        shutil.rmtree(folder)

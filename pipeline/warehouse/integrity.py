@@ -1,0 +1,176 @@
+"""What a build reads is what its load committed, or the build does not use it.
+
+Before a build computes anything from a lake partition it checks the partition's files
+against the partition's commit record (``pipeline.lake``):
+
+- every page of every file against its CRC (lake files are written with page checksums;
+  pyarrow reads them with verification: DuckDB's reader does not verify them), and the
+  file's rows against the rows the record lists;
+- a revenue partition's receipts and turnover (the revenue rule's macros, over the files)
+  against the figures its load computed from the POS's answer (``receipts``,
+  ``turnover_net``).
+
+A partition that fails is named (file, location, date) and left out: the build keeps the
+figures it had for it. A partition's files are checked once per load (the warehouse
+remembers the loads it verified); a full build checks every file again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.lake import ROWS_KEY, data_file_name
+from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, sql_path
+
+VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
+                             ("load_id", pa.string())])
+"""The state table of the loads a warehouse verified."""
+CHUNK = 1000
+"""Revenue partitions whose turnover is computed at once (what bounds its memory)."""
+
+
+@dataclass(frozen=True)
+class Corrupt:
+    """A lake partition whose files do not hold what its commit record says."""
+
+    area: str
+    partition: str
+    """``location_id=1001/business_date=2026-09-30``."""
+    problem: str
+    """What differs, naming the file where one is at fault."""
+
+    @property
+    def keys(self) -> dict[str, str]:
+        return dict(kv.split("=", 1) for kv in self.partition.split("/"))
+
+    def __str__(self) -> str:
+        where = ", ".join(f"{k} {v}" for k, v in self.keys.items())
+        return f"lake {self.area} partition {where}: {self.problem}"
+
+
+def _read_verified(path: str) -> tuple[str, int | None, str | None]:
+    """(path, rows, error): the file read through, every page's CRC verified."""
+    try:
+        table = pq.ParquetFile(path, page_checksum_verification=True).read()
+    except (OSError, pa.ArrowException) as exc:
+        return path, None, str(exc).splitlines()[0]
+    return path, table.num_rows, None
+
+
+def _files(lake_dir: Path, committed: Committed, part: str) -> list[tuple[str, str]]:
+    load_id, _, tables = committed.loads[part][:3]
+    return [(table, str(lake_dir / table / part / data_file_name(load_id))) for table in tables]
+
+
+def verify_files(lake_dir: Path, area: str, committed: Committed,
+                 partitions: Iterable[str]) -> list[Corrupt]:
+    """Every file of ``partitions`` read with page verification (a thread per core), its
+    rows compared with the commit record's."""
+    jobs = [(part, table, path) for part in sorted(partitions)
+            for table, path in _files(lake_dir, committed, part)]
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        results = list(pool.map(_read_verified, [path for *_, path in jobs]))
+    found: dict[str, Corrupt] = {}
+    for (part, table, path), (_, rows, error) in zip(jobs, results, strict=True):
+        expected = json.loads(committed.metadata(part).get(ROWS_KEY, "{}")).get(table)
+        if error is not None:
+            problem = f"{path} cannot be read as written: {error}"
+        elif expected is not None and rows != int(expected):
+            problem = f"{path} has {rows} rows, its commit record {expected}"
+        else:
+            continue
+        found.setdefault(part, Corrupt(area, part, problem))
+    return list(found.values())
+
+
+def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Committed,
+                   partitions: Iterable[str]) -> list[Corrupt]:
+    """Each revenue partition's receipts and turnover, computed from its files with the
+    revenue rule's macros (in the catalog in use), against its commit record."""
+    recorded = {part: committed.metadata(part) for part in partitions}
+    recorded = {part: meta for part, meta in recorded.items()
+                if "receipts" in meta and "turnover_net" in meta}
+    if not recorded:
+        return []
+    files = {table: committed.files(lake_dir, table, recorded)
+             for table in ("receipts", "receipt_items")}
+    rows = [(f, part, *committed.loads[part][:2]) for found in files.values()
+            for f, part in found]
+    arrow_insert(con, "_verified_files", rows, FILES_SCHEMA)
+    try:
+        figures = {part: (n, total) for part, n, total in con.execute(f"""
+            with receipts as (
+                select f.partition, r.transaction_id,
+                       is_revenue_effective(r.payment_group_name, r.transaction_type)
+                           as revenue
+                from read_parquet({_list(files['receipts'])}, filename = true) as r
+                inner join _verified_files as f on r.filename = f.filename
+            ), items as (
+                select f.partition, i.transaction_id,
+                       line_amount(i.net_amount, i.quantity) as amount
+                from read_parquet({_list(files['receipt_items'])}, filename = true) as i
+                inner join _verified_files as f on i.filename = f.filename
+            ), turnover as (
+                select items.partition, sum(items.amount) as turnover_net
+                from items inner join receipts using (partition, transaction_id)
+                where receipts.revenue
+                group by all
+            )
+            select partition, count(*), any_value(turnover.turnover_net)
+            from receipts left join turnover using (partition)
+            group by all""").fetchall()} if files["receipts"] else {}
+    finally:
+        con.execute("drop table _verified_files")
+    found = []
+    for part, meta in sorted(recorded.items()):
+        receipts, turnover = figures.get(part, (0, None))
+        turnover = Decimal(0) if turnover is None else turnover
+        expected = (int(meta["receipts"]), Decimal(meta["turnover_net"]))
+        if (receipts, turnover) != expected:
+            paths = [path for path, p in files["receipts"] + files["receipt_items"] if p == part]
+            found.append(Corrupt("revenue", part, (
+                f"the files hold {receipts} receipts with turnover {turnover.normalize():f}, "
+                f"the commit record {expected[0]} with {expected[1].normalize():f} "
+                f"({', '.join(paths)})")))
+    return found
+
+
+def verify_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+                committed: dict[str, Committed], table: str,
+                everything: bool = False) -> list[Corrupt]:
+    """Check every committed partition that ``table`` (the loads verified before, in the
+    warehouse being built) does not list, or all with ``everything``; afterwards the table
+    lists the committed loads that passed. Returns the partitions that failed."""
+    con.execute(f"create table if not exists {table} "
+                f"(area varchar, partition varchar, load_id varchar)")
+    known = set() if everything else set(
+        con.execute(f"select area, partition, load_id from {table}").fetchall())
+    corrupt: list[Corrupt] = []
+    for area, loads in committed.items():
+        todo = sorted(p for p, load in loads.loads.items() if (area, p, load[0]) not in known)
+        bad = verify_files(lake_dir, area, loads, todo)
+        if area == "revenue":
+            readable = [p for p in todo if p not in {c.partition for c in bad}]
+            for start in range(0, len(readable), CHUNK):
+                bad += verify_revenue(con, lake_dir, loads, readable[start:start + CHUNK])
+        corrupt += bad
+    failed = {(c.area, c.partition) for c in corrupt}
+    con.execute(f"delete from {table}")
+    arrow_insert(con, table, [(area, p, load[0]) for area, loads in committed.items()
+                              for p, load in loads.loads.items() if (area, p) not in failed],
+                 VERIFIED_SCHEMA)
+    return corrupt
+
+
+def _list(files: list[tuple[str, str]]) -> str:
+    return "[" + ", ".join(f"'{sql_path(f)}'" for f, _ in files) + "]"

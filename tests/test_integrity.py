@@ -1,0 +1,132 @@
+"""A build uses only lake files that hold what their load committed (#22, item 7)."""
+
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
+from pipeline.lake import PARQUET_OPTIONS, Lake, data_file_name
+from pipeline.loader import run_build
+from pipeline.pos_api.client import _TEXT_DECODER
+from pipeline.warehouse import build_warehouse
+from pos_sandbox import world
+from pos_sandbox.receipts import SandboxData
+from pos_sandbox.revenue import RevenueBook
+from tests.conftest import make_settings, truth_turnover
+
+DAYS = [date(2026, 9, 29) + timedelta(days=n) for n in range(3)]
+LOCATIONS = (1001, 1002)
+HIT = (1001, DAYS[1])
+"""The partition whose file goes bad."""
+
+
+def commit_days(lake: Lake, location_id: int, days: list[date]) -> None:
+    """The sandbox's receipts of these days, committed as a load commits them."""
+    location = world.location(location_id)
+    book = RevenueBook(SandboxData(), days_kept=2)
+    for day in days:
+        bodies = [r.body for r in book.calendar_date(location_id, day)]
+        part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+                                location_id=location_id, business_date=day, tz=location.tz,
+                                short_code=location.short_code)
+        write_revenue_partition(lake, part)
+
+
+def committed_file(lake: Lake, table: str, location_id: int, day: date) -> Path:
+    partition = {"location_id": location_id, "business_date": day.isoformat()}
+    load_id = lake.committed("revenue", partition).load_id
+    return lake.root / table / f"location_id={location_id}" / \
+        f"business_date={day.isoformat()}" / data_file_name(load_id)
+
+
+def flip_a_bit_of_net_amount(path: Path) -> None:
+    """One bit flipped in the middle of the ``net_amount`` column's data (what a failing
+    disk or a bad copy does)."""
+    meta = pq.ParquetFile(path).metadata
+    index = meta.schema.to_arrow_schema().get_field_index("net_amount")
+    column = meta.row_group(0).column(index)
+    data = bytearray(path.read_bytes())
+    data[column.data_page_offset + column.total_compressed_size // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def turnovers(path: Path) -> dict[tuple[int, date], Decimal]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {(loc, day): t for loc, day, t in con.execute(
+            "select location_id, business_date, turnover_net from fct_turnover_daily")
+            .fetchall()}
+
+
+@pytest.fixture
+def built(tmp_path):
+    """Two locations' three days committed and built."""
+    settings = make_settings("http://127.0.0.1:9", tmp_path / "data")
+    lake = Lake(settings.warehouse.lake_dir)
+    for location_id in LOCATIONS:
+        commit_days(lake, location_id, DAYS)
+    build_warehouse(lake.root, settings.warehouse.warehouse_path)
+    return settings, lake
+
+
+def test_a_flipped_bit_fails_its_partition_by_name_and_keeps_its_figures(built):
+    settings, lake = built
+    target = settings.warehouse.warehouse_path
+    before = turnovers(target)
+    assert before[HIT] == truth_turnover(*HIT)
+    bad = committed_file(lake, "receipt_items", *HIT)
+    flip_a_bit_of_net_amount(bad)
+
+    result = build_warehouse(lake.root, target, full=True)
+
+    assert [(c.area, c.partition) for c in result.corrupt] == [
+        ("revenue", "location_id=1001/business_date=2026-09-30")]
+    message = str(result.corrupt[0])
+    assert str(bad) in message and "location_id 1001" in message \
+        and "business_date 2026-09-30" in message
+    assert turnovers(target) == before  # the day's figures of the last good build
+
+    # Loaded again, the day is built from its new files.
+    commit_days(lake, HIT[0], [HIT[1]])
+    result = build_warehouse(lake.root, target)
+    assert result.corrupt == [] and result.rebuilt_partitions == {"revenue": 1}
+    assert turnovers(target) == before
+
+
+def test_files_that_read_well_but_differ_from_their_commit_record_are_refused(built):
+    """Pages intact, the amounts not what the load committed (a file of another load
+    copied in, a tool that rewrote it): the turnover of the files is compared."""
+    settings, lake = built
+    bad = committed_file(lake, "receipt_items", *HIT)
+    items = pq.read_table(bad)
+    doubled = items.set_column(items.schema.get_field_index("net_amount"), "net_amount",
+                               pc.multiply(items["net_amount"], 2).cast(
+                                   items.schema.field("net_amount").type))
+    pq.write_table(doubled, bad, **PARQUET_OPTIONS)
+
+    result = build_warehouse(lake.root, settings.warehouse.warehouse_path, full=True)
+
+    assert len(result.corrupt) == 1
+    assert "with turnover" in result.corrupt[0].problem
+    assert turnovers(settings.warehouse.warehouse_path)[HIT] == truth_turnover(*HIT)
+
+
+def test_a_new_partition_that_is_corrupt_is_left_out_and_the_build_fails(built):
+    settings, lake = built
+    night = DAYS[-1] + timedelta(days=1)
+    for location_id in LOCATIONS:
+        commit_days(lake, location_id, [night])
+    flip_a_bit_of_net_amount(committed_file(lake, "receipt_items", 1002, night))
+
+    report = run_build(settings, progress=lambda line: None)
+
+    assert not report.ok
+    assert any("location_id 1002, business_date " + night.isoformat() in e
+               for e in report.errors), report.errors
+    days = turnovers(settings.warehouse.warehouse_path)
+    assert days[(1001, night)] == truth_turnover(1001, night)
+    assert (1002, night) not in days  # never built from files that were not committed
