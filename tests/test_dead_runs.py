@@ -217,3 +217,24 @@ def test_a_killed_load_leaves_exactly_its_finished_dates_materialized(tmp_path):
     assert 3 <= len(materialized) < len(days)
     assert materialized <= committed
     assert len(committed - materialized) <= 2 * 4  # max_concurrent_requests = 4
+
+
+def test_two_loads_of_the_same_days_at_once_both_end_green(tmp_path):
+    """Two operators (or a schedule and an operator) load overlapping days at once: the
+    partitions they both write are committed in turn, their builds one at a time (the
+    warehouse pool's one slot; a build that waits for it names the run that holds it),
+    and both exit 0 with the figures of the POS."""
+    from tests.conftest import truth_turnover
+
+    days = ("--start", "2026-11-10", "--end", str(DAY2), "--no-catalog")
+    with serving(create_app()) as url:
+        config = write_config(tmp_path, url)
+        prepared_instance(tmp_path)
+        loads = [subprocess.Popen(cli(config, "load", *days), cwd=ROOT, env=environment(),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+        outputs = [load.communicate(timeout=300) for load in loads]
+    for load, (out, err) in zip(loads, outputs, strict=True):
+        assert load.returncode == 0, out + err
+    assert [(d, t) for d, _, t in figures(tmp_path)] == [
+        (d, truth_turnover(1001, d)) for d in (date(2026, 11, n) for n in range(10, 21))]
