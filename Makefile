@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser demo test faults sandbox dev bench lint clean
+.PHONY: install browser demo test faults sandbox dev bench bench-chain lint clean
 
 install: $(STAMP)
 
@@ -50,6 +50,11 @@ $(VENV)/.bench-installed: $(STAMP)
 
 bench: install $(VENV)/.bench-installed
 	$(BIN)/python benchmarks/run.py
+
+# The first full build of a 200-location chain's year (its lake is made once, ~30 min on
+# two cores, and kept in benchmarks/.chain/).
+bench-chain: install
+	$(BIN)/python benchmarks/run.py --only chain
 
 lint: install
 	$(BIN)/ruff check pipeline pos_sandbox tests benchmarks

@@ -27,6 +27,7 @@ path), the cheapest settings to write.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -62,19 +63,28 @@ build of a chain's year takes minutes)."""
 
 PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": False,
                    "write_statistics": False, "write_page_checksum": True}
-"""How lake files are written: cheap to write, and every page with its CRC, which a build
-verifies before it trusts a file (``pipeline.warehouse.integrity``)."""
-ROWS_KEY = "rows"
-"""In a commit record's metadata: the rows of each of its tables (JSON), what a build
-compares the files with."""
+"""How lake files are written: cheap to write, and every page with its CRC (for readers
+that verify them: Spark, pyarrow)."""
+FILES_KEY = "files"
+"""In a commit record's metadata: per table, its file's rows and SHA-256 (JSON), what a
+build checks the files against (``pipeline.warehouse.integrity``)."""
 
 
-def commit_record(load_id: str, tables: Mapping[str, pa.Table],
+def file_digest(data: bytes | Path) -> str:
+    """The SHA-256 of a file (or of its bytes), hex."""
+    if isinstance(data, bytes):
+        return hashlib.sha256(data).hexdigest()
+    with open(data, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def commit_record(load_id: str, tables: Mapping[str, pa.Table], digests: Mapping[str, str],
                   metadata: Mapping[str, object] | None) -> pa.Table:
-    """The commit record of a load: its id and time, its tables with their row counts and
-    the partition's metadata (values as text)."""
+    """The commit record of a load: its id and time, its tables with their files' rows and
+    digests, and the partition's metadata (values as text)."""
     values = {k: str(v) for k, v in (metadata or {}).items()}
-    values[ROWS_KEY] = json.dumps({name: table.num_rows for name, table in tables.items()})
+    values[FILES_KEY] = json.dumps({name: {"rows": table.num_rows, "sha256": digests[name]}
+                                    for name, table in tables.items()})
     return pa.Table.from_pylist([{
         "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
         "metadata": json.dumps(values)}], schema=LOAD_SCHEMA)
@@ -171,7 +181,9 @@ class Lake:
                 temps[name] = _write_temp(targets[name], table)
             for temp in temps.values():
                 _fsync(temp)
-            record = commit_record(load_id, tables, metadata)
+            record = commit_record(load_id, tables,
+                                   {name: file_digest(temp) for name, temp in temps.items()},
+                                   metadata)
             commit = self.load_dir(area, partition) / LOAD_FILE
             with _partition_lock(commit.parent):
                 replaced = self.committed(area, partition)

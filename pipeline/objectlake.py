@@ -47,6 +47,7 @@ from pipeline.lake import (
     LoadRecord,
     commit_record,
     data_file_name,
+    file_digest,
     new_load_id,
 )
 
@@ -114,9 +115,15 @@ class ObjectLake:
         targets = {name: _partition_path(self.base, name, partition=partition)
                    + "/" + data_file_name(load_id) for name in tables}
         try:
+            digests = {}
             for name, table in tables.items():
-                pq.write_table(table, targets[name], filesystem=self.fs, **PARQUET_OPTIONS)
-            record = commit_record(load_id, tables, metadata)
+                sink = pa.BufferOutputStream()
+                pq.write_table(table, sink, **PARQUET_OPTIONS)
+                data = sink.getvalue().to_pybytes()
+                digests[name] = file_digest(data)
+                with self.fs.open_output_stream(targets[name]) as out:
+                    out.write(data)
+            record = commit_record(load_id, tables, digests, metadata)
             folder = self._records_folder(area, partition)
             pq.write_table(record, f"{folder}/load-{load_id}.parquet", filesystem=self.fs)
         except OSError as exc:

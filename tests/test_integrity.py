@@ -1,16 +1,18 @@
 """A build uses only lake files that hold what their load committed (#22, item 7)."""
 
+import json
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
-from pipeline.lake import PARQUET_OPTIONS, Lake, data_file_name
+from pipeline.lake import FILES_KEY, LOAD_FILE, LOAD_SCHEMA, PARQUET_OPTIONS, Lake, data_file_name
 from pipeline.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
 from pipeline.warehouse import build_warehouse
@@ -73,13 +75,27 @@ def built(tmp_path):
     return settings, lake
 
 
-def test_a_flipped_bit_fails_its_partition_by_name_and_keeps_its_figures(built):
+def drop_digests(lake: Lake, location_id: int, day: date) -> None:
+    """The commit record as a load before digests wrote it (the page CRCs are checked)."""
+    path = lake.load_dir("revenue", {"location_id": location_id,
+                                     "business_date": day.isoformat()}) / LOAD_FILE
+    record = pq.read_table(path).to_pylist()
+    metadata = json.loads(record[0]["metadata"])
+    del metadata[FILES_KEY]
+    record[0]["metadata"] = json.dumps(metadata)
+    pq.write_table(pa.Table.from_pylist(record, schema=LOAD_SCHEMA), path)
+
+
+@pytest.mark.parametrize("record", ["with digests", "of a load before digests"])
+def test_a_flipped_bit_fails_its_partition_by_name_and_keeps_its_figures(built, record):
     settings, lake = built
     target = settings.warehouse.warehouse_path
     before = turnovers(target)
     assert before[HIT] == truth_turnover(*HIT)
     bad = committed_file(lake, "receipt_items", *HIT)
     flip_a_bit_of_net_amount(bad)
+    if record != "with digests":
+        drop_digests(lake, *HIT)
 
     result = build_warehouse(lake.root, target, full=True)
 
@@ -97,22 +113,49 @@ def test_a_flipped_bit_fails_its_partition_by_name_and_keeps_its_figures(built):
     assert turnovers(target) == before
 
 
-def test_files_that_read_well_but_differ_from_their_commit_record_are_refused(built):
-    """Pages intact, the amounts not what the load committed (a file of another load
-    copied in, a tool that rewrote it): the turnover of the files is compared."""
+def test_a_file_rewritten_with_other_amounts_is_refused(built):
+    """Pages intact, the amounts not what the load committed (a tool that rewrote it)."""
     settings, lake = built
     bad = committed_file(lake, "receipt_items", *HIT)
     items = pq.read_table(bad)
-    doubled = items.set_column(items.schema.get_field_index("net_amount"), "net_amount",
-                               pc.multiply(items["net_amount"], 2).cast(
-                                   items.schema.field("net_amount").type))
-    pq.write_table(doubled, bad, **PARQUET_OPTIONS)
+    pq.write_table(doubled(items), bad, **PARQUET_OPTIONS)
 
     result = build_warehouse(lake.root, settings.warehouse.warehouse_path, full=True)
 
-    assert len(result.corrupt) == 1
-    assert "with turnover" in result.corrupt[0].problem
+    assert [c.problem for c in result.corrupt] == [
+        f"{bad} is not the file its load committed (its SHA-256 differs)"]
     assert turnovers(settings.warehouse.warehouse_path)[HIT] == truth_turnover(*HIT)
+
+
+def test_a_commit_whose_files_do_not_add_up_to_its_figures_is_refused(built):
+    """The files are those committed, but not what the load's figures were computed from
+    (a writer's bug): the build computes the receipts and turnover of the files with the
+    revenue macros and compares."""
+    settings, lake = built
+    location = world.location(HIT[0])
+    book = RevenueBook(SandboxData(), days_kept=2)
+    bodies = [r.body for r in book.calendar_date(*HIT)]
+    part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+                            location_id=HIT[0], business_date=HIT[1], tz=location.tz)
+    tables = dict(part.tables, receipt_items=doubled(part.tables["receipt_items"]))
+    lake.write("revenue", tables, {"location_id": HIT[0], "business_date": HIT[1].isoformat()},
+               {"receipts": part.row_counts["receipts"], "turnover_net": part.turnover_net})
+
+    result = build_warehouse(lake.root, settings.warehouse.warehouse_path)
+
+    assert len(result.corrupt) == 1
+    assert result.corrupt[0].problem.startswith(
+        f"the files hold {part.row_counts['receipts']} receipts with turnover "
+        f"{(2 * part.turnover_net).normalize():f}, the commit record {part.row_counts['receipts']} with "
+        f"{part.turnover_net.normalize():f}")
+    assert turnovers(settings.warehouse.warehouse_path)[HIT] == truth_turnover(*HIT)
+
+
+def doubled(items: pa.Table) -> pa.Table:
+    """``receipt_items`` with every net amount doubled."""
+    column = items.schema.get_field_index("net_amount")
+    return items.set_column(column, "net_amount", pc.multiply(items["net_amount"], 2).cast(
+        items.schema.field("net_amount").type))
 
 
 def test_a_new_partition_that_is_corrupt_is_left_out_and_the_build_fails(built):
