@@ -1,8 +1,10 @@
-"""The data dictionary: every model's and column's description, kept beside the SQL.
+"""The data dictionary: every model's contract and description, kept beside the SQL.
 
-``dbt_like_sql/<stage>/schema.yml`` describes each model of its folder and may describe
-its columns (dbt's layout); ``dbt_like_sql/columns.yml`` holds what a column means in
-every model that has it (dbt's doc blocks). A build applies both to the warehouse with
+``dbt_like_sql/<stage>/schema.yml`` holds each model of its folder as dbt's properties
+file does: its description and its columns'; its ``config`` (``materialized``, and in
+``meta`` its ``owner`` and ``grain``); its ``data_tests`` (``pipeline.checks``).
+``dbt_like_sql/columns.yml`` holds what a column means in every model that has it (dbt's
+doc blocks). A build applies both to the warehouse with
 ``COMMENT ON``, so BI tools show them, and ``pos-etl docs`` renders the warehouse's
 catalog (schemas, models, columns, types, descriptions) as Markdown or a static HTML page.
 """
@@ -10,12 +12,16 @@ catalog (schemas, models, columns, types, descriptions) as Markdown or a static 
 from __future__ import annotations
 
 import html
+import importlib.resources
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 import yaml
 
+MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
+"""The models shipped with the package (``dbt_like_sql``)."""
+STAGES = ("staging", "marts", "reports")
 SHARED_COLUMNS = "columns.yml"
 SCHEMA_FILE = "schema.yml"
 
@@ -28,6 +34,14 @@ class DictionaryError(Exception):
 class ModelDoc:
     description: str
     columns: dict[str, str] = field(default_factory=dict)
+    materialized: str = "table"
+    owner: str | None = None
+    """Who answers for the model (Dagster's owner: an email or ``team:<name>``)."""
+    grain: str = ""
+    tests: list = field(default_factory=list)
+    """The ``data_tests`` entries as written (``pipeline.checks`` reads them)."""
+    column_tests: dict[str, list] = field(default_factory=dict)
+    """Per column, its ``data_tests`` entries."""
 
 
 @dataclass
@@ -63,13 +77,20 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
         for entry in _yaml(path).get("models", []):
             try:
                 columns = {c["name"]: " ".join(str(c["description"]).split())
-                           for c in entry.get("columns") or []}
-                models[entry["name"]] = ModelDoc(" ".join(str(entry["description"]).split()),
-                                                 columns)
-            except (KeyError, TypeError):
+                           for c in entry.get("columns") or [] if "description" in c}
+                config = entry.get("config") or {}
+                meta = config.get("meta") or {}
+                models[entry["name"]] = ModelDoc(
+                    " ".join(str(entry["description"]).split()), columns,
+                    str(config.get("materialized", "table")), meta.get("owner"),
+                    " ".join(str(meta.get("grain", "")).split()),
+                    list(entry.get("data_tests") or []),
+                    {c["name"]: list(c["data_tests"]) for c in entry.get("columns") or []
+                     if c.get("data_tests")})
+            except (KeyError, TypeError, AttributeError):
                 raise DictionaryError(f"{path}: every model needs a name and a description, "
-                                      f"every column a name and a description "
-                                      f"(at {entry!r:.80})") from None
+                                      f"every column a name and a description, config a "
+                                      f"mapping (at {entry!r:.80})") from None
     return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()})
 
 

@@ -1,4 +1,3 @@
--- grain: one row per location_id and entry_key, from the location's latest menu snapshot
 with
 
 entries as (

@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date and product_id (every catalog snapshot)
 with
 
 products as (

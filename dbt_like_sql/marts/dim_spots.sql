@@ -1,4 +1,3 @@
--- grain: one row per location_id and spot_id, from the location's latest catalog snapshot
 with
 
 history as (

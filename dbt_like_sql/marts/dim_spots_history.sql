@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date and spot_id (every catalog snapshot)
 with
 
 spots as (

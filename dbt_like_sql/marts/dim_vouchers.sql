@@ -1,4 +1,3 @@
--- grain: one row per voucher_id, from the latest ledger snapshot (tenant-wide, no location)
 with
 
 vouchers as (

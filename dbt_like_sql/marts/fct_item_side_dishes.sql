@@ -1,5 +1,3 @@
--- grain: one row per distinct side dish: location_id, transaction_id, item_key, side_dish_key
--- materialized: partitioned
 with
 
 side_dishes as (

@@ -1,5 +1,3 @@
--- grain: one row per distinct payment: location_id, transaction_id, payment_id
--- materialized: partitioned
 with
 
 payments as (

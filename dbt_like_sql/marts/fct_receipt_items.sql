@@ -1,5 +1,3 @@
--- grain: one row per distinct item line: location_id, transaction_id, item_key
--- materialized: partitioned
 with
 
 items as (

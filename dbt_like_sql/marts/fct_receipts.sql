@@ -1,5 +1,3 @@
--- grain: one row per location_id and transaction_id, every transaction type
--- materialized: partitioned
 with
 
 receipts as (

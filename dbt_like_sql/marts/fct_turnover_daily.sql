@@ -1,5 +1,3 @@
--- grain: one row per location_id and business_date with revenue-effective receipts
--- materialized: partitioned
 -- turnover_net follows the spec (2.2): the receipts the macro is_revenue_effective keeps, sum of
 -- netAmount * quantity over their items.
 with

@@ -1,4 +1,3 @@
--- grain: one row per snapshot_date and voucher_category_id: the outstanding voucher liability
 with
 
 vouchers as (

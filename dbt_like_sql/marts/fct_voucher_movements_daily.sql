@@ -1,4 +1,3 @@
--- grain: one row per business_date (the ledger's local date) and voucher_category_id: vouchers issued, redeemed, topped up
 -- The ledger is tenant-wide (no location); its business date is the local date of each
 -- movement in the ledger's time zone ([accounting] ledger_timezone, by default the first
 -- location's), through the macro ledger_date. Amounts in cents and, beside them, in

@@ -1,5 +1,3 @@
--- grain: one row per location_id and business_date with any settlement or line void
--- materialized: partitioned
 -- The daily close (Z-report), in cents. Revenue is the revenue-effective settlements' gross
 -- after discounts (rpt_vat_by_rate, its net and VAT per rate there); tips apart; settlements
 -- of other payment groups (voucher sales, staff meals) apart from revenue. difference_amount

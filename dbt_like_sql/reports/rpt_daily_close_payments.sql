@@ -1,5 +1,3 @@
--- grain: one row per location_id, business_date, payment_type_name, payment_type_nr and fibu_account_nr
--- materialized: partitioned
 -- The payments of the day's settlements (every payment group) per payment type and ledger
 -- account, in cents: the payment side of the daily close (rpt_daily_close).
 with

@@ -1,5 +1,3 @@
--- grain: one row per location_id, business_date and line_number (a line of the day's bridge)
--- materialized: partitioned
 -- The bridge from the day's payments to its turnover, in cents, read top to bottom:
 -- 100 net revenue after discounts, 200 its VAT, 300 tips, 401 and on: one line per
 -- non-revenue payment group (voucher sales, staff meals...), 900 the difference; lines 100

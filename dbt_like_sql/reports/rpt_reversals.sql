@@ -1,5 +1,3 @@
--- grain: one row per reversal receipt (Stornieren: a booked line; RechnungZurückholen: a settlement)
--- materialized: partitioned
 with
 
 receipts as (

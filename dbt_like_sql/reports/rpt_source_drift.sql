@@ -1,4 +1,3 @@
--- grain: one row per drift found (location_id, business_date, detected_at): before and after
 with
 
 drift as (

@@ -1,5 +1,3 @@
--- grain: one row per location_id, business_date and tax_rate_percent (revenue-effective lines)
--- materialized: partitioned
 with
 
 items as (

@@ -1,6 +1,4 @@
--- grain: one row per item line whose product number matches no product of its location's
 -- latest catalog snapshot (voucher sales, deleted or renumbered articles)
--- materialized: view
 with
 
 items as (

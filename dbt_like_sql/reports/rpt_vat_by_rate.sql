@@ -1,5 +1,3 @@
--- grain: one row per location_id, business_date and tax_rate_percent (revenue-effective receipts)
--- materialized: partitioned
 -- The VAT base after receipt discounts, in cents. Each receipt's gross (rounded to cents) and
 -- its discount are allocated to its tax rates in proportion to the rates' gross, by the
 -- largest-remainder method, so the cents add up per receipt and so per day: per location

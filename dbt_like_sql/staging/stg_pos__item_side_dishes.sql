@@ -1,5 +1,3 @@
--- grain: one row per location_id, transaction_id, item_key and side_dish_key
--- materialized: partitioned
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date and feature_key
 with
 
 source as (

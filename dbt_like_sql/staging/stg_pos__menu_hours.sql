@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date, owner_key, kind and position
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date and menu_key
 with
 
 source as (

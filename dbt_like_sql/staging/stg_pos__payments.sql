@@ -1,5 +1,3 @@
--- grain: one row per location_id, transaction_id and payment_id
--- materialized: partitioned
 with
 
 source as (

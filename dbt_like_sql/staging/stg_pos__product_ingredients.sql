@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date, product_id and ingredient_position
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date, product_id and locale
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per location_id, snapshot_date, product_id and value_position
 -- value is the POS's text (a number serialized as a string, spec 2.5), kept as sent.
 with
 

@@ -1,5 +1,3 @@
--- grain: one row per location_id and transaction_id: its newest loaded version
--- materialized: partitioned
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per drift found: a location's business date that the POS changed after it was loaded
 with
 
 source as (

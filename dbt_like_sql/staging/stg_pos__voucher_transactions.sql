@@ -1,4 +1,3 @@
--- grain: one row per transaction_id, from the latest snapshot that lists it
 with
 
 source as (

@@ -1,4 +1,3 @@
--- grain: one row per snapshot_date and voucher_id (the ledger is tenant-wide, no location)
 with
 
 source as (

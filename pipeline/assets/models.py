@@ -20,12 +20,6 @@ from pipeline.warehouse import (
     model_dictionary,
 )
 
-OWNERS = {"staging": ["team:data-engineering"], "marts": ["team:analytics"],
-          "reports": ["team:accounting"]}
-"""Who answers for a model: the data engineers for staging, analysts for marts,
-accountants for the reports (Dagster shows them in the UI; teams, not people)."""
-
-
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
     deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
                                                             for t in model.lake_deps})]
@@ -36,7 +30,7 @@ def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
         or f"SQL model {model.name}", kinds={"duckdb", "sql"},
         metadata={"sql_file": f"{model.stage}/{model.path.name}",
                   "materialized": model.materialized, "schema": model.schema},
-        owners=OWNERS.get(model.stage, []),
+        owners=[model.owner] if model.owner else [],
         automation_condition=AFTER_LOAD,
     )
 

@@ -6,7 +6,8 @@ rules) are created first. A model is one ``.sql`` file; its name is the file nam
 model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
 parsed from the SQL with sqlglot, never listed by hand.
 
-A model is materialized as its header says (``-- materialized: ...``, as dbt's config):
+A model is materialized as its ``config`` in its folder's ``schema.yml`` says
+(``materialized``, as dbt's; default ``table``):
 
 - ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
 - ``partitioned``: its grain lies within one lake area's partitions (a location's business
@@ -17,7 +18,6 @@ A model is materialized as its header says (``-- materialized: ...``, as dbt's c
 
 from __future__ import annotations
 
-import importlib.resources
 import re
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
@@ -27,7 +27,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from pipeline.docs import Dictionary, load_dictionary
+from pipeline.docs import MODELS_DIR, STAGES, Dictionary, load_dictionary
 from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
@@ -35,8 +35,6 @@ from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
 from pipeline.settings import AccountingSettings
 
-MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
-STAGES = ("staging", "marts", "reports")
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
 LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
@@ -69,6 +67,10 @@ class Model:
     """The lake area whose partitions a partitioned model follows."""
     canonical: str = ""
     """The SQL as parsed (``canonical_sql``): what a part's version hashes."""
+    grain: str = ""
+    """What one row is (``config.meta.grain`` in ``schema.yml``)."""
+    owner: str | None = None
+    """Who answers for it (``config.meta.owner``): a Dagster owner."""
 
     @property
     def schema(self) -> str:
@@ -80,25 +82,16 @@ class Model:
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
 
-    @property
-    def grain(self) -> str:
-        """The model's grain, from its first comment line."""
-        first = self.sql.lstrip().splitlines()[0] if self.sql.strip() else ""
-        return first.removeprefix("--").strip()
 
 
-def _materialization(sql: str, name: str) -> str:
-    """``-- materialized: <how>`` among the comment lines the model starts with."""
-    for line in sql.lstrip().splitlines():
-        if not line.startswith("--"):
-            break
-        key, _, value = line.removeprefix("--").partition(":")
-        if key.strip() == "materialized":
-            if value.strip() not in MATERIALIZATIONS:
-                raise ModelError(f"model {name}: materialized must be one of "
-                                 f"{', '.join(MATERIALIZATIONS)}, not {value.strip()!r}")
-            return value.strip()
-    return "table"
+def _materialization(dictionary: Dictionary, name: str) -> str:
+    """``config.materialized`` of the model's ``schema.yml`` entry (default ``table``)."""
+    doc = dictionary.models.get(name)
+    how = doc.materialized if doc else "table"
+    if how not in MATERIALIZATIONS:
+        raise ModelError(f"model {name}: materialized must be one of "
+                         f"{', '.join(MATERIALIZATIONS)}, not {how!r}")
+    return how
 
 
 def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
@@ -154,6 +147,7 @@ def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
 def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
     """Every model below ``models_dir`` with the models and lake tables it reads."""
     found: dict[str, Model] = {}
+    dictionary = load_dictionary(models_dir, STAGES)
     for stage in STAGES:
         for path in sorted((models_dir / stage).glob("*.sql")):
             sql = path.read_text(encoding="utf-8")
@@ -161,10 +155,12 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
             models, lake_tables = _references(tree)
             if path.stem in found:
                 raise ModelError(f"model {path.stem} is defined twice")
+            doc = dictionary.models.get(path.stem)
             found[path.stem] = Model(
                 path.stem, stage, path, sql, frozenset(models), frozenset(lake_tables),
-                _materialization(sql, path.stem),
-                canonical=tree.sql(dialect="duckdb", comments=False))
+                _materialization(dictionary, path.stem),
+                canonical=tree.sql(dialect="duckdb", comments=False),
+                grain=doc.grain if doc else "", owner=doc.owner if doc else None)
     if not found:
         raise ModelError(f"no SQL models found below {models_dir} (expected "
                          f"{', '.join(STAGES)} folders of .sql files): is the package "
