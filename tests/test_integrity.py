@@ -144,9 +144,10 @@ def test_a_commit_whose_files_do_not_add_up_to_its_figures_is_refused(built):
     result = build_warehouse(lake.root, settings.warehouse.warehouse_path)
 
     assert len(result.corrupt) == 1
+    receipts = part.row_counts["receipts"]
     assert result.corrupt[0].problem.startswith(
-        f"the files hold {part.row_counts['receipts']} receipts with turnover "
-        f"{(2 * part.turnover_net).normalize():f}, the commit record {part.row_counts['receipts']} with "
+        f"the files hold {receipts} receipts with turnover "
+        f"{(2 * part.turnover_net).normalize():f}, the commit record {receipts} with "
         f"{part.turnover_net.normalize():f}")
     assert turnovers(settings.warehouse.warehouse_path)[HIT] == truth_turnover(*HIT)
 

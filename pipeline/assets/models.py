@@ -20,6 +20,7 @@ from pipeline.warehouse import (
     model_dictionary,
 )
 
+
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
     deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
                                                             for t in model.lake_deps})]
