@@ -251,9 +251,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
     warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
     of corrupt partitions are copied, and every lake partition is verified again)."""
-    in_place = previous
-    if anew_from is not None:
-        previous = Manifest()
+    current = Manifest() if anew_from is not None else previous  # what the file holds
     _macros(con, TARGET, macros)
     _macros(con, SCRATCH, macros)
     con.execute(f"create schema if not exists {TARGET}.{STATE_SCHEMA}")
@@ -263,9 +261,9 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     for qualified, kind in existing.items():  # a model no longer defined
         if qualified.split(".")[1] not in models:
             con.execute(f"drop {kind} {TARGET}.{qualified}")
-    stale = plan.stale(models, previous.current)
+    stale = plan.stale(models, current.current)
     checked = partitioned_checks(models, checks)
-    found = _compute_partitioned(con, lake_dir, models, plan, checked, stale, previous,
+    found = _compute_partitioned(con, lake_dir, models, plan, checked, stale, current,
                                  existing)
     outcomes = {}
     manifest = Manifest({(name, group): version for name, versions in plan.versions.items()
@@ -273,7 +271,6 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     if plan.kept:  # a corrupt partition's rows stay as they were
         if anew_from is not None:
             _copy_kept_rows(con, anew_from, models, plan)
-        previous = in_place
         manifest.versions.update({
             (name, group): version for (name, group), version in previous.versions.items()
             if name in plan.versions and group in plan.kept.get(models[name].area, ())})

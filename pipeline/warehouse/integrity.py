@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.lake import FILES_KEY, data_file_name, file_digest
-from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, sql_path
+from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
                              ("load_id", pa.string())])
@@ -116,12 +116,14 @@ def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Co
                 select f.partition, r.transaction_id,
                        is_revenue_effective(r.payment_group_name, r.transaction_type)
                            as revenue
-                from read_parquet({_list(files['receipts'])}, filename = true) as r
+                from read_parquet({file_list([f for f, _ in files['receipts']])},
+                                  filename = true) as r
                 inner join _verified_files as f on r.filename = f.filename
             ), items as (
                 select f.partition, i.transaction_id,
                        line_amount(i.net_amount, i.quantity) as amount
-                from read_parquet({_list(files['receipt_items'])}, filename = true) as i
+                from read_parquet({file_list([f for f, _ in files['receipt_items']])},
+                                  filename = true) as i
                 inner join _verified_files as f on i.filename = f.filename
             ), turnover as (
                 select items.partition, sum(items.amount) as turnover_net
@@ -163,7 +165,8 @@ def verify_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path,
         todo = sorted(p for p, load in loads.loads.items() if (area, p, load[0]) not in known)
         bad = verify_files(lake_dir, area, loads, todo)
         if area == "revenue":
-            readable = [p for p in todo if p not in {c.partition for c in bad}]
+            unreadable = {c.partition for c in bad}
+            readable = [p for p in todo if p not in unreadable]
             for start in range(0, len(readable), CHUNK):
                 bad += verify_revenue(con, lake_dir, loads, readable[start:start + CHUNK])
         corrupt += bad
@@ -174,6 +177,3 @@ def verify_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                  VERIFIED_SCHEMA)
     return corrupt
 
-
-def _list(files: list[tuple[str, str]]) -> str:
-    return "[" + ", ".join(f"'{sql_path(f)}'" for f, _ in files) + "]"

@@ -32,7 +32,8 @@ def sql_path(path: Path | str) -> str:
     return str(path).replace("'", "''")
 
 
-def _file_list(files: list[str]) -> str:
+def file_list(files: list[str]) -> str:
+    """Files as a DuckDB list of string literals."""
     return "[" + ", ".join(f"'{sql_path(f)}'" for f in files) + "]"
 
 
@@ -122,7 +123,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
             insert into {keys_table}
             select f.partition, f.load_id, r.location_id, r.business_date,
                    r.transaction_id, f.loaded_at
-            from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+            from read_parquet({file_list([f for f, _ in files])}, hive_partitioning = true,
                               filename = true) as r
             inner join receipt_files as f on r.filename = f.filename""")
         con.execute("drop table receipt_files")
@@ -181,7 +182,7 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                 select * from {lake}._columns_{table}
                 union all by name
                 select data.* exclude (filename), loads.load_id, loads.loaded_at
-                from read_parquet({_file_list([f for f, _ in files])}, hive_partitioning = true,
+                from read_parquet({file_list([f for f, _ in files])}, hive_partitioning = true,
                                   union_by_name = true, filename = true) as data
                 inner join {lake}._files as loads on data.filename = loads.filename
                 {taken_over}""")
