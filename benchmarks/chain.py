@@ -104,6 +104,7 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
     warehouse = work / "warehouse.duckdb"
     full = _build(lake, warehouse, full=True)
     size_mb = round(warehouse.stat().st_size / 1e6)
+    print(f"chain: full build {json.dumps(full)}, {size_mb} MB", file=sys.stderr, flush=True)
     # One night more: a day of every location (added to the cached lake, removed after).
     night = FIRST_DAY + timedelta(days=days)
     with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:

@@ -34,6 +34,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -537,8 +538,10 @@ def bench_partitions(locations: int, years: int) -> dict:
 def _isolated(bench, args: tuple):
     """Run one benchmark in a fresh interpreter: those that run Dagster leave process-wide
     state behind (the instance of their temporary home), and each is measured alone."""
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(bench, args)
+    # Not a multiprocessing.Pool: its workers are daemons, which may not start processes
+    # of their own (the chain benchmark makes its lake with a process per core).
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(bench, *args).result()
 
 
 def main() -> int:

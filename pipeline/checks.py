@@ -13,6 +13,7 @@ surface in Dagster as asset checks of the model they guard.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import duckdb
 
@@ -31,7 +32,12 @@ class DataCheck:
     blocking: bool = False
     """Severity error: a failure means the models are wrong (not the source), so the build
     is not published, the previous warehouse stays, and nothing downstream sees the wrong
-    figures. Severity warn: reported."""
+    figures. Severity warn: reported (a warning: the run succeeds, the command exits 0
+    unless ``--warn-error``)."""
+
+    @property
+    def severity(self) -> str:
+        return "error" if self.blocking else "warn"
 
 
 SEVERITIES = ("error", "warn")
@@ -134,22 +140,67 @@ CHECKS: tuple[DataCheck, ...] = checks_of(load_dictionary(MODELS_DIR, STAGES))
 """The data tests of the models shipped in ``dbt_like_sql``."""
 
 
+WHERE_LISTED = 50
+"""Partitions a failed check names at most (its failing rows are all counted)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """A location's business date with rows that break a check (either may be unknown: a
+    check of a dimension has no date)."""
+
+    location_id: int | None
+    business_date: date | None
+
+    def __str__(self) -> str:
+        parts = [f"location {self.location_id}"] * (self.location_id is not None) \
+            + [f"business date {self.business_date}"] * (self.business_date is not None)
+        return " ".join(parts) or "the whole model"
+
+    def as_json(self) -> dict:
+        return {"location_id": self.location_id, "business_date":
+                self.business_date.isoformat() if self.business_date else None}
+
+    @classmethod
+    def from_json(cls, value: dict) -> Where:
+        day = value.get("business_date")
+        return cls(value.get("location_id"), date.fromisoformat(day) if day else None)
+
+
 @dataclass
 class CheckOutcome:
     check: DataCheck
     failing_rows: int
     sample: list[tuple]
+    where: tuple[Where, ...] = ()
+    """The partitions of the failing rows (``WHERE_LISTED`` at most), when the check's
+    rows carry ``location_id`` or ``business_date``."""
 
     @property
     def passed(self) -> bool:
         return self.failing_rows == 0
 
+    @property
+    def severity(self) -> str:
+        return self.check.severity
+
 
 def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
-    """One data check on an open warehouse: how many rows break it, and a few of them."""
-    rows = con.execute(f"select * from ({check.sql}) limit 5").fetchall()
-    count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0] if rows else 0
-    return CheckOutcome(check, count, rows)
+    """One data check on an open warehouse: how many rows break it, a few of them, and
+    the partitions they are in."""
+    result = con.execute(f"select * from ({check.sql}) limit 5")
+    columns = [d[0] for d in result.description]
+    rows = result.fetchall()
+    if not rows:
+        return CheckOutcome(check, 0, rows)
+    count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0]
+    keys = [k if k in columns else "null" for k in ("location_id", "business_date")]
+    where = ()
+    if keys != ["null", "null"]:
+        where = tuple(Where(loc, day) for loc, day in con.execute(
+            f"select distinct cast({keys[0]} as bigint), cast({keys[1]} as date) "
+            f"from ({check.sql}) order by all limit {WHERE_LISTED}").fetchall())
+    return CheckOutcome(check, count, rows, where)
 
 
 def run_checks(con: duckdb.DuckDBPyConnection) -> list[CheckOutcome]:

@@ -99,13 +99,31 @@ def cmd_load(args: argparse.Namespace) -> int:
                           catalog=not args.no_catalog, vouchers=not args.no_vouchers,
                           models=not args.no_models, verify=args.command == "verify",
                           missing_only=args.missing_only, progress=progress)
+    report.warn_error = args.warn_error
     print_summary(report)
+    _alert(settings, report, args.command)
     return exit_code(report)
 
 
+def _alert(settings, report, command: str) -> None:
+    """Tell the alert webhook (``[alerts]``) about a failed command, or one that warned
+    (with ``alerts.on_warning``); what came of it is a line on stderr."""
+    from pipeline.alerts import Alert, send
+
+    if not report.ok:
+        title = f"pos-etl {command} FAILED"
+    elif report.warned_checks and settings.alerts.on_warning:
+        title = f"pos-etl {command}: {report.result}"
+    else:
+        return
+    said = send(settings, Alert(title, tuple(report.summary().splitlines())))
+    if said:
+        print(said, file=sys.stderr, flush=True)
+
+
 def exit_code(report) -> int:
-    """0 when everything was loaded and built, 130 when Ctrl-C or SIGTERM stopped the run,
-    else 1."""
+    """0 when everything was loaded and built (warnings included, unless
+    ``--warn-error``), 130 when Ctrl-C or SIGTERM stopped the run, else 1."""
     return 130 if report.interrupted else 0 if report.ok else 1
 
 
@@ -167,9 +185,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from pipeline.loader import run_build
 
-    report = run_build(load_settings(args.config), full=args.full)
+    settings = load_settings(args.config)
+    report = run_build(settings, full=args.full)
+    report.warn_error = args.warn_error
     print(for_terminal(report.summary()))
+    _alert(settings, report, "build")
     return exit_code(report)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from pipeline.instance import open_instance
+    from pipeline.resources import make_lake
+    from pipeline.status import print_json, read_status
+
+    settings = load_settings(args.config)
+    with open_instance(settings) as instance:
+        status = read_status(settings, make_lake(settings), instance, datetime.now(UTC))
+    print(print_json(status, args.warn_error) if args.json
+          else for_terminal("\n".join(status.lines(args.warn_error))))
+    return 1 if status.attention(args.warn_error) else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -252,6 +288,12 @@ def _config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
 
 
+def _warn_error_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--warn-error", action="store_true",
+                        help="fail (exit 1) when a check of severity warn fails; by default "
+                             "it is printed as a WARN line and the command exits 0")
+
+
 def _range_options(parser: argparse.ArgumentParser) -> None:
     """What ``load`` and ``verify`` share: the config, the dates, the locations, the build."""
     _config_option(parser)
@@ -265,6 +307,7 @@ def _range_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--location", action="append",
                         help="only this location, by id or short code (repeatable)")
     parser.add_argument("--no-models", action="store_true", help="skip the warehouse build")
+    _warn_error_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     _config_option(build)
     build.add_argument("--full", action="store_true",
                        help="compute every partition again (the result is the same)")
+    _warn_error_option(build)
     build.set_defaults(func=cmd_build)
 
     exp = sub.add_parser("export", help="write a report or mart as CSV, Excel, Parquet, or "
@@ -336,6 +380,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="whose API key to send, by id or short code (default: the "
                             "order's locationId)")
     order.set_defaults(func=cmd_order)
+
+    status = sub.add_parser("status", help="is everything fine? freshness per location, the "
+                                           "last runs' failed and warned checks, drift; exit "
+                                           "1 when something needs attention")
+    _config_option(status)
+    status.add_argument("--json", action="store_true", help="the status as JSON")
+    _warn_error_option(status)
+    status.set_defaults(func=cmd_status)
 
     demo = sub.add_parser("demo", help="the whole product on the sandbox, end to end")
     demo.add_argument("--data-dir", default="data")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import dagster as dg
 
+from pipeline.alerts import build_alert_sensors
 from pipeline.assets.drift import build_drift_asset
+from pipeline.assets.freshness import (
+    build_freshness_checks,
+    build_freshness_sensor,
+    freshness_job,
+)
 from pipeline.assets.models import build_warehouse_asset
 from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
@@ -20,13 +26,17 @@ def build_defs(settings: Settings, loggers: dict | None = None,
     ``executor``: how runs execute their steps (default: Dagster's multiprocess executor,
     ``pos-etl load`` runs in process; ``k8s_job_executor`` or ``celery_executor`` on a
     cluster)."""
+    fresh = build_freshness_checks(settings)
+    jobs = [*build_jobs(apart=fresh), freshness_job(fresh)]
     return dg.Definitions(
         assets=[build_revenue_asset(settings, business_dates(settings)),
                 *build_snapshot_assets(settings), build_drift_asset(settings),
                 build_warehouse_asset()],
-        jobs=build_jobs(),
+        asset_checks=fresh,
+        jobs=jobs,
         schedules=[build_nightly_schedule(settings)],
-        sensors=[build_warehouse_sensor()],
+        sensors=[build_warehouse_sensor(), build_freshness_sensor(settings),
+                 *build_alert_sensors(settings, jobs)],
         resources=build_resources(settings),
         loggers=loggers,
         executor=executor,

@@ -108,6 +108,11 @@ def partition_dir(lake_dir: Path, table: str, partition: Mapping[str, object]) -
     return path
 
 
+def parse_partition(path: str) -> dict[str, str]:
+    """``location_id=1001/business_date=2026-11-20`` as its keys and values."""
+    return dict(part.split("=", 1) for part in path.split("/"))
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -223,6 +228,12 @@ class Lake:
     def has(self, area: str, partition: Mapping[str, object]) -> bool:
         """Whether the partition has been committed."""
         return (self.load_dir(area, partition) / LOAD_FILE).exists()
+
+    def partitions(self, area: str) -> list[dict[str, str]]:
+        """Every committed partition of ``area`` (its keys and values, as strings)."""
+        folder = self.root / LOADS_DIR / area
+        return [parse_partition(commit.parent.relative_to(folder).as_posix())
+                for commit in folder.glob(f"**/{LOAD_FILE}")]
 
     def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
         """The committed rows of one table's partition."""

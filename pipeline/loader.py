@@ -13,7 +13,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -21,7 +21,10 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
+from pipeline.assets.freshness import FRESHNESS_CHECK
+from pipeline.assets.models import WHERE_KEY
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.checks import WHERE_LISTED, Where
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, plan_runs_as_ranges
 from pipeline.money import format_money
@@ -57,6 +60,28 @@ def check_dates(settings: Settings, start: date, end: date) -> list[date]:
     return days
 
 
+@dataclass(frozen=True)
+class WarnedCheck:
+    """A check of severity warn that failed: a warning, with where its rows are."""
+
+    name: str
+    """``asset: check``, as the Dagster UI names it."""
+    failing_rows: int
+    where: tuple[Where, ...]
+
+    def lines(self, each_up_to: int = 5) -> list[str]:
+        """``WARN`` lines: one per partition, up to ``each_up_to``, then how many more."""
+        head = f"  WARN {self.name}"
+        if not self.where:
+            return [f"{head} ({self.failing_rows:,} rows)"]
+        lines = [f"{head} at {where}" for where in self.where[:each_up_to]]
+        more = len(self.where) - each_up_to
+        if more > 0:
+            lines.append(f"{head} at {more}{'+' * (len(self.where) >= WHERE_LISTED)} more "
+                         f"partitions ({self.failing_rows:,} rows in all)")
+        return lines
+
+
 @dataclass
 class LoadReport:
     """What a load did, read from its run's events."""
@@ -90,9 +115,13 @@ class LoadReport:
     """Lake partitions the partitioned models were computed for (the rest were kept)."""
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
+    warned_checks: list[WarnedCheck] = field(default_factory=list)
+    """Failed checks of severity warn: the runs succeeded (``--warn-error`` fails them)."""
     errors: list[str] = field(default_factory=list)
     interrupted: bool = False
     """A step was stopped by Ctrl-C or SIGTERM (the command exits 130)."""
+    warn_error: bool = False
+    """Warnings fail the command (``--warn-error``, dbt's name)."""
 
     @property
     def changed_lake(self) -> bool:
@@ -102,10 +131,11 @@ class LoadReport:
 
     @property
     def ok(self) -> bool:
-        """The runs succeeded and nothing failed."""
+        """The runs succeeded and nothing failed (nor warned, with ``warn_error``)."""
         return self.success and not (self.failed_partitions or self.snapshot_failures
                                      or self.failed_checks or self.errors
-                                     or (self.drift or {}).get("failed"))
+                                     or (self.drift or {}).get("failed")
+                                     or (self.warn_error and self.warned_checks))
 
     @classmethod
     def from_run(cls, result: dg.ExecuteInProcessResult, days: int) -> LoadReport:
@@ -159,6 +189,9 @@ class LoadReport:
                     where = " ".join([evaluation.asset_key.path[-1]]
                                      + [str(failure["location"])] * bool(failure["location"]))
                     self.snapshot_failures[where] = failure["error"]
+            elif evaluation.severity == dg.AssetCheckSeverity.WARN:
+                self.warned_checks.append(WarnedCheck(name, meta.get("failing_rows", 0), tuple(
+                    Where.from_json(w) for w in meta.get(WHERE_KEY, []))))
             else:
                 self.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in result.all_events:
@@ -214,6 +247,8 @@ class LoadReport:
                          f"{self.partitions_computed} partitions computed, the others kept)")
         for check in self.failed_checks:
             lines.append(f"  CHECK FAILED {check}")
+        for warned in self.warned_checks:
+            lines += warned.lines()
         said = "\n".join(lines)
         for error in self.errors:
             # a step that failed because its partitions or snapshots did: said above
@@ -222,9 +257,19 @@ class LoadReport:
                 continue
             lines.append(f"  FAILED {error}")
         lines.append(self.runs_line)
-        lines.append("result: OK" if self.ok else "result: FAILED")
+        lines.append(f"result: {self.result}")
         return "\n".join(lines)
 
+
+    @property
+    def result(self) -> str:
+        """``OK``, ``OK, 2 warnings`` or ``FAILED`` (with why, when only warnings)."""
+        warnings = len(self.warned_checks)
+        said = f"{warnings} warning{'s' * (warnings > 1)}"
+        if not self.ok:
+            return f"FAILED ({said}, --warn-error)" if self.warn_error and warnings and \
+                replace(self, warn_error=False).ok else "FAILED"
+        return f"OK, {said}" if warnings else "OK"
 
     @property
     def runs_line(self) -> str:
@@ -285,7 +330,8 @@ def print_summary(report: LoadReport, stream=None) -> None:
     if report.warehouse_path:
         table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
                                    f"partitions computed: {report.warehouse_path}")
-    table.add_row("result", "[green]OK[/green]" if report.ok else "[red]FAILED[/red]")
+    colour = "red" if not report.ok else "yellow" if report.warned_checks else "green"
+    table.add_row("result", f"[{colour}]{report.result}[/{colour}]")
     console = Console(file=stream)
     console.print(table)
     for line in for_terminal(report.summary()).splitlines():
@@ -322,7 +368,9 @@ class _ProgressHandler(logging.Handler):
         elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.event_specific_data
             if not evaluation.passed:
-                self.progress(f"check failed: {evaluation.asset_key.to_user_string()} "
+                what = "warning" if evaluation.severity == dg.AssetCheckSeverity.WARN \
+                    else "check failed"
+                self.progress(f"{what}: {evaluation.asset_key.to_user_string()} "
                               f"{evaluation.check_name}")
         elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
                 event.step_key == "warehouse_models":
@@ -386,8 +434,13 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         if vouchers:
             selection += [key for key in snapshots if key.path[-1] == "vouchers"]
     say = progress or _stderr
+    # The selected assets' own checks; the freshness checks have their sensor (a backfill
+    # of old dates is no place to judge today's freshness).
+    graph = defs.resolve_asset_graph()
+    checks = {key for asset in selection for key in graph.get(asset).check_keys
+              if key.name != FRESHNESS_CHECK}
     with _session(settings, instance, say) as dagster:
-        report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say),
+        report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
                                      len(days))
         if models and report.changed_lake and not report.interrupted:
             build = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB), BUILD_OPS,
@@ -431,11 +484,13 @@ def _session(settings: Settings, instance: dg.DagsterInstance | None,
 
 def _execute(dagster: dg.DagsterInstance, job: dg.JobDefinition, ops: dict,
              tags: dict[str, str], selection: list[dg.AssetKey] | None,
-             say: Callable[[str], None]) -> dg.ExecuteInProcessResult:
-    """Run ``job`` in this process, printing its progress; a full pool is waited for
-    with a word."""
+             say: Callable[[str], None],
+             checks: set[dg.AssetCheckKey] | None = None) -> dg.ExecuteInProcessResult:
+    """Run ``job`` in this process (of it the assets ``selection`` with the ``checks``, if
+    given), printing its progress; a full pool is waited for with a word."""
     wait_for_pools(dagster, {n.definition.pool for n in job.graph.nodes} - {None}, say)
+    if selection is not None:
+        job = job.get_subset(asset_selection=set(selection), asset_check_selection=checks)
     return job.execute_in_process(
         instance=dagster, tags=tags | process_tags(),
-        run_config={"ops": ops, "loggers": {"progress": {}}},
-        asset_selection=selection, raise_on_error=False)
+        run_config={"ops": ops, "loggers": {"progress": {}}}, raise_on_error=False)

@@ -49,6 +49,7 @@ from pipeline.lake import (
     data_file_name,
     file_digest,
     new_load_id,
+    parse_partition,
 )
 
 RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
@@ -173,6 +174,10 @@ class ObjectLake:
 
     def has(self, area: str, partition: Mapping[str, object]) -> bool:
         return bool(self._listing(self._records_folder(area, partition), RECORD))
+
+    def partitions(self, area: str) -> list[dict[str, str]]:
+        return [parse_partition(key.removeprefix(f"{area}/"))
+                for key in self.committed_loads() if key.startswith(f"{area}/")]
 
     def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
         record = self.committed(area, partition)

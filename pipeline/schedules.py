@@ -31,16 +31,18 @@ AFTER_LOAD = (
 done) and nothing it reads is being loaded. Dates never loaded do not hold it back."""
 
 
-def build_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
-    """``load_job``: the lake assets; ``warehouse_job``: the models."""
+def build_jobs(apart: list[dg.AssetChecksDefinition] = ()) -> list[dg.UnresolvedAssetJobDefinition]:
+    """``load_job``: the lake assets; ``warehouse_job``: the models; both without the
+    checks ``apart`` (the freshness checks, which have their own job)."""
+    others = dg.AssetSelection.checks(*apart)
     return [
         dg.define_asset_job(
-            LOAD_JOB, selection=dg.AssetSelection.key_prefixes("lake"),
+            LOAD_JOB, selection=dg.AssetSelection.key_prefixes("lake") - others,
             description="Load business dates of every location (revenue, today's catalog, "
                         "menu and voucher snapshots) into the lake; the sensor "
                         f"{BUILD_SENSOR} then builds the warehouse."),
         dg.define_asset_job(
-            WAREHOUSE_JOB, selection=dg.AssetSelection.key_prefixes("warehouse"),
+            WAREHOUSE_JOB, selection=dg.AssetSelection.key_prefixes("warehouse") - others,
             description="Rebuild the DuckDB warehouse from the lake and run its checks."),
     ]
 

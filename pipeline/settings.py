@@ -170,6 +170,23 @@ class ScheduleSettings(_Strict):
         return value
 
 
+class FreshnessSettings(_Strict):
+    deadline: str = Field("06:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    """Local time (HH:MM, each location's own zone) by which yesterday's business date
+    must be in the lake and in ``rpt_daily_close``; later, the freshness checks fail."""
+
+
+class AlertSettings(_Strict):
+    webhook_url_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The environment variable that holds an incoming webhook's URL (Slack, Microsoft
+    Teams, Mattermost); unset: no alerts. The URL is a secret and never shown."""
+    on_warning: bool = False
+    """Alert on a run whose checks warned, too (a failed run and a stale freshness check
+    always alert)."""
+    timeout_seconds: float = Field(5.0, gt=0, le=30)
+    """How long a post may take before it is given up (it never fails the load)."""
+
+
 class DatevSettings(_Strict):
     """The header of a DATEV Buchungsstapel (EXTF 700) and the accounts it posts to."""
 
@@ -231,6 +248,8 @@ class Settings(_Strict):
     lake: LakeSettings = LakeSettings()
     schedule: ScheduleSettings = ScheduleSettings()
     accounting: AccountingSettings = AccountingSettings()
+    freshness: FreshnessSettings = FreshnessSettings()
+    alerts: AlertSettings = AlertSettings()
     locations: list[LocationSettings] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -30,7 +30,9 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     config = SandboxConfig(
         data=SandboxData(seed=args.seed, transactions_per_day=args.volume,
                          quirks=not args.no_quirks, same_second=args.same_second,
-                         voided_per_day=args.voided_per_day, extra_fields=args.extra_fields,
+                         voided_per_day=args.voided_per_day,
+                         cent_short_per_day=args.cent_short_per_day,
+                         extra_fields=args.extra_fields,
                          drop_optional=args.drop_optional),
         faults=Faults(rate_429=args.rate_429, rate_5xx=args.rate_5xx,
                       latency_ms=args.latency_ms, retry_after_form=args.retry_after,
@@ -88,6 +90,9 @@ def add_sandbox_command(subcommands) -> None:
                          help="stamp receipts in pairs with the same second")
     profile.add_argument("--voided-per-day", type=int, default=0, metavar="N",
                          help="delete the first N settlements of every day at the source")
+    profile.add_argument("--cent-short-per-day", type=int, default=0, metavar="N",
+                         help="a till's bug: the first N settlements of every day book a "
+                              "payment one cent short (the day does not close)")
     profile.add_argument("--extra-fields", action="store_true",
                          help="add fields the spec does not name to receipts and lines")
     profile.add_argument("--drop-optional", action="store_true",

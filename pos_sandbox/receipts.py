@@ -72,6 +72,10 @@ class SandboxData:
     voided_per_day: int = 0
     """The first N revenue-effective settlements of every service day are deleted at the
     source (voided entirely): served no more, and not in the truth."""
+    cent_short_per_day: int = 0
+    """A till's bug: the first N revenue-effective settlements with a payment of every
+    service day book their last payment one cent short of the total (the revenue is
+    right, the day's payments miss N cents)."""
     extra_fields: bool = False
     """Every receipt and line carries a field the spec does not name."""
     drop_optional: bool = False
@@ -366,6 +370,11 @@ def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receip
             r for r in receipts if r.transaction_type == "Abrechnen" and r.items
             and r.payment_group.name == "Umsatzwirksam"][:data.voided_per_day]}
         receipts = [r for r in receipts if r.transaction_id not in voided]
+    if data.cent_short_per_day:
+        short = {r.transaction_id for r in [
+            r for r in receipts if r.transaction_type == "Abrechnen" and r.items and r.payments
+            and r.payment_group.name == "Umsatzwirksam"][:data.cent_short_per_day]}
+        receipts = [_cent_short(r) if r.transaction_id in short else r for r in receipts]
     if data.same_second:
         receipts = [r if n % 2 == 0 else r.model_copy(update={"date_time": receipts[n - 1]
                                                                .date_time})
@@ -379,6 +388,13 @@ def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receip
         if c.date_time.date() == day:
             receipts.append(_corrected(loc, c, data))
     return sorted(receipts, key=lambda r: (r.date_time, r.transaction_id))
+
+
+def _cent_short(receipt: m.Receipt) -> m.Receipt:
+    payments = list(receipt.payments)
+    payments[-1] = payments[-1].model_copy(update={"amount": payments[-1].amount
+                                                   - Decimal("0.01")})
+    return receipt.model_copy(update={"payments": payments})
 
 
 def _corrected(loc: SandboxLocation, correction: Correction, data: SandboxData) -> m.Receipt:

@@ -178,8 +178,10 @@ def test_one_model_can_be_materialized_alone_and_has_owners(settings, instance):
                                     raise_on_error=False)
     # the selection is exactly what is reported (the build is one atomic file)
     assert [e.asset_key for e in result.get_asset_materialization_events()] == [close]
+    # its checks, the freshness check with them (as Dagster runs a materialized asset's)
     assert {e.check_name for e in result.get_asset_check_evaluations()} == {
-        "unique_location_id_business_date", "day_is_closed", "payments_add_up"}
+        "unique_location_id_business_date", "day_is_closed", "payments_add_up",
+        "fresh_by_deadline"}
     graph = defs.resolve_asset_graph()
     assert graph.get(close).owners == ["team:accounting"]
     assert graph.get(dg.AssetKey(["warehouse", "stg_pos__receipts"])).owners == [

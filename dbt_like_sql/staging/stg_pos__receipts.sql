@@ -44,21 +44,11 @@ renamed as (
 
     from source
 
-),
-
--- A receipt the POS corrected after it was loaded (moved to another day, say) stands in
--- two partitions; the newest load holds the current version. The build's lake view already
--- leaves out the older ones (pipeline.warehouse.superseded_receipts), as a partition is
--- computed without the others; this keeps the rule for a query over all partitions.
-deduplicated as (
-
-    select *
-    from renamed
-    qualify row_number() over (
-        partition by location_id, transaction_id
-        order by loaded_at desc, business_date desc
-    ) = 1
-
 )
 
-select * from deduplicated
+-- A receipt the POS corrected after it was loaded (moved to another day, say) stands in
+-- two partitions; only the newest load's version is current. The build's lake view leaves
+-- out the older ones (pipeline.warehouse.lakeviews.superseded_receipts: it knows every
+-- partition, while a build computes a batch of them), and the test
+-- one_version_per_receipt of fct_receipts (marts/schema.yml) holds it to that.
+select * from renamed

@@ -2,8 +2,9 @@
 
 One asset per model; its upstream assets are the lake areas and models its SQL reads.
 They are built together into a new warehouse file that is switched in atomically, so an
-analyst never sees some models new and others old. The step fails when a data check
-failed, after the warehouse has been rebuilt (a blocking check keeps the previous one).
+analyst never sees some models new and others old. A check of severity error that fails
+keeps the previous warehouse and fails the step; one of severity warn is a warning: the
+check shows it, the run succeeds.
 """
 
 import dagster as dg
@@ -19,6 +20,10 @@ from pipeline.warehouse import (
     discover_models,
     model_dictionary,
 )
+
+SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
+WHERE_KEY = "failing_partitions"
+"""Metadata of a check's result: the partitions of its failing rows (``Where.as_json``)."""
 
 
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
@@ -106,10 +111,16 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                 check_name=outcome.check.name,
                 asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
                 passed=outcome.passed,
+                severity=SEVERITY[outcome.severity],
                 metadata={"failing_rows": outcome.failing_rows,
-                          "sample": dg.MetadataValue.text(repr(outcome.sample[:3]))},
+                          "sample": dg.MetadataValue.text(repr(outcome.sample[:3])),
+                          WHERE_KEY: dg.MetadataValue.json(
+                              [w.as_json() for w in outcome.where])},
             )
-        failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks]
+        # A failed check of severity warn is a warning (the run succeeds); errors block
+        # the publish already (``BlockedBuild``).
+        failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks
+                  if o.severity == "error"]
         problems = []
         if result.corrupt:
             problems.append(f"{len(result.corrupt)} lake partition(s) left out, their "

@@ -23,11 +23,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import duckdb
 
-from pipeline.checks import CHECKS, CheckOutcome, DataCheck, run_check
+from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, Where, run_check
 from pipeline.docs import apply_comments
 from pipeline.lake import Lake
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
@@ -61,6 +62,8 @@ TARGET = "wh"
 """The copy being built, as the build's connection names it (never stored in it)."""
 SCRATCH = "memory"
 """The build connection's own in-memory catalog: models computed for a batch of groups."""
+CHECKPOINT_THRESHOLD = "1GB"
+"""Write-ahead log a build's file collects before DuckDB checkpoints it (``_prepare``)."""
 
 
 class BlockedBuild(ModelError):
@@ -205,6 +208,11 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
     con.execute("set preserve_insertion_order = false")
     con.execute(f"set memory_limit = '{memory_limit}'")
     con.execute(f"set temp_directory = '{sql_path(spill)}'")
+    # An insert smaller than a row group goes through the write-ahead log, and each
+    # automatic checkpoint (by default at 16 MB of log) rewrites the metadata of every
+    # table: with a chain's history that grows with the file. A build checkpoints once,
+    # before it publishes; the log of a killed build goes with its file.
+    con.execute(f"set checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
 
 
 def _use(con: duckdb.DuckDBPyConnection, catalog: str) -> None:
@@ -282,7 +290,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
         failures = carried | new
         manifest.check_failures.update(((check_key(check), group), n)
                                        for group, n in failures.items())
-        outcomes[check] = CheckOutcome(check, sum(failures.values()), sample)
+        outcomes[check] = CheckOutcome(check, sum(failures.values()), sample, tuple(
+            _where(group) for group in sorted(failures)[:WHERE_LISTED]))
     _use(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
               for name in plan.versions}
@@ -332,7 +341,8 @@ def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
     file lacks is created anew. Returns per check its failing rows per group and a sample."""
     partitioned = list(plan.versions)
     found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
-    anew = set()
+    anew = set()  # made in this build: they hold only the groups computed by it
+    first = True
     for name in partitioned:
         model = models[name]
         area = model.area
@@ -354,7 +364,8 @@ def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
         _use(con, SCRATCH)
         for name in partitioned:
             _compute_batch(con, models, name, plan.groupings[models[name].area],
-                           list(batch.get(models[name].area, {})), name in anew)
+                           list(batch.get(models[name].area, {})), name in anew,
+                           first=first)
         for check, area in checked.items():
             if batch.get(area):
                 failures, sample = found[check]
@@ -363,23 +374,25 @@ def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                     sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
         for name in partitioned:
             con.execute(f"drop view {models[name].qualified}")
-        anew = set()  # created by the first batch
+        first = False
     return found
 
 
 def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                   grouping: Grouping, groups: list[str], create: bool) -> None:
+                   grouping: Grouping, groups: list[str], anew: bool, first: bool) -> None:
     """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
     computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
-    ``SCRATCH`` shows the model's rows of these groups to the models after it."""
+    ``SCRATCH`` shows the model's rows of these groups to the models after it. A model
+    made ``anew`` by this build is created by its ``first`` batch and holds no rows of the
+    groups of a later one."""
     model = models[name]
     target = f"{TARGET}.{model.qualified}"
     predicate = grouping.predicate(groups)
     _create_model(con, models, name, "view")
-    if create:
+    if anew and first:
         con.execute(f"create table {target} as select * from {model.qualified} limit 0")
     if groups:
-        if not create:
+        if not anew:
             con.execute(f"delete from {target} where {predicate}")
         try:
             added = con.execute(f"insert into {target} by name "
@@ -407,6 +420,15 @@ def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
         raise ModelError(f"check {check.name} of {check.model} runs on the partitions of "
                          f"lake area {area}, so it must return their keys "
                          f"{list(grouping.keys)}: {exc}") from None
+
+
+def _where(group: str) -> Where:
+    """A group (``location_id=1001/business_date=2026-11-20``) as the partition it is."""
+    values = dict(kv.split("=", 1) for kv in group.split("/"))
+    day = values.get("business_date")
+    location = values.get("location_id")
+    return Where(int(location) if location else None,
+                 date.fromisoformat(day) if day else None)
 
 
 def check_key(check: DataCheck) -> str:

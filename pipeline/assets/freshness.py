@@ -1,0 +1,95 @@
+"""Freshness checks on ``lake/revenue`` and ``warehouse/rpt_daily_close``, and the sensor
+that evaluates them.
+
+Each check asks ``pipeline.freshness`` whether every location's newest business date due
+by the config's deadline (``freshness.deadline``, each location's local time) is there; a
+stale location fails it (severity error, red in the UI), naming the location, its newest
+date and the date due. The sensor ``freshness`` looks every ten minutes and runs the
+checks (``freshness_job``) when what is stale changed, so the UI and the alerts follow a
+lake that stopped growing (a schedule switched off, a load that keeps failing) without a
+run every ten minutes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from pipeline.assets.report import markdown_table
+from pipeline.assets.revenue import REVENUE_KEY
+from pipeline.freshness import LocationFreshness, freshness
+from pipeline.lake import Lake
+from pipeline.settings import Settings
+
+CLOSE_KEY = dg.AssetKey(["warehouse", "rpt_daily_close"])
+FRESHNESS_CHECK = "fresh_by_deadline"
+FRESHNESS_JOB = "freshness_job"
+FRESHNESS_SENSOR = "freshness"
+STALE_KEY = "stale_locations"
+"""Metadata of a freshness check's result: the stale locations (``LocationFreshness.as_json``)."""
+
+
+def _result(states: list[LocationFreshness], fresh: Callable[[LocationFreshness], bool],
+            newest: str, deadline: str) -> dg.AssetCheckResult:
+    stale = [s for s in states if not fresh(s)]
+    return dg.AssetCheckResult(
+        passed=not stale, severity=dg.AssetCheckSeverity.ERROR,
+        description=f"every location's business date due by {deadline} local time is there"
+        if not stale else f"{len(stale)} of {len(states)} locations behind: " + ", ".join(
+            f"{s.location_id} (newest {getattr(s, newest) or 'none'}, due {s.due})"
+            for s in stale),
+        metadata={STALE_KEY: dg.MetadataValue.json([s.as_json() for s in stale]),
+                  "locations": dg.MetadataValue.md(markdown_table(
+                      ["location", "newest", "due", "fresh"],
+                      [[s.location_id, getattr(s, newest) or "", s.due or "", fresh(s)]
+                       for s in states]))})
+
+
+def build_freshness_checks(settings: Settings) -> list[dg.AssetChecksDefinition]:
+    """The two freshness checks of these settings."""
+    deadline = settings.freshness.deadline
+
+    @dg.asset_check(asset=REVENUE_KEY, name=FRESHNESS_CHECK,
+                    description=f"yesterday's business date of every location is in the lake "
+                                f"by {deadline} local time")
+    def lake_revenue_fresh(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
+        return _result(freshness(settings, lake, datetime.now(UTC)), lambda s: s.lake_fresh,
+                       "lake_newest", deadline)
+
+    @dg.asset_check(asset=CLOSE_KEY, name=FRESHNESS_CHECK,
+                    description=f"yesterday's daily close of every location is in the "
+                                f"warehouse by {deadline} local time")
+    def daily_close_fresh(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
+        return _result(freshness(settings, lake, datetime.now(UTC)), lambda s: s.close_fresh,
+                       "close_newest", deadline)
+
+    return [lake_revenue_fresh, daily_close_fresh]
+
+
+def freshness_job(checks: list[dg.AssetChecksDefinition]) -> dg.UnresolvedAssetJobDefinition:
+    return dg.define_asset_job(
+        FRESHNESS_JOB, selection=dg.AssetSelection.checks(*checks),
+        description="Evaluate the freshness checks (the sensor freshness runs it when what "
+                    "is stale changed).")
+
+
+def build_freshness_sensor(settings: Settings) -> dg.SensorDefinition:
+    """Every ten minutes: which locations are stale; a run of the checks when it changed."""
+
+    @dg.sensor(name=FRESHNESS_SENSOR, job_name=FRESHNESS_JOB, minimum_interval_seconds=600,
+               default_status=dg.DefaultSensorStatus.RUNNING,
+               description="Run the freshness checks when a location turns stale or fresh.")
+    def freshness_sensor(context: dg.SensorEvaluationContext, lake: dg.ResourceParam[Lake]):
+        states = freshness(settings, lake, datetime.now(UTC))
+        stale = json.dumps(sorted(
+            [s.location_id, s.due.isoformat() if s.due else None, s.lake_fresh, s.close_fresh]
+            for s in states if not (s.lake_fresh and s.close_fresh)))
+        if stale == context.cursor:
+            return dg.SkipReason("nothing turned stale or fresh since the last evaluation")
+        context.update_cursor(stale)
+        return dg.RunRequest()
+
+    return freshness_sensor

@@ -1,0 +1,172 @@
+"""``pos-etl status``: is everything fine? One screen, and an exit code for a monitor.
+
+Per location the newest business date in the lake, its lag and whether the lake and the
+daily close are fresh (``pipeline.freshness``); the last load's and build's runs with
+their failed and warned checks (from the Dagster instance); the source drift found in
+the last days (from the warehouse). Needs attention, and exits 1: a stale location, a
+failed last run, a failed check of severity error (and, with ``--warn-error``, a warning).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+
+from pipeline.assets.models import WHERE_KEY
+from pipeline.checks import Where
+from pipeline.freshness import LocationFreshness, freshness
+from pipeline.lake import Lake
+from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.settings import Settings
+
+DRIFT_DAYS = 7
+"""Drift found in these last days is listed."""
+
+
+@dataclass(frozen=True)
+class CheckState:
+    name: str
+    """``asset: check``."""
+    severity: str
+    """``error`` or ``warn``."""
+    where: tuple[Where, ...] = ()
+    detail: str = ""
+    """The check's own account of its result (a stale location, say)."""
+
+    def lines(self) -> list[str]:
+        """``WARN``/``FAILED`` and where (three partitions, then how many more)."""
+        where = "; ".join(map(str, self.where[:3])) + \
+            (f" and {len(self.where) - 3} more" if len(self.where) > 3 else "")
+        level = "WARN" if self.severity == "warn" else "FAILED"
+        return [f"  {level} {self.name}" + (f" at {where}" if where else "")
+                + (f": {self.detail}" if self.detail and not where else "")]
+
+
+@dataclass(frozen=True)
+class RunState:
+    job: str
+    run_id: str
+    status: str
+    """Dagster's run status (``SUCCESS``, ``FAILURE``, ``STARTED``, ...)."""
+    ended: datetime | None
+    failed_checks: tuple[CheckState, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("FAILURE", "CANCELED")
+
+
+@dataclass
+class Status:
+    locations: list[LocationFreshness]
+    runs: list[RunState]
+    drift: list[tuple[int, str, str]] = field(default_factory=list)
+    """(location, business date, detected at) of the drift found lately."""
+
+    def attention(self, warn_error: bool = False) -> list[str]:
+        """What needs attention, one line each (empty: everything is fine)."""
+        lines = [f"location {s.location_id} {s.short_code}: lake has "
+                 f"{s.lake_newest or 'nothing'}, {s.due} was due" for s in self.locations
+                 if not s.lake_fresh]
+        lines += [f"location {s.location_id} {s.short_code}: rpt_daily_close has "
+                  f"{s.close_newest or 'nothing'}, {s.due} was due" for s in self.locations
+                  if s.lake_fresh and not s.close_fresh]
+        for run in self.runs:
+            if run.failed:
+                lines.append(f"{run.job}: its last run {run.run_id} {run.status.lower()}")
+            lines += [f"{run.job}: check {c.name} failed" for c in run.failed_checks
+                      if c.severity == "error" or warn_error]
+        return lines
+
+    def as_json(self, warn_error: bool = False) -> dict:
+        return {"ok": not self.attention(warn_error), "attention": self.attention(warn_error),
+                "locations": [s.as_json() for s in self.locations],
+                "runs": [{"job": r.job, "run_id": r.run_id, "status": r.status,
+                          "ended": r.ended.isoformat() if r.ended else None,
+                          "failed_checks": [{"name": c.name, "severity": c.severity,
+                                             "where": [w.as_json() for w in c.where]}
+                                            for c in r.failed_checks]} for r in self.runs],
+                "drift": [{"location_id": loc, "business_date": day, "detected_at": at}
+                          for loc, day, at in self.drift]}
+
+    def lines(self, warn_error: bool = False) -> list[str]:
+        """The screen, as plain lines."""
+        out = ["location  newest loaded  lag  lake   daily close"]
+        for s in self.locations:
+            lag = "-" if s.lag_days is None else f"{s.lag_days}d"
+            out.append(f"{s.location_id:<9} {str(s.lake_newest or 'none'):<14} {lag:>4} "
+                       f"{'fresh' if s.lake_fresh else 'STALE':<6} "
+                       f"{'fresh' if s.close_fresh else 'STALE'} "
+                       f"({s.close_newest or 'none'})")
+        for run in self.runs:
+            ended = f", ended {run.ended:%Y-%m-%d %H:%M} UTC" if run.ended else ""
+            out.append(f"{run.job}: {run.status.lower()}{ended} (run {run.run_id})")
+            for check in run.failed_checks:
+                out += check.lines()
+        if self.drift:
+            out.append(f"source drift found in the last {DRIFT_DAYS} days: " + ", ".join(
+                f"{loc} {day}" for loc, day, _ in self.drift[:10])
+                + (f" and {len(self.drift) - 10} more" if len(self.drift) > 10 else ""))
+        attention = self.attention(warn_error)
+        out += [f"  ATTENTION {line}" for line in attention]
+        out.append("status: OK" if not attention else f"status: {len(attention)} thing"
+                   f"{'s' * (len(attention) > 1)} need attention")
+        return out
+
+
+def _last_run(instance: dg.DagsterInstance, job: str) -> RunState | None:
+    records = instance.get_run_records(dg.RunsFilter(job_name=job), limit=1)
+    if not records:
+        return None
+    record = records[0]
+    return RunState(job, record.dagster_run.run_id, record.dagster_run.status.value,
+                    record.end_time and datetime.fromtimestamp(record.end_time, UTC),
+                    run_checks(instance, record.dagster_run.run_id))
+
+
+def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[CheckState, ...]:
+    """The checks that failed in a run, as its events recorded them."""
+    failed = []
+    for event in instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records:
+        evaluation = event.event_log_entry.dagster_event.event_specific_data
+        if evaluation.passed:
+            continue
+        where = evaluation.metadata.get(WHERE_KEY)
+        failed.append(CheckState(
+            f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
+            "warn" if evaluation.severity == dg.AssetCheckSeverity.WARN else "error",
+            tuple(Where.from_json(w) for w in where.value) if where else (),
+            evaluation.description or ""))
+    return tuple(failed)
+
+
+def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            rows = con.execute(
+                "select location_id, business_date, detected_at from rpt_source_drift "
+                "where detected_at >= ? order by detected_at desc, location_id",
+                [now - timedelta(days=DRIFT_DAYS)]).fetchall()
+        except duckdb.CatalogException:
+            return []
+    return [(loc, day.isoformat(), str(at)) for loc, day, at in rows]
+
+
+def read_status(settings: Settings, lake: Lake, instance: dg.DagsterInstance,
+                now: datetime) -> Status:
+    """The status at ``now`` (an aware datetime)."""
+    runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
+    return Status(freshness(settings, lake, now), runs,
+                  _drift(settings.warehouse.warehouse_path, now))
+
+
+def print_json(status: Status, warn_error: bool) -> str:
+    return json.dumps(status.as_json(warn_error), indent=2)
