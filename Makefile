@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser demo test faults sandbox dev bench bench-chain lint clean
+.PHONY: install browser postgres demo test faults sandbox dev bench bench-chain lint clean
 
 install: $(STAMP)
 
@@ -25,7 +25,15 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    chromium-headless-shell >/dev/null; }
 
-test: install browser
+# Dagster's production storage is tested on a real PostgreSQL server (Debian's package;
+# the test starts its own on a free port in a temporary folder).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "Installing PostgreSQL from the system's packages..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    postgresql >/dev/null; }
+
+test: install browser postgres
 	$(BIN)/python -m pytest -q
 
 # The fault-injection suite's long mode: 30 loads killed at random points.
@@ -38,10 +46,7 @@ sandbox: install
 # The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
 dev: install
 	@echo "Dagster UI on http://127.0.0.1:3000 (Ctrl-C stops it)"
-	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) \
-	DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=$${DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS:-true} \
-	DAGSTER_EVENT_BATCH_SIZE=$${DAGSTER_EVENT_BATCH_SIZE:-1000} \
-	$(BIN)/python -m pipeline.dev
+	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) $(BIN)/dagster dev -w workspace.yaml
 
 # The benchmarks also need the `bench` extra (dlt, for the side-by-side load).
 $(VENV)/.bench-installed: $(STAMP)

@@ -17,6 +17,8 @@
    UI (GraphQL answers of the webserver) and a backfill launch.
 8. chain (``make bench-chain``, only with ``--only chain``): the first full build of a
    200-location chain's 365 days (``benchmarks/chain.py``). Target: <= 600 s, <= 1.5 GB.
+9. status: ``pos-etl status`` on a year of 3 locations, a new interpreter each time
+   (``benchmarks/status.py``). Target: < 2 s.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -45,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.chain import bench_chain  # noqa: E402
+from benchmarks.status import bench_status  # noqa: E402
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake import Lake  # noqa: E402
 from pipeline.pos_api.client import _TEXT_DECODER  # noqa: E402
@@ -308,12 +311,11 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     import dagster as dg
 
     from pipeline.definitions import build_defs
-    from pipeline.instance import plan_runs_as_ranges, prepare_home
+    from pipeline.instance import prepare_home
     from pipeline.loader import LoadReport
     from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
     from pipeline.settings import load_settings
 
-    plan_runs_as_ranges()  # as `make dev` and the daemon it starts
     prepare_home(home)
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
     t0 = time.perf_counter()
@@ -548,7 +550,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
-                                           "incremental", "nightly", "partitions", "chain"])
+                                           "incremental", "nightly", "partitions", "chain",
+                                           "status"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -577,6 +580,7 @@ def main() -> int:
         "nightly": (bench_nightly, (args.chain, 300)),
         "partitions": (bench_partitions, (args.chain, 3)),
         "chain": (bench_chain, (args.chain, 365, 300)),
+        "status": (bench_status, (365, 3)),
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None or name == "chain"):
@@ -590,7 +594,8 @@ def main() -> int:
           and results.get("incremental", {}).get("met", True)
           and results.get("nightly", {}).get("wall_seconds", 0) <= 300
           and not results.get("nightly", {}).get("failed_partitions")
-          and results.get("chain", {}).get("met", True))
+          and results.get("chain", {}).get("met", True)
+          and results.get("status", {}).get("met", True))
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -87,8 +87,8 @@ def date_range_of(settings, args: argparse.Namespace) -> tuple[date, date]:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    from pipeline.loader import print_summary, run_load
-    from pipeline.progress import LoadProgress
+    from pipeline.loader import run_load
+    from pipeline.progress import LoadProgress, print_summary
 
     settings = load_settings(args.config)
     start, end = date_range_of(settings, args)

@@ -9,7 +9,6 @@ with the same metadata as a scheduled load. What it prints comes from the runs' 
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -26,17 +25,15 @@ from pipeline.assets.models import WHERE_KEY
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.checks import WHERE_LISTED, Where
 from pipeline.definitions import build_defs
-from pipeline.instance import open_instance, plan_runs_as_ranges
+from pipeline.instance import open_instance
 from pipeline.money import format_money
 from pipeline.partitions import range_tags
 from pipeline.pos_api.errors import NOT_TRIED
+from pipeline.progress import SNAPSHOT_AREAS, progress_logger
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
 from pipeline.untrusted import for_terminal
-from pipeline.warehouse import LAKE_AREAS
-
-SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -304,91 +301,6 @@ def _failed_partition_lines(failed: list[dict], each_up_to: int = 3) -> list[str
     return lines
 
 
-def print_summary(report: LoadReport, stream=None) -> None:
-    """The summary: on a terminal a table of what was loaded and built, then every
-    failure by name; elsewhere the plain lines of ``LoadReport.summary``."""
-    stream = stream or sys.stdout
-    if not stream.isatty():
-        print(for_terminal(report.summary()), file=stream, flush=True)
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="pos-etl load", show_header=False, title_justify="left")
-    table.add_column(style="bold")
-    table.add_column()
-    if report.days and report.drift is None:
-        failed = len(report.failed_partitions)
-        table.add_row("revenue", f"{report.partitions - failed:,} of {report.partitions:,} "
-                                 f"partitions ({report.days} dates x {report.locations} "
-                                 f"locations)")
-        table.add_row("receipts", f"{report.receipts:,}")
-        table.add_row("turnover", format_money(report.turnover_net))
-    for area in SNAPSHOT_AREAS:
-        if area in report.snapshots:
-            table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))
-    if report.warehouse_path:
-        table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
-                                   f"partitions computed: {report.warehouse_path}")
-    colour = "red" if not report.ok else "yellow" if report.warned_checks else "green"
-    table.add_row("result", f"[{colour}]{report.result}[/{colour}]")
-    console = Console(file=stream)
-    console.print(table)
-    for line in for_terminal(report.summary()).splitlines():
-        if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
-            console.print(line, markup=False, highlight=False)
-    console.print(report.runs_line, markup=False, highlight=False)
-
-
-class _ProgressHandler(logging.Handler):
-    """Turns the run's events into plain progress lines (no Dagster log format)."""
-
-    def __init__(self, progress: Callable[[str], None]):
-        super().__init__(logging.DEBUG)  # Dagster logs its events at DEBUG
-        self.progress = progress
-
-    def emit(self, record: logging.LogRecord) -> None:
-        meta = getattr(record, "dagster_meta", None) or {}
-        event = meta.get("dagster_event")
-        if event is None:  # a message of the assets: progress, and a failed partition's error
-            if meta.get("orig_message", "").startswith("Dependencies for step"):
-                return  # a step skipped after a failure: the summary says what failed
-            if record.levelno >= logging.INFO:
-                level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-                self.progress(level + meta.get("orig_message", ""))
-            return
-        if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
-            mat = event.event_specific_data.materialization
-            values = {k: v.value for k, v in mat.metadata.items()}
-            if mat.asset_key.path[0] == "lake" and mat.asset_key not in (REVENUE_KEY,
-                                                                         DRIFT_KEY):
-                self.progress(f"{mat.asset_key.path[-1]} snapshot "
-                              f"{values.get('snapshot_date')}: "
-                              f"{values['dagster/row_count']:,} rows")
-        elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
-            evaluation = event.event_specific_data
-            if not evaluation.passed:
-                what = "warning" if evaluation.severity == dg.AssetCheckSeverity.WARN \
-                    else "check failed"
-                self.progress(f"{what}: {evaluation.asset_key.to_user_string()} "
-                              f"{evaluation.check_name}")
-        elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
-                event.step_key == "warehouse_models":
-            self.progress("warehouse rebuilt")
-
-
-def progress_logger(progress: Callable[[str], None]) -> dg.LoggerDefinition:
-    """A Dagster logger that prints the load's progress as plain lines."""
-
-    @dg.logger(description="Plain progress lines for pos-etl load.")
-    def plain(_init) -> logging.Logger:
-        logger = logging.Logger("pos_etl.load", logging.DEBUG)
-        logger.addHandler(_ProgressHandler(progress))
-        return logger
-
-    return plain
-
-
 def _stderr(line: str) -> None:
     print(for_terminal(line), file=sys.stderr, flush=True)
 
@@ -409,7 +321,6 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     Failed partitions and checks are in the report (and fail the run).
     """
     days = check_dates(settings, start, end)
-    plan_runs_as_ranges()
     ids = [settings.location(loc).id for loc in location_ids or []]
     settings.require_keys(ids or None)
     defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})

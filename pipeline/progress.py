@@ -1,17 +1,26 @@
 """What ``pos-etl load`` shows while it runs: on a terminal a progress bar of the business
 dates with elapsed time, rate and ETA (rich); elsewhere (a log file, CI) plain lines
-that say the same."""
+that say the same. Then its summary (``print_summary``)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TextIO
 
-from pipeline.untrusted import for_terminal
+import dagster as dg
 
+from pipeline.assets.drift import DRIFT_KEY
+from pipeline.assets.revenue import REVENUE_KEY
+from pipeline.money import format_money
+from pipeline.untrusted import for_terminal
+from pipeline.warehouse import LAKE_AREAS
+
+SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
 REVENUE = re.compile(r"^revenue: ([\d,]+)/([\d,]+) business dates x (\d+) locations, "
                      r"([\d,]+) receipts")
 
@@ -84,3 +93,88 @@ class LoadProgress:
             self._bar.console.print(line, markup=False, highlight=False)
         else:
             print(line, file=self.stream, flush=True)
+
+
+def print_summary(report, stream=None) -> None:
+    """The summary: on a terminal a table of what was loaded and built, then every
+    failure by name; elsewhere the plain lines of ``LoadReport.summary``."""
+    stream = stream or sys.stdout
+    if not stream.isatty():
+        print(for_terminal(report.summary()), file=stream, flush=True)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="pos-etl load", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    if report.days and report.drift is None:
+        failed = len(report.failed_partitions)
+        table.add_row("revenue", f"{report.partitions - failed:,} of {report.partitions:,} "
+                                 f"partitions ({report.days} dates x {report.locations} "
+                                 f"locations)")
+        table.add_row("receipts", f"{report.receipts:,}")
+        table.add_row("turnover", format_money(report.turnover_net))
+    for area in SNAPSHOT_AREAS:
+        if area in report.snapshots:
+            table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))
+    if report.warehouse_path:
+        table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
+                                   f"partitions computed: {report.warehouse_path}")
+    colour = "red" if not report.ok else "yellow" if report.warned_checks else "green"
+    table.add_row("result", f"[{colour}]{report.result}[/{colour}]")
+    console = Console(file=stream)
+    console.print(table)
+    for line in for_terminal(report.summary()).splitlines():
+        if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
+            console.print(line, markup=False, highlight=False)
+    console.print(report.runs_line, markup=False, highlight=False)
+
+
+class _ProgressHandler(logging.Handler):
+    """Turns the run's events into plain progress lines (no Dagster log format)."""
+
+    def __init__(self, progress: Callable[[str], None]):
+        super().__init__(logging.DEBUG)  # Dagster logs its events at DEBUG
+        self.progress = progress
+
+    def emit(self, record: logging.LogRecord) -> None:
+        meta = getattr(record, "dagster_meta", None) or {}
+        event = meta.get("dagster_event")
+        if event is None:  # a message of the assets: progress, and a failed partition's error
+            if meta.get("orig_message", "").startswith("Dependencies for step"):
+                return  # a step skipped after a failure: the summary says what failed
+            if record.levelno >= logging.INFO:
+                level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+                self.progress(level + meta.get("orig_message", ""))
+            return
+        if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
+            mat = event.event_specific_data.materialization
+            values = {k: v.value for k, v in mat.metadata.items()}
+            if mat.asset_key.path[0] == "lake" and mat.asset_key not in (REVENUE_KEY,
+                                                                         DRIFT_KEY):
+                self.progress(f"{mat.asset_key.path[-1]} snapshot "
+                              f"{values.get('snapshot_date')}: "
+                              f"{values['dagster/row_count']:,} rows")
+        elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                what = "warning" if evaluation.severity == dg.AssetCheckSeverity.WARN \
+                    else "check failed"
+                self.progress(f"{what}: {evaluation.asset_key.to_user_string()} "
+                              f"{evaluation.check_name}")
+        elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
+                event.step_key == "warehouse_models":
+            self.progress("warehouse rebuilt")
+
+
+def progress_logger(progress: Callable[[str], None]) -> dg.LoggerDefinition:
+    """A Dagster logger that prints the load's progress as plain lines."""
+
+    @dg.logger(description="Plain progress lines for pos-etl load.")
+    def plain(_init) -> logging.Logger:
+        logger = logging.Logger("pos_etl.load", logging.DEBUG)
+        logger.addHandler(_ProgressHandler(progress))
+        return logger
+
+    return plain

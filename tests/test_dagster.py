@@ -212,87 +212,34 @@ def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance
     assert not again.failed_checks and again.path == target
 
 
-def test_the_instance_settings_follow_the_project_unless_taken_over(tmp_path, monkeypatch):
+def test_the_instance_settings_are_written_once_then_yours(tmp_path):
     import pipeline.instance as inst
 
     home = tmp_path / "home"
     inst.prepare_home(home)
     config = home / "dagster.yaml"
-    assert config.read_text().startswith(inst.MANAGED) and "telemetry" in config.read_text()
-    config.write_text(inst.MANAGED + "\nold: settings\n")  # an older project's copy
-    inst.prepare_home(home)
-    assert "old: settings" not in config.read_text() and "pools" in config.read_text()
-    config.write_text("telemetry:\n  enabled: false\n# mine\n")  # taken over: kept
+    written = config.read_text()
+    assert "telemetry" in written and "pools" in written and "event_log_storage" not in written
+    config.write_text("telemetry:\n  enabled: false\n# mine\n")  # yours: kept
     inst.prepare_home(home)
     assert config.read_text().endswith("# mine\n")
+    # one that pos-etl kept rewriting before names a storage class that is gone: replaced
+    config.write_text(inst.OLD_MARKER + ": rewritten\nevent_log_storage:\n  module: "
+                      "pipeline.instance\n  class: BatchedSqliteEventLogStorage\n")
+    inst.prepare_home(home)
+    assert config.read_text() == written
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
 
 
-def _planned_and_materialized(n: int, run_id: str) -> list:
-    """What Dagster hands its storage as batches: a check's planned event, then an output's
-    materializations of ``n`` dates."""
-    from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-        AssetCheckEvaluationPlanned,
-    )
-    from dagster._core.events import DagsterEvent, DagsterEventType, StepMaterializationData
-    from dagster._core.events.log import EventLogEntry
+def test_a_cli_load_records_its_dates_in_dagsters_own_storage(settings, monkeypatch):
+    from pipeline.instance import open_instance
 
-    def entry(event_type, data, i):
-        return EventLogEntry(
-            error_info=None, level=10, user_message="", run_id=run_id, timestamp=1.7e9 + i,
-            dagster_event=DagsterEvent(event_type.value, LOAD_JOB, event_specific_data=data))
-
-    planned = entry(DagsterEventType.ASSET_CHECK_EVALUATION_PLANNED,
-                    AssetCheckEvaluationPlanned(asset_key=REVENUE_KEY, check_name=LOADED_CHECK), 0)
-    return [planned] + [entry(DagsterEventType.ASSET_MATERIALIZATION, StepMaterializationData(
-        dg.AssetMaterialization(REVENUE_KEY, partition=f"2026-11-{i:02d}",
-                                metadata={"receipts": i}, tags={"dagster/data_version": f"v{i}"})),
-        i) for i in range(1, n + 1)]
-
-
-def test_a_batch_of_events_is_stored_as_dagster_stores_them_one_by_one(tmp_path):
-    from pipeline.instance import BatchedSqliteEventLogStorage
-
-    stores = {how: BatchedSqliteEventLogStorage(str(tmp_path / how)) for how in ("one", "batch")}
-    for how, store in stores.items():
-        events = _planned_and_materialized(20, run_id="r" * 36)
-        if how == "batch":
-            store.store_event_batch(events)
-        else:
-            for event in events:
-                store.store_event(event)
-
-    def seen(store):
-        run = store.get_records_for_run("r" * 36).records
-        latest = store.get_latest_materialization_events([REVENUE_KEY])[REVENUE_KEY]
-        checks = store.get_asset_check_execution_history(
-            dg.AssetCheckKey(REVENUE_KEY, LOADED_CHECK), limit=10)
-        return ([(r.event_log_entry.dagster_event_type, r.event_log_entry.dagster_event.partition,
-                  r.storage_id) for r in run],
-                store.get_materialized_partitions(REVENUE_KEY),
-                store.get_asset_records([REVENUE_KEY])[0].asset_entry.last_materialization,
-                latest.dagster_event.partition,
-                store.get_event_tags_for_asset(REVENUE_KEY),
-                len(store.fetch_materializations(REVENUE_KEY, limit=100).records),
-                [(c.run_id, c.status) for c in checks])
-
-    one, batch = seen(stores["one"]), seen(stores["batch"])
-    assert batch == one
-    assert batch[5] == 20 and batch[3] == "2026-11-20" and len(batch[6]) == 1
-
-
-def test_a_cli_load_writes_its_dates_materializations_as_one_batch(settings, monkeypatch):
-    from pipeline.instance import BatchedSqliteEventLogStorage, open_instance
-
-    batches = []
-    original = BatchedSqliteEventLogStorage.store_event_batch
-    monkeypatch.setattr(BatchedSqliteEventLogStorage, "store_event_batch",
-                        lambda self, events: batches.append(len(events)) or original(self, events))
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, models=False,
                       progress=lambda line: None)
     assert report.ok, report.summary()
-    assert len(DAYS) in batches  # the dates of lake/revenue, in one write
     with open_instance(settings) as instance:
-        assert isinstance(instance.event_log_storage, BatchedSqliteEventLogStorage)
+        assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
         assert instance.get_materialized_partitions(REVENUE_KEY) == {d.isoformat() for d in DAYS}
         assert revenue_metadata(instance, DAYS[0])["complete"] is True

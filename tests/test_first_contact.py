@@ -174,7 +174,8 @@ def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     import io
     from decimal import Decimal
 
-    from pipeline.loader import LoadReport, print_summary
+    from pipeline.loader import LoadReport
+    from pipeline.progress import print_summary
 
     report = LoadReport("run-1", True, days=2, locations=3, partitions=6, receipts=1234,
                         turnover_net=Decimal("1000.005"),
