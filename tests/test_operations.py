@@ -126,9 +126,9 @@ def test_status_and_the_freshness_checks_see_a_stale_lake(cent_short):
 
 class Receiver:
     """An incoming webhook on 127.0.0.1: records each JSON body; ``hang`` seconds before
-    it answers."""
+    it answers ``status``."""
 
-    def __init__(self, hang: float = 0):
+    def __init__(self, hang: float = 0, status: int = 200):
         self.bodies: list[dict] = []
         receiver = self
 
@@ -137,7 +137,7 @@ class Receiver:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 receiver.bodies.append(json.loads(body))
                 time.sleep(hang)
-                self.send_response(200)
+                self.send_response(status)
                 self.end_headers()
                 self.wfile.write(b"ok")
 
@@ -209,8 +209,15 @@ def test_warnings_and_a_stale_lake_are_posted(cent_short, receiver, monkeypatch)
     assert "1001 (newest 2026-11-20" in stale
 
 
-def test_a_hanging_webhook_delays_nothing_beyond_its_timeout(cent_short, monkeypatch,
-                                                             capsys):
+def test_a_failing_or_hanging_webhook_delays_nothing_beyond_its_timeout(
+        cent_short, monkeypatch, capsys):
+    failing = Receiver(status=500)
+    try:
+        monkeypatch.setenv("ALERT_URL", failing.url)
+        assert main(["build", "--config", str(alerting(cent_short[0], on_warning=True))]) == 0
+    finally:
+        failing.close()
+    assert "alert not sent: the webhook answered HTTP 500" in capsys.readouterr().err
     hanging = Receiver(hang=30)
     try:
         monkeypatch.setenv("ALERT_URL", hanging.url)
