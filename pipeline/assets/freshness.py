@@ -48,25 +48,31 @@ def _result(states: list[LocationFreshness], fresh: Callable[[LocationFreshness]
                        for s in states]))})
 
 
+FRESHNESS_OF = {
+    REVENUE_KEY: ("lake_fresh", "lake_newest", "yesterday's business date of every location "
+                                               "is in the lake"),
+    CLOSE_KEY: ("close_fresh", "close_newest", "yesterday's daily close of every location is "
+                                               "in the warehouse"),
+}
+"""Per asset: the ``LocationFreshness`` fields of its check, and what the check says."""
+
+
 def build_freshness_checks(settings: Settings) -> list[dg.AssetChecksDefinition]:
-    """The two freshness checks of these settings."""
+    """The freshness checks of these settings, one per asset of ``FRESHNESS_OF``."""
+    return [_freshness_check(settings, key, *what) for key, what in FRESHNESS_OF.items()]
+
+
+def _freshness_check(settings: Settings, key: dg.AssetKey, fresh: str, newest: str,
+                     said: str) -> dg.AssetChecksDefinition:
     deadline = settings.freshness.deadline
 
-    @dg.asset_check(asset=REVENUE_KEY, name=FRESHNESS_CHECK,
-                    description=f"yesterday's business date of every location is in the lake "
-                                f"by {deadline} local time")
-    def lake_revenue_fresh(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
-        return _result(freshness(settings, lake, datetime.now(UTC)), lambda s: s.lake_fresh,
-                       "lake_newest", deadline)
+    @dg.asset_check(asset=key, name=FRESHNESS_CHECK,
+                    description=f"{said} by {deadline} local time")
+    def fresh_by_deadline(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
+        return _result(freshness(settings, lake, datetime.now(UTC)),
+                       lambda s: getattr(s, fresh), newest, deadline)
 
-    @dg.asset_check(asset=CLOSE_KEY, name=FRESHNESS_CHECK,
-                    description=f"yesterday's daily close of every location is in the "
-                                f"warehouse by {deadline} local time")
-    def daily_close_fresh(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
-        return _result(freshness(settings, lake, datetime.now(UTC)), lambda s: s.close_fresh,
-                       "close_newest", deadline)
-
-    return [lake_revenue_fresh, daily_close_fresh]
+    return fresh_by_deadline
 
 
 def freshness_job(checks: list[dg.AssetChecksDefinition]) -> dg.UnresolvedAssetJobDefinition:
