@@ -167,6 +167,49 @@ class Where:
         return cls(value.get("location_id"), date.fromisoformat(day) if day else None)
 
 
+WHERE_KEY = "failing_partitions"
+"""Metadata of a check's Dagster result: the partitions of its failing rows
+(``Where.as_json``)."""
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that failed, as a run recorded it (``from_evaluation``)."""
+
+    name: str
+    """``asset: check``, as the Dagster UI names it."""
+    severity: str
+    """``error`` or ``warn``."""
+    failing_rows: int | None = None
+    where: tuple[Where, ...] = ()
+    detail: str = ""
+    """The check's own account of its result (a stale location, say)."""
+
+    @classmethod
+    def from_evaluation(cls, evaluation) -> FailedCheck:
+        """From a Dagster ``AssetCheckEvaluation`` (its severity and metadata)."""
+        meta = {k: v.value for k, v in evaluation.metadata.items()}
+        return cls(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
+                   "warn" if evaluation.severity.value == "WARN" else "error",
+                   meta.get("failing_rows"),
+                   tuple(Where.from_json(w) for w in meta.get(WHERE_KEY, [])),
+                   evaluation.description or "")
+
+    def lines(self, each_up_to: int = 5) -> list[str]:
+        """``WARN``/``FAILED`` lines: one per partition, up to ``each_up_to``, then how
+        many more; without partitions, the rows or the check's own account."""
+        head = f"  {'WARN' if self.severity == 'warn' else 'FAILED'} {self.name}"
+        if not self.where:
+            rows = f" ({self.failing_rows:,} rows)" if self.failing_rows else ""
+            return [head + rows + (f": {self.detail}" if self.detail else "")]
+        lines = [f"{head} at {where}" for where in self.where[:each_up_to]]
+        more = len(self.where) - each_up_to
+        if more > 0:
+            lines.append(f"{head} at {more}{'+' * (len(self.where) >= WHERE_LISTED)} more "
+                         f"partitions ({self.failing_rows:,} rows in all)")
+        return lines
+
+
 @dataclass
 class CheckOutcome:
     check: DataCheck

@@ -21,9 +21,8 @@ import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.freshness import FRESHNESS_CHECK
-from pipeline.assets.models import WHERE_KEY
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
-from pipeline.checks import WHERE_LISTED, Where
+from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance
 from pipeline.money import format_money
@@ -55,28 +54,6 @@ def check_dates(settings: Settings, start: date, end: date) -> list[date]:
         raise ConfigError(f"--end {end} is in the future (today is {today} in "
                           f"{settings.schedule.timezone})")
     return days
-
-
-@dataclass(frozen=True)
-class WarnedCheck:
-    """A check of severity warn that failed: a warning, with where its rows are."""
-
-    name: str
-    """``asset: check``, as the Dagster UI names it."""
-    failing_rows: int
-    where: tuple[Where, ...]
-
-    def lines(self, each_up_to: int = 5) -> list[str]:
-        """``WARN`` lines: one per partition, up to ``each_up_to``, then how many more."""
-        head = f"  WARN {self.name}"
-        if not self.where:
-            return [f"{head} ({self.failing_rows:,} rows)"]
-        lines = [f"{head} at {where}" for where in self.where[:each_up_to]]
-        more = len(self.where) - each_up_to
-        if more > 0:
-            lines.append(f"{head} at {more}{'+' * (len(self.where) >= WHERE_LISTED)} more "
-                         f"partitions ({self.failing_rows:,} rows in all)")
-        return lines
 
 
 @dataclass
@@ -112,7 +89,7 @@ class LoadReport:
     """Lake partitions the partitioned models were computed for (the rest were kept)."""
     warehouse_path: str | None = None
     failed_checks: list[str] = field(default_factory=list)
-    warned_checks: list[WarnedCheck] = field(default_factory=list)
+    warned_checks: list[FailedCheck] = field(default_factory=list)
     """Failed checks of severity warn: the runs succeeded (``--warn-error`` fails them)."""
     errors: list[str] = field(default_factory=list)
     interrupted: bool = False
@@ -187,8 +164,7 @@ class LoadReport:
                                      + [str(failure["location"])] * bool(failure["location"]))
                     self.snapshot_failures[where] = failure["error"]
             elif evaluation.severity == dg.AssetCheckSeverity.WARN:
-                self.warned_checks.append(WarnedCheck(name, meta.get("failing_rows", 0), tuple(
-                    Where.from_json(w) for w in meta.get(WHERE_KEY, []))))
+                self.warned_checks.append(FailedCheck.from_evaluation(evaluation))
             else:
                 self.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in result.all_events:
@@ -256,7 +232,6 @@ class LoadReport:
         lines.append(self.runs_line)
         lines.append(f"result: {self.result}")
         return "\n".join(lines)
-
 
     @property
     def result(self) -> str:

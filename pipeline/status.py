@@ -17,8 +17,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from pipeline.assets.models import WHERE_KEY
-from pipeline.checks import Where
+from pipeline.checks import FailedCheck
 from pipeline.freshness import LocationFreshness, freshness
 from pipeline.lake import Lake
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
@@ -29,32 +28,13 @@ DRIFT_DAYS = 7
 
 
 @dataclass(frozen=True)
-class CheckState:
-    name: str
-    """``asset: check``."""
-    severity: str
-    """``error`` or ``warn``."""
-    where: tuple[Where, ...] = ()
-    detail: str = ""
-    """The check's own account of its result (a stale location, say)."""
-
-    def lines(self) -> list[str]:
-        """``WARN``/``FAILED`` and where (three partitions, then how many more)."""
-        where = "; ".join(map(str, self.where[:3])) + \
-            (f" and {len(self.where) - 3} more" if len(self.where) > 3 else "")
-        level = "WARN" if self.severity == "warn" else "FAILED"
-        return [f"  {level} {self.name}" + (f" at {where}" if where else "")
-                + (f": {self.detail}" if self.detail and not where else "")]
-
-
-@dataclass(frozen=True)
 class RunState:
     job: str
     run_id: str
     status: str
     """Dagster's run status (``SUCCESS``, ``FAILURE``, ``STARTED``, ...)."""
     ended: datetime | None
-    failed_checks: tuple[CheckState, ...] = ()
+    failed_checks: tuple[FailedCheck, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -129,21 +109,13 @@ def _last_run(instance: dg.DagsterInstance, job: str) -> RunState | None:
                     run_checks(instance, record.dagster_run.run_id))
 
 
-def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[CheckState, ...]:
+def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[FailedCheck, ...]:
     """The checks that failed in a run, as its events recorded them."""
-    failed = []
-    for event in instance.get_records_for_run(
-            run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records:
-        evaluation = event.event_log_entry.dagster_event.event_specific_data
-        if evaluation.passed:
-            continue
-        where = evaluation.metadata.get(WHERE_KEY)
-        failed.append(CheckState(
-            f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
-            "warn" if evaluation.severity == dg.AssetCheckSeverity.WARN else "error",
-            tuple(Where.from_json(w) for w in where.value) if where else (),
-            evaluation.description or ""))
-    return tuple(failed)
+    return tuple(FailedCheck.from_evaluation(evaluation) for evaluation in (
+        event.event_log_entry.dagster_event.event_specific_data
+        for event in instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)
+        if not evaluation.passed)
 
 
 def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:

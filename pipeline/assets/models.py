@@ -9,7 +9,7 @@ check shows it, the run succeeds.
 
 import dagster as dg
 
-from pipeline.checks import CHECKS
+from pipeline.checks import CHECKS, WHERE_KEY
 from pipeline.docs import Dictionary
 from pipeline.schedules import AFTER_LOAD
 from pipeline.warehouse import (
@@ -22,8 +22,6 @@ from pipeline.warehouse import (
 )
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
-WHERE_KEY = "failing_partitions"
-"""Metadata of a check's result: the partitions of its failing rows (``Where.as_json``)."""
 
 
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
