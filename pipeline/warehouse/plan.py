@@ -222,11 +222,13 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
     return Plan(committed, superseded, groupings, members, versions, corrupt, kept)
 
 
-BATCH_GROUPS = 1825
+BATCH_GROUPS = 1095
 """Groups (a location's day each) a build computes at once: what bounds its memory,
-however long the history or large the chain (five years of a location, a night of 1,825).
-Larger batches write fewer, larger inserts (a model's rows of a batch fill whole row
-groups) at about the same peak memory (``make bench-chain``)."""
+however long the history or large the chain (three years of a location, a night of
+1,095). Larger batches write fewer, larger inserts (a model's rows of a batch fill whole
+row groups: 20 locations' year built in 62 s with 1,825, 88 s with 720) and take more
+memory (a 1,095-day backfill of 3 locations peaked 8.5 % above the 365-day one with
+1,825; ``make bench``'s ``memory``)."""
 
 
 def batches(stale: dict[str, dict[str, list[str]]]) -> list[dict[str, dict[str, list[str]]]]:
