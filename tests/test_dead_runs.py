@@ -143,7 +143,13 @@ def test_a_command_waiting_for_a_live_runs_slot_says_so_and_stops_on_a_signal(
             assert f"waiting for a free slot: pool 'warehouse' (1 of 1 slots taken by " \
                    f"run(s) {held_by})" in line
             waiting.send_signal(sig)
-            assert waiting.wait(timeout=10) == code
+            try:
+                waiting.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                waiting.kill()
+                pytest.fail(f"{sig!r} did not stop the waiting command: "
+                            f"{waiting.communicate()[1][-2000:]}")
+            assert waiting.returncode == code
             assert "stopped" in waiting.stderr.read()
         holder.kill()
         holder.wait()
