@@ -30,7 +30,7 @@ import duckdb
 
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, Where, run_check
 from pipeline.docs import apply_comments
-from pipeline.lake import Lake
+from pipeline.lake import Lake, parse_partition
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.warehouse.integrity import Corrupt
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
@@ -424,7 +424,7 @@ def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
 
 def _where(group: str) -> Where:
     """A group (``location_id=1001/business_date=2026-11-20``) as the partition it is."""
-    values = dict(kv.split("=", 1) for kv in group.split("/"))
+    values = parse_partition(group)
     day = values.get("business_date")
     location = values.get("location_id")
     return Where(int(location) if location else None,

@@ -30,7 +30,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.lake import FILES_KEY, data_file_name, file_digest
+from pipeline.lake import FILES_KEY, data_file_name, file_digest, parse_partition
 from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
@@ -52,7 +52,7 @@ class Corrupt:
 
     @property
     def keys(self) -> dict[str, str]:
-        return dict(kv.split("=", 1) for kv in self.partition.split("/"))
+        return parse_partition(self.partition)
 
     def __str__(self) -> str:
         where = ", ".join(f"{k} {v}" for k, v in self.keys.items())

@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from pipeline.lake import parse_partition
 from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakeviews import (
     Committed,
@@ -68,7 +69,7 @@ class Grouping:
         of a location as one range), so that DuckDB skips the row groups of others."""
         days: dict[tuple, list[date]] = {}
         for group in groups:
-            values = dict(kv.split("=", 1) for kv in group.split("/"))
+            values = parse_partition(group)
             day = date.fromisoformat(values.pop(self.keys[-1]))
             days.setdefault(tuple(values.items()), []).append(day)
         terms = []
