@@ -11,7 +11,6 @@ catalog (schemas, models, columns, types, descriptions) as Markdown or a static 
 
 from __future__ import annotations
 
-import html
 import importlib.resources
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,13 +127,20 @@ def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dic
     return missing
 
 
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    description: str
+
+
 @dataclass
 class Entry:
     schema: str
     name: str
     kind: str
     description: str
-    columns: list[tuple[str, str, str]]  # name, type, description
+    columns: list[Column]
 
 
 def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[Entry]:
@@ -145,12 +151,12 @@ def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[En
         "union all select schema_name, view_name, 'view', coalesce(comment, '') "
         "from duckdb_views() where database_name = current_database() and not internal"
     ).fetchall()
-    columns: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    columns: dict[tuple[str, str], list[Column]] = {}
     for schema, table, column, dtype, comment in con.execute(
             "select schema_name, table_name, column_name, data_type, coalesce(comment, '') "
             "from duckdb_columns() where database_name = current_database() "
             "order by schema_name, table_name, column_index").fetchall():
-        columns.setdefault((schema, table), []).append((column, dtype, comment))
+        columns.setdefault((schema, table), []).append(Column(column, dtype, comment))
     found = [Entry(s, t, k, c, columns.get((s, t), [])) for s, t, k, c in relations
              if s in schemas]
     return sorted(found, key=lambda e: (schemas.index(e.schema), e.name))
@@ -163,33 +169,12 @@ def render_markdown(entries: list[Entry], title: str) -> str:
         lines += ["", f'<a id="{e.schema}{e.name}"></a>', f"## `{e.schema}.{e.name}` ({e.kind})",
                   "", e.description or "*(no description)*", "",
                   "| column | type | description |", "| --- | --- | --- |"]
-        lines += [f"| `{c}` | {t} | {d.replace('|', '/') or '*(none)*'} |"
-                  for c, t, d in e.columns]
+        lines += [f"| `{c.name}` | {c.type} | {c.description.replace('|', '/') or '*(none)*'} |"
+                  for c in e.columns]
     return "\n".join(lines) + "\n"
 
 
-_STYLE = """
-body { font: 15px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
-h2 { margin-top: 2.5rem; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; vertical-align: top; padding: .3rem .6rem;
-         border-bottom: 1px solid #eee; }
-code { font-size: 90%; } .type { color: #666; white-space: nowrap; } nav { columns: 3; }
-"""
-
-
 def render_html(entries: list[Entry], title: str) -> str:
-    esc = html.escape
-    toc = "".join(f'<li><a href="#{esc(e.schema)}.{esc(e.name)}"><code>{esc(e.schema)}.'
-                  f"{esc(e.name)}</code></a></li>" for e in entries)
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{esc(title)}"
-             f"</title><style>{_STYLE}</style></head><body><h1>{esc(title)}</h1>"
-             f"<nav><ul>{toc}</ul></nav>"]
-    for e in entries:
-        rows = "".join(f"<tr><td><code>{esc(c)}</code></td><td class=type>{esc(t)}</td>"
-                       f"<td>{esc(d)}</td></tr>" for c, t, d in e.columns)
-        parts.append(f'<section id="{esc(e.schema)}.{esc(e.name)}"><h2><code>{esc(e.schema)}.'
-                     f"{esc(e.name)}</code> <small>{e.kind}</small></h2><p>{esc(e.description)}"
-                     f"</p><table><thead><tr><th>column</th><th>type</th><th>description"
-                     f"</th></tr></thead><tbody>{rows}</tbody></table></section>")
-    return "".join(parts) + "</body></html>\n"
+    from pipeline.pages import render_page
+
+    return render_page("dictionary.html.j2", entries=entries, title=title)

@@ -99,3 +99,22 @@ def test_a_failed_check_shows_on_the_report(report, tmp_path):
     dom = render(page, "report-failed-check")
     assert 'id="failed-checks"' in dom
     assert "dim_vouchers: balance_within_bounds" in dom
+
+
+def test_markup_in_a_pos_name_shows_as_text(report, tmp_path):
+    settings, _ = report
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copy(settings.warehouse.warehouse_path, copy)
+    markup = "<img src=x onerror=alert(1)>Bar & <b>Co</b>"
+    with duckdb.connect(str(copy)) as con:  # a payment type named so at the POS
+        con.execute("update rpt_daily_close_payments set payment_type_name = ? "
+                    "where payment_type_name = 'Bar'", [markup])
+    from pipeline.report import write_report
+
+    page = tmp_path / "report.html"
+    write_report(copy, page, {1001: "<script>document.title='owned'</script>Wien"})
+    dom = render(page, "report-markup")
+    assert "<img" not in dom and "<script>" not in dom and "<b>Co" not in dom
+    assert "&lt;img src=x onerror=alert(1)&gt;Bar &amp; &lt;b&gt;Co&lt;/b&gt;" in dom
+    assert "1001 &lt;script&gt;document.title='owned'&lt;/script&gt;Wien</h2>" in dom
+    assert "<title>pos-etl report</title>" in dom
