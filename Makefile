@@ -63,6 +63,7 @@ bench-chain: install
 
 lint: install
 	$(BIN)/ruff check pipeline pos_sandbox tests benchmarks
+	$(BIN)/sqlfluff lint dbt_like_sql
 
 clean:
 	rm -rf data/lake data/lake_mirror data/warehouse*.duckdb* data/warehouse_parts data/dagster_home data/docs

@@ -6,8 +6,6 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import pytest
-
 from pipeline.cli import main
 from pipeline.schedules import last_complete_business_date
 from pipeline.settings import sandbox_settings

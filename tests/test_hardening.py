@@ -274,7 +274,8 @@ def test_config_mistakes_are_one_line_with_their_key_path_and_exit_2(tmp_path, c
     assert not [p for p in tmp_path.iterdir() if p.name != "pos.toml"]
     done = subprocess.run([sys.executable, "-m", "pipeline.cli", "load", "--days", "99999999"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "'--days': 99999999 is not in the range 1<=x<=36600" in done.stderr
+    assert done.returncode == 2
+    assert "'--days': 99999999 is not in the range 1<=x<=36600" in done.stderr
     assert "Traceback" not in done.stderr
 
 

@@ -21,9 +21,10 @@ primary_category as (
         category_external_id as primary_category_external_id
 
     from memberships
-    qualify row_number() over (
-        partition by location_id, snapshot_date, product_id order by position
-    ) = 1
+    qualify
+        row_number() over (
+            partition by location_id, snapshot_date, product_id order by position
+        ) = 1
 
 ),
 

@@ -18,8 +18,7 @@ final as (
         items.*,
         line_amount(items.net_amount, items.quantity) as line_net_amount,
         line_amount(items.gross_amount, items.quantity) as line_gross_amount,
-        line_amount(items.gross_amount, items.quantity)
-            - line_amount(items.net_amount, items.quantity) as line_tax_amount,
+        line_amount(items.gross_amount - items.net_amount, items.quantity) as line_tax_amount,
         receipts.transaction_type,
         receipts.payment_group_name,
         receipts.receipted_at_local,

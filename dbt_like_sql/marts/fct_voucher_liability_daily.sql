@@ -16,9 +16,10 @@ final as (
         count(*) filter (where balance_cents > 0) as open_voucher_count,
         -- cents stay BIGINT (a sum would widen them to HUGEINT, which BI tools read badly)
         cast(sum(balance_cents) as bigint) as outstanding_balance_cents,
-        cast(sum(balance_cents) filter (where is_enabled and (expires_at is null
-            or expires_at >= cast(snapshot_date as timestamptz))) as bigint)
-            as redeemable_balance_cents,
+        cast(sum(balance_cents) filter (
+            where is_enabled
+            and (expires_at is null or expires_at >= cast(snapshot_date as timestamptz))
+        ) as bigint) as redeemable_balance_cents,
         cast(sum(amount_cents) as bigint) as face_value_cents
 
     from vouchers

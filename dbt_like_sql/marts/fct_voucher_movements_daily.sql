@@ -24,14 +24,17 @@ daily as (
         any_value(vouchers.voucher_category_name) as voucher_category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
         cast(coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'Issue'), 0) as bigint) as issued_cents,
+            where transactions.transaction_type = 'Issue'
+        ), 0) as bigint) as issued_cents,
         count(*) filter (where transactions.transaction_type = 'Redemption')
             as redemption_count,
         cast(coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'Redemption'), 0) as bigint) as redeemed_cents,
+            where transactions.transaction_type = 'Redemption'
+        ), 0) as bigint) as redeemed_cents,
         count(*) filter (where transactions.transaction_type = 'TopUp') as top_up_count,
         cast(coalesce(sum(transactions.amount_cents) filter (
-            where transactions.transaction_type = 'TopUp'), 0) as bigint) as topped_up_cents
+            where transactions.transaction_type = 'TopUp'
+        ), 0) as bigint) as topped_up_cents
 
     from transactions
     inner join vouchers

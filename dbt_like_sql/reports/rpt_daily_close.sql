@@ -28,31 +28,38 @@ turnover as (
 
 ),
 
+classified as (
+
+    select
+        *,
+        is_revenue_effective and transaction_type = 'RechnungZurückholen' as is_reversal,
+        transaction_type = 'Stornieren' as is_void,
+        is_settlement and not is_revenue_effective as is_non_revenue
+
+    from receipts
+
+),
+
 days as (
 
     select
         location_id,
         business_date,
         count(*) filter (where is_revenue_effective) as revenue_receipt_count,
-        count(*) filter (where is_revenue_effective
-                         and transaction_type = 'RechnungZurückholen') as reversal_count,
-        cents(coalesce(sum(total_amount) filter (
-            where is_revenue_effective and transaction_type = 'RechnungZurückholen'), 0))
-            as reversal_amount,
-        count(*) filter (where transaction_type = 'Stornieren') as void_count,
-        cents(coalesce(sum(items_gross_amount) filter (
-            where transaction_type = 'Stornieren'), 0)) as void_gross_amount,
+        count(*) filter (where is_reversal) as reversal_count,
+        cents(coalesce(sum(total_amount) filter (where is_reversal), 0)) as reversal_amount,
+        count(*) filter (where is_void) as void_count,
+        cents(coalesce(sum(items_gross_amount) filter (where is_void), 0)) as void_gross_amount,
         cents(coalesce(sum(tip_amount) filter (where is_revenue_effective), 0)) as tip_amount,
-        count(*) filter (where is_settlement and not is_revenue_effective)
-            as non_revenue_receipt_count,
+        count(*) filter (where is_non_revenue) as non_revenue_receipt_count,
+        cents(coalesce(sum(total_amount) filter (where is_non_revenue), 0))
+            as non_revenue_amount,
         cents(coalesce(sum(total_amount) filter (
-            where is_settlement and not is_revenue_effective), 0)) as non_revenue_amount,
-        cents(coalesce(sum(total_amount) filter (
-            where is_settlement and not is_revenue_effective
-            and is_voucher_sale(payment_group_name)), 0)) as voucher_sold_amount
+            where is_non_revenue and is_voucher_sale(payment_group_name)
+        ), 0)) as voucher_sold_amount
 
-    from receipts
-    where is_settlement or transaction_type = 'Stornieren'
+    from classified
+    where is_settlement or is_void
     group by location_id, business_date
 
 ),
@@ -104,9 +111,12 @@ final as (
         days.voucher_sold_amount,
         cents(coalesce(payment_totals.voucher_redeemed_amount, 0)) as voucher_redeemed_amount,
         cents(coalesce(payment_totals.payment_amount, 0)) as payment_amount,
-        cents(coalesce(payment_totals.payment_amount, 0)
-            - (coalesce(vat_totals.revenue_amount, 0) + days.tip_amount
-               + days.non_revenue_amount)) as difference_amount,
+        cents(
+            coalesce(payment_totals.payment_amount, 0)
+            - coalesce(vat_totals.revenue_amount, 0)
+            - days.tip_amount
+            - days.non_revenue_amount
+        ) as difference_amount,
         days.reversal_count,
         days.reversal_amount,
         days.void_count,

@@ -24,8 +24,8 @@ non_revenue as (
         location_id,
         business_date,
         400 + row_number() over (
-            partition by location_id, business_date order by payment_group_name)
-            as line_number,
+            partition by location_id, business_date order by payment_group_name
+        ) as line_number,
         'non-revenue: ' || coalesce(nullif(payment_group_name, ''), '(no group)') as line,
         payment_group_name,
         cents(sum(total_amount)) as amount
@@ -37,17 +37,24 @@ non_revenue as (
 
 fixed_lines as (
 
-    select location_id, business_date, line_number, line,
-        null::varchar as payment_group_name, amount
+    select
+        close.location_id,
+        close.business_date,
+        bridge.line_number,
+        bridge.line,
+        null::varchar as payment_group_name,
+        bridge.amount
+
     from close
-    cross join lateral (values
+    cross join lateral (
+        values
         (50, 'spec turnover net (before discounts, not in the sum)', close.spec_turnover_net),
         (100, 'revenue net after discounts', close.net_amount),
         (200, 'VAT after discounts', close.vat_amount),
         (300, 'tips', close.tip_amount),
         (900, 'difference', close.difference_amount),
         (999, 'payments', close.payment_amount)
-    ) as lines(line_number, line, amount)
+    ) as bridge (line_number, line, amount)
 
 ),
 

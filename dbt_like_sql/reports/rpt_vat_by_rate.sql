@@ -49,8 +49,12 @@ weighted as (
         on receipt_rates.location_id = receipts.location_id
         and receipt_rates.business_date = receipts.business_date
         and receipt_rates.transaction_id = receipts.transaction_id
-    window receipt as (partition by receipt_rates.location_id, receipt_rates.business_date,
-                       receipt_rates.transaction_id)
+    window receipt as (
+        partition by
+            receipt_rates.location_id,
+            receipt_rates.business_date,
+            receipt_rates.transaction_id
+    )
 
 ),
 
@@ -66,24 +70,48 @@ floors as (
 
 ),
 
+-- The cents the floors leave per receipt go one each to the largest remainders.
+remainders as (
+
+    select
+        *,
+        share_remainder(receipt_gross_units, weight, receipt_weight, gross_floor)
+            as gross_remainder,
+        share_remainder(receipt_discount_units, weight, receipt_weight, discount_floor)
+            as discount_remainder
+
+    from floors
+
+),
+
+ranked as (
+
+    select
+        *,
+        row_number() over (receipt order by gross_remainder desc, tax_rate_percent asc)
+            as gross_remainder_rank,
+        receipt_gross_units - sum(gross_floor) over receipt as gross_units_left,
+        row_number() over (receipt order by discount_remainder desc, tax_rate_percent asc)
+            as discount_remainder_rank,
+        receipt_discount_units - sum(discount_floor) over receipt as discount_units_left
+
+    from remainders
+    window receipt as (partition by location_id, business_date, transaction_id)
+
+),
+
 allocated as (
 
     select
         *,
-        gross_floor + case when row_number() over (
-                receipt order by share_remainder(receipt_gross_units, weight, receipt_weight,
-                                                 gross_floor) desc, tax_rate_percent)
-            <= receipt_gross_units - sum(gross_floor) over receipt then 1 else 0 end
+        gross_floor
+        + case when gross_remainder_rank <= gross_units_left then 1 else 0 end
             as gross_units,
-        discount_floor + case when row_number() over (
-                receipt order by share_remainder(receipt_discount_units, weight,
-                                                 receipt_weight, discount_floor) desc,
-                tax_rate_percent)
-            <= receipt_discount_units - sum(discount_floor) over receipt then 1 else 0 end
+        discount_floor
+        + case when discount_remainder_rank <= discount_units_left then 1 else 0 end
             as discount_units
 
-    from floors
-    window receipt as (partition by location_id, business_date, transaction_id)
+    from ranked
 
 ),
 

@@ -25,23 +25,8 @@ renamed as (
 
     from source
 
-),
-
-current_receipts as (
-
-    select location_id, business_date, transaction_id from stg_pos__receipts
-
-),
-
--- Only the lines of the receipt's current version, on its own business date: an older
--- version left in another day's partition contributes nothing. (Within a partition the
--- extraction has already dropped repeats.)
-current_version as (
-
-    select *
-    from renamed
-    semi join current_receipts using (location_id, business_date, transaction_id)
-
 )
 
-select * from current_version
+-- Only the current version of each receipt is in the lake's view (a version another
+-- partition took over is left out: pipeline.warehouse.lakeviews).
+select * from renamed

@@ -28,9 +28,10 @@ deduplicated as (
 
     select *
     from renamed
-    qualify row_number() over (
-        partition by location_id, snapshot_date, category_id order by category_external_id
-    ) = 1
+    qualify
+        row_number() over (
+            partition by location_id, snapshot_date, category_id order by category_external_id
+        ) = 1
 
 )
 

@@ -23,10 +23,11 @@ deduplicated as (
 
     select *
     from renamed
-    qualify row_number() over (
-        partition by location_id, snapshot_date, product_id, category_external_id
-        order by position
-    ) = 1
+    qualify
+        row_number() over (
+            partition by location_id, snapshot_date, product_id, category_external_id
+            order by position
+        ) = 1
 
 )
 

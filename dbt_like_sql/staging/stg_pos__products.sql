@@ -44,9 +44,10 @@ deduplicated as (
 
     select *
     from renamed
-    qualify row_number() over (
-        partition by location_id, snapshot_date, product_id order by product_nr
-    ) = 1
+    qualify
+        row_number() over (
+            partition by location_id, snapshot_date, product_id order by product_nr
+        ) = 1
 
 )
 

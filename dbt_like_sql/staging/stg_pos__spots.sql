@@ -41,9 +41,10 @@ deduplicated as (
 
     select *
     from renamed
-    qualify row_number() over (
-        partition by location_id, snapshot_date, spot_id order by spot_name
-    ) = 1
+    qualify
+        row_number() over (
+            partition by location_id, snapshot_date, spot_id order by spot_name
+        ) = 1
 
 )
 

@@ -151,7 +151,7 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
     """A view per lake table over the files of committed loads (``pipeline.lake``), in a
     new in-memory catalog ``lake``: of the areas in ``partitions``, their partitions
     named there (None: all); the other areas' tables are empty. Receipts another
-    partition took over are left out."""
+    partition took over are left out, with their lines, payments and side dishes."""
     drop_lake_views(con)
     con.execute(f"attach ':memory:' as {LAKE_SCHEMA}")
     lake = f"{LAKE_SCHEMA}.main"
@@ -172,7 +172,7 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                          [(f, part, *committed[area].loads[part][:2])
                           for f, part in files], FILES_SCHEMA)
             taken_over = ""
-            if table == "receipts":
+            if area == "revenue":  # a receipt's lines, payments, side dishes go with it
                 taken_over = f"""
                     anti join {lake}._superseded as s
                         on s.partition = loads.partition
