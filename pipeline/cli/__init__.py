@@ -1,0 +1,59 @@
+"""The ``pos-etl`` command: sandbox, load, verify, build, export, docs, report, order,
+status, demo. Built on click: its usage errors name the option, and a mistyped command
+or option gets a suggestion."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+import click
+import duckdb
+
+from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
+from pipeline.cli.base import cli
+from pipeline.settings import ConfigError
+from pipeline.untrusted import for_terminal
+from pos_sandbox.cli import sandbox_command
+
+cli.add_command(sandbox_command)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stop as Ctrl-C does (every ``finally`` runs, scratch files go)."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``pos-etl``: returns the exit code; every error is one line on
+    stderr, no traceback (2 for a configuration or usage error, 1 for a failure, 130 for
+    Ctrl-C, 143 for SIGTERM)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = cli.main(args=argv, prog_name="pos-etl", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except click.ClickException as exc:  # a usage error: click names the option
+        exc.show()
+        return exc.exit_code
+    except ConfigError as exc:
+        print(f"configuration error: {for_terminal(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a read-only or full disk, a path that is not a folder
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {for_terminal(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        return 1
+    except duckdb.Error as exc:  # a warehouse file that is not one, or is damaged
+        print(f"error: {for_terminal(str(exc).splitlines()[0])}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, click.Abort) as exc:  # click raises Abort from the former
+        if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+            print("stopped (SIGTERM)", file=sys.stderr)
+            return 143
+        print("stopped (Ctrl-C)", file=sys.stderr)
+        return 130
+

@@ -1,0 +1,177 @@
+"""The commands that write something for people or other systems: export, docs, report,
+and an order sent to the POS."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+
+import click
+import duckdb
+
+from pipeline.cli.base import IsoDate, cli, config_option, location_option
+from pipeline.settings import load_settings
+from pipeline.untrusted import for_terminal
+
+FORMATS = ("csv", "xlsx", "parquet", "datev")
+
+
+@cli.command(short_help="write a model as CSV, Excel, Parquet or DATEV",
+             help="write a report or mart as CSV, Excel, Parquet, or the daily closes as a "
+                  "DATEV Buchungsstapel")
+@click.argument("model")
+@config_option
+@click.option("--start", type=IsoDate(), help="first business date (default: all)")
+@click.option("--end", type=IsoDate(), help="last business date, included (default: all)")
+@location_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
+              help="default: from the --output suffix, else csv")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="file to write (default: <model>.<format>); a symlink is written "
+                   "through to its file")
+@click.option("--raw-text", is_flag=True,
+              help="CSV: keep text fields byte for byte; by default a field a spreadsheet "
+                   "would run as a formula (=, +, -, @, tab, CR) is prefixed with ' (for "
+                   "machine consumers only)")
+def export(model: str, config: str | None, start: date | None, end: date | None,
+           location: tuple[str, ...], fmt: str | None, output: str | None,
+           raw_text: bool) -> int:
+    from pipeline.export import ExportError, Selection, export, parse_locations
+
+    settings = load_settings(config)
+    if fmt is None:
+        suffix = Path(output).suffix.lower().lstrip(".") if output else ""
+        fmt = {"": "csv", "csv": "csv", "xlsx": "xlsx", "parquet": "parquet"}.get(suffix)
+        if fmt is None:
+            print(f"export: cannot tell the format from {output}: give --format "
+                  f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}", file=sys.stderr)
+            return 2
+    if start and end and end < start:
+        print(f"--end {end} is before --start {start}", file=sys.stderr)
+        return 2
+    target = Path(output or f"{model}.{'csv' if fmt == 'datev' else fmt}")
+    if fmt == "datev" and not output:
+        target = Path(f"EXTF_Buchungsstapel_{start or 'all'}_{end or 'all'}.csv")
+    selection = Selection(model, start, end, parse_locations(settings, list(location)))
+    try:
+        done = export(settings, selection, fmt, target, raw_text=raw_text)
+    except ExportError as exc:
+        print(f"export: {for_terminal(str(exc))}", file=sys.stderr)
+        return 1
+    for warning in done.warnings:
+        print(f"warning: {for_terminal(warning)}", file=sys.stderr)
+    what = "bookings" if fmt == "datev" else "rows"
+    print(f"wrote {done.rows:,} {what} of {model} to {target} ({fmt})")
+    return 0
+
+
+def _warehouse_found(command: str, path: Path) -> bool:
+    """Is there a warehouse file to read? If not, say what to do."""
+    if path.is_file():
+        return True
+    print(f"{command}: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) first"
+          if not path.exists() else f"{command}: {path} is not a file", file=sys.stderr)
+    return False
+
+
+@cli.command(short_help="write the data dictionary (HTML or Markdown)",
+             help="write the warehouse's data dictionary (every model and column) as HTML "
+                  "or Markdown")
+@config_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
+def docs(config: str | None, output: str | None) -> int:
+    from pipeline.docs import catalog, render_html, render_markdown
+
+    settings = load_settings(config)
+    path = settings.warehouse.warehouse_path
+    if not _warehouse_found("docs", path):
+        return 1
+    target = Path(output or settings.warehouse.data_dir / "docs" / "index.html")
+    with duckdb.connect(str(path), read_only=True) as con:
+        entries = catalog(con, ("main", "staging"))
+    title = "pos-etl warehouse: data dictionary"
+    text = render_markdown(entries, title) if target.suffix.lower() == ".md" \
+        else render_html(entries, title)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    columns = sum(len(e.columns) for e in entries)
+    print(f"wrote the data dictionary of {len(entries)} models and {columns} columns to "
+          f"{target}")
+    return 0
+
+
+@cli.command(short_help="write a static HTML report",
+             help="write a static HTML report: turnover chart, daily closes, payment mix, "
+                  "vouchers, checks")
+@config_option
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="HTML file to write (default: <data_dir>/report/index.html)")
+def report(config: str | None, output: str | None) -> int:
+    from pipeline.report import location_names, write_report
+
+    settings = load_settings(config)
+    path = settings.warehouse.warehouse_path
+    if not _warehouse_found("report", path):
+        return 1
+    target = Path(output or settings.warehouse.data_dir / "report" / "index.html")
+    locations, days = write_report(path, target, location_names(settings))
+    print(f"wrote the report of {locations} locations ({days} business days) to {target}; "
+          f"open it in a browser: file://{target.resolve()}")
+    return 0
+
+
+
+@cli.command(help="submit an order (JSON, spec 2.4) to the POS")
+@click.argument("file", type=click.Path(dir_okay=False))
+@config_option
+@click.option("--location", help="whose API key to send, by id or short code (default: the "
+                                 "order's locationId)")
+def order(file: str, config: str | None, location: str | None) -> int:
+    import json
+    import uuid
+
+    from pydantic import ValidationError
+
+    from pipeline.pos_api.errors import PosApiError
+    from pipeline.pos_api.models import OrderRequest
+    from pipeline.source import PosSource
+
+    settings = load_settings(config)
+    try:
+        request = OrderRequest.model_validate_json(Path(file).read_bytes())
+    except OSError as exc:
+        print(f"{file}: cannot read the order: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        print(f"{file}: not a valid order (spec 2.4), {exc.error_count()} problem(s):",
+              file=sys.stderr)
+        for err in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in err["loc"]) or "(the whole file)"
+            print(f"  {where}: {err['msg']}", file=sys.stderr)
+        return 2
+    if settings.uses_sandbox:
+        print("order: no POS is configured, so the order would go to an in-process sandbox "
+              "that is gone a second later. Start a sandbox and send the order there:\n"
+              "  pos-etl sandbox --write-config pos.toml     (in another terminal)\n"
+              "  set -a; . pos.env; set +a                   (the keys it wrote)\n"
+              f"  pos-etl order {file} --config pos.toml\n"
+              "or point --config (or POS_ETL_CONFIG) at your POS's config file.",
+              file=sys.stderr)
+        return 2
+    if not request.guid:  # the idempotency key that makes the client's retries safe (4.3)
+        request = request.model_copy(update={"guid": str(uuid.uuid4())})
+    print(f"order guid: {request.guid}")
+    location_id = settings.location(location or request.location_id
+                                    or request.location_short_code
+                                    or settings.locations[0].id).id
+    with PosSource(settings) as source, source.client(location_id) as client:
+        try:
+            status, answer = client.place_order(request)
+        except PosApiError as exc:
+            print(f"order rejected: {exc}", file=sys.stderr)
+            return 1
+    print(f"HTTP {status}")
+    print(json.dumps(answer, indent=2, default=str))
+    return 0

@@ -1,0 +1,130 @@
+"""The commands that run the pipeline: load, verify, build, status, demo."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+
+import click
+
+from pipeline.cli.base import (
+    MAX_DAYS,
+    alert_about,
+    cli,
+    config_option,
+    exit_code,
+    range_options,
+    warn_error_option,
+)
+from pipeline.settings import ConfigError, load_settings
+from pipeline.untrusted import for_terminal
+
+
+def date_range_of(settings, start: date | None, end: date | None,
+                  days: int | None) -> tuple[date, date]:
+    """The business dates a load or verify covers: ``--start``/``--end``, ``--days N`` up to
+    yesterday, or, with neither, the nightly's range (yesterday and the lookback)."""
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
+    from pipeline.schedules import last_complete_business_date
+
+    if days and (start or end):
+        raise ConfigError("give --days or --start/--end, not both")
+    now = datetime.now(ZoneInfo(settings.schedule.timezone))
+    yesterday = last_complete_business_date(settings, now)
+    if days:
+        return yesterday - timedelta(days=days - 1), yesterday
+    if start or end:
+        end = end or (yesterday if start <= yesterday else start)
+        return start or end, end
+    return yesterday - timedelta(days=settings.schedule.lookback_days), yesterday
+
+
+def _load(command: str, config: str | None, start: date | None, end: date | None,
+          days: int | None, location: tuple[str, ...], no_models: bool, warn_error: bool,
+          catalog: bool = True, vouchers: bool = True, missing_only: bool = False) -> int:
+    from pipeline.loader import run_load
+    from pipeline.progress import LoadProgress, print_summary
+
+    settings = load_settings(config)
+    first, last = date_range_of(settings, start, end, days)
+    if not (start and end):
+        print(f"business dates {first} .. {last}", file=sys.stderr, flush=True)
+    with LoadProgress() as progress:
+        report = run_load(settings, first, last, list(location) or None, catalog=catalog,
+                          vouchers=vouchers, models=not no_models,
+                          verify=command == "verify", missing_only=missing_only,
+                          progress=progress)
+    report.warn_error = warn_error
+    print_summary(report)
+    alert_about(settings, report, command)
+    return exit_code(report)
+
+
+@cli.command(help="load a range of business dates, then build the models")
+@range_options
+@click.option("--no-catalog", is_flag=True, help="skip the catalog and menu snapshots")
+@click.option("--no-vouchers", is_flag=True, help="skip the voucher ledger's snapshot")
+@click.option("--missing-only", is_flag=True,
+              help="fetch only the partitions not committed yet (resume a long load that "
+                   "was killed; the others are kept as they are)")
+def load(no_catalog: bool, no_vouchers: bool, missing_only: bool, **range_args) -> int:
+    return _load("load", **range_args, catalog=not no_catalog, vouchers=not no_vouchers,
+                 missing_only=missing_only)
+
+
+@cli.command(short_help="read loaded days again and record source drift",
+             help="read loaded days again; replace and record those the POS changed since "
+                  "(source drift)")
+@range_options
+def verify(**range_args) -> int:
+    return _load("verify", **range_args, catalog=False, vouchers=False)  # revenue only
+
+
+@cli.command(short_help="build the warehouse from the lake and check it",
+             help="build the warehouse from the lake (what changed since the last build) "
+                  "and check it")
+@config_option
+@click.option("--full", is_flag=True,
+              help="compute every partition again (the result is the same)")
+@warn_error_option
+def build(config: str | None, full: bool, warn_error: bool) -> int:
+    from pipeline.loader import run_build
+
+    settings = load_settings(config)
+    report = run_build(settings, full=full)
+    report.warn_error = warn_error
+    print(for_terminal(report.summary()))
+    alert_about(settings, report, "build")
+    return exit_code(report)
+
+
+@cli.command(short_help="is everything fine? (exit 1 when not)",
+             help="is everything fine? freshness per location, the last runs' failed and "
+                  "warned checks, drift; exit 1 when something needs attention")
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="the status as JSON")
+@warn_error_option
+def status(config: str | None, as_json: bool, warn_error: bool) -> int:
+    from datetime import UTC, datetime
+
+    from pipeline.instance import open_instance
+    from pipeline.resources import make_lake
+    from pipeline.status import print_json, read_status
+
+    settings = load_settings(config)
+    with open_instance(settings) as instance:
+        found = read_status(settings, make_lake(settings), instance, datetime.now(UTC))
+    print(print_json(found, warn_error) if as_json
+          else for_terminal("\n".join(found.lines(warn_error))))
+    return 1 if found.attention(warn_error) else 0
+
+
+@cli.command(help="the whole product on the sandbox, end to end")
+@click.option("--data-dir", default="data", show_default=True)
+@click.option("--days", type=click.IntRange(1, MAX_DAYS), default=7, show_default=True)
+def demo(data_dir: str, days: int) -> int:
+    from pipeline.demo import run_demo
+
+    return run_demo(data_dir, days)
