@@ -4,6 +4,8 @@ self-contained file.
 - ``models``: the models found, parsed and ordered; the macros;
 - ``lakeviews``: the lake's committed loads as the views a build reads;
 - ``plan``: which groups of the partitioned models a build must compute (versions);
+- ``integrity``: the lake's partitions checked against their commit records;
+- ``compute``: the partitioned models' groups computed, a batch at a time, and checked;
 - ``build``: the build itself, its checks, the switch to the new file.
 """
 

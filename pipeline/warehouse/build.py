@@ -23,15 +23,24 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 
 import duckdb
 
-from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, Where, run_check
+from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.docs import apply_comments
-from pipeline.lake import Lake, parse_partition
+from pipeline.lake import Lake
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.warehouse.compute import (
+    SCRATCH,
+    TARGET,
+    check_key,
+    compute_partitioned,
+    create_model,
+    partitioned_checks,
+    use_catalog,
+    where_of,
+)
 from pipeline.warehouse.integrity import Corrupt
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
 from pipeline.warehouse.models import (
@@ -45,23 +54,15 @@ from pipeline.warehouse.models import (
     discover_models,
     macro_sql,
     model_dictionary,
-    qualify_staging,
-    references,
 )
 from pipeline.warehouse.plan import (
     FORMAT_VERSION,
     STATE_SCHEMA,
-    Grouping,
     Manifest,
     Plan,
-    batches,
     make_plan,
 )
 
-TARGET = "wh"
-"""The copy being built, as the build's connection names it (never stored in it)."""
-SCRATCH = "memory"
-"""The build connection's own in-memory catalog: models computed for a batch of groups."""
 CHECKPOINT_THRESHOLD = "1GB"
 """Write-ahead log a build's file collects before DuckDB checkpoints it (``_prepare``)."""
 
@@ -179,7 +180,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 if blocked:  # nothing downstream may read wrong figures
                     raise BlockedBuild(blocked)
                 con.execute(f"checkpoint {TARGET}")
-                _use(con, SCRATCH)
+                use_catalog(con, SCRATCH)
                 con.execute(f"detach {TARGET}")
             with open(temp, "rb") as fh:
                 os.fsync(fh.fileno())
@@ -215,16 +216,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
     con.execute(f"set checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
 
 
-def _use(con: duckdb.DuckDBPyConnection, catalog: str) -> None:
-    """Make ``catalog`` the one that unqualified names (and ``staging.``) refer to."""
-    con.execute(f"use {catalog}")
-    con.execute(f"set search_path = '{catalog}.main,{catalog}.{STAGING_SCHEMA}'")
-
-
 def _macros(con: duckdb.DuckDBPyConnection, catalog: str, macros: tuple[str, ...]) -> None:
     """The macros and the staging schema in ``catalog`` (now the one in use)."""
     con.execute(f"create schema if not exists {catalog}.{STAGING_SCHEMA}")
-    _use(con, catalog)
+    use_catalog(con, catalog)
     for sql in (*macro_sql(), *macros):
         con.execute(sql)
 
@@ -239,15 +234,6 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
         where database_name = '{catalog}' and schema_name in ('main', '{STAGING_SCHEMA}')
           and not internal""").fetchall()
     return dict(rows)
-
-
-def _create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                  how: str = "table") -> None:
-    try:
-        con.execute(f"create {how} {models[name].qualified} as "
-                    f"{qualify_staging(models[name].sql, models)}")
-    except duckdb.Error as exc:
-        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
 
 def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
@@ -271,7 +257,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
             con.execute(f"drop {kind} {TARGET}.{qualified}")
     stale = plan.stale(models, current.current)
     checked = partitioned_checks(models, checks)
-    found = _compute_partitioned(con, lake_dir, models, plan, checked, stale, current,
+    found = compute_partitioned(con, lake_dir, models, plan, checked, stale, current,
                                  existing)
     outcomes = {}
     manifest = Manifest({(name, group): version for name, versions in plan.versions.items()
@@ -291,8 +277,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
         manifest.check_failures.update(((check_key(check), group), n)
                                        for group, n in failures.items())
         outcomes[check] = CheckOutcome(check, sum(failures.values()), sample, tuple(
-            _where(group) for group in sorted(failures)[:WHERE_LISTED]))
-    _use(con, TARGET)
+            where_of(group) for group in sorted(failures)[:WHERE_LISTED]))
+    use_catalog(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
               for name in plan.versions}
     create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
@@ -305,7 +291,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
         kind = existing.get(model.qualified)
         if kind and kind != model.materialized:
             con.execute(f"drop {kind} {model.qualified}")
-        _create_model(con, models, name, f"or replace {model.materialized}")
+        create_model(con, models, name, f"or replace {model.materialized}")
         if model.materialized == "table":
             counts[name] = con.execute(f"select count(*) from {model.qualified}").fetchone()[0]
     drop_lake_views(con)
@@ -329,121 +315,3 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str,
                                 f"where {plan.groupings[models[name].area].predicate(groups)}")
     finally:
         con.execute("detach _previous")
-
-
-def _compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
-                         models: dict[str, Model], plan: Plan, checked: dict[DataCheck, str],
-                         stale: dict[str, dict[str, list[str]]], previous: Manifest,
-                         existing: dict[str, str]) -> dict:
-    """Replace, in ``TARGET``, the partitioned models' rows of the ``stale`` groups (area ->
-    group -> partitions), a batch of groups at a time, and run the partitioned checks
-    there. A model whose every group is stale (its SQL changed, a full build) or that the
-    file lacks is created anew. Returns per check its failing rows per group and a sample."""
-    partitioned = list(plan.versions)
-    found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
-    anew = set()  # made in this build: they hold only the groups computed by it
-    first = True
-    for name in partitioned:
-        model = models[name]
-        area = model.area
-        gone = sorted({g for (m, g) in previous.versions if m == name}
-                      - set(plan.members[area]) - plan.kept.get(area, set()))
-        if existing.get(model.qualified) == "table" and plan.members[area] and \
-                set(stale.get(area, {})) != set(plan.members[area]):
-            if gone:  # partitions no longer in the lake
-                con.execute(f"delete from {TARGET}.{model.qualified} "
-                            f"where {plan.groupings[area].predicate(gone)}")
-            continue
-        if model.qualified in existing:
-            con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
-        anew.add(name)
-    for batch in batches(stale):
-        create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
-            area: {part for parts in batch.get(area, {}).values() for part in parts}
-            for area in plan.members})
-        _use(con, SCRATCH)
-        for name in partitioned:
-            _compute_batch(con, models, name, plan.groupings[models[name].area],
-                           list(batch.get(models[name].area, {})), name in anew,
-                           first=first)
-        for check, area in checked.items():
-            if batch.get(area):
-                failures, sample = found[check]
-                failures.update(_failing_groups(con, check, area, plan.groupings[area]))
-                if failures and not sample:
-                    sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
-        for name in partitioned:
-            con.execute(f"drop view {models[name].qualified}")
-        first = False
-    return found
-
-
-def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                   grouping: Grouping, groups: list[str], anew: bool, first: bool) -> None:
-    """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
-    computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
-    ``SCRATCH`` shows the model's rows of these groups to the models after it. A model
-    made ``anew`` by this build is created by its ``first`` batch and holds no rows of the
-    groups of a later one."""
-    model = models[name]
-    target = f"{TARGET}.{model.qualified}"
-    predicate = grouping.predicate(groups)
-    _create_model(con, models, name, "view")
-    if anew and first:
-        con.execute(f"create table {target} as select * from {model.qualified} limit 0")
-    if groups:
-        if not anew:
-            con.execute(f"delete from {target} where {predicate}")
-        try:
-            added = con.execute(f"insert into {target} by name "
-                                f"select * from {model.qualified}").fetchone()[0]
-        except duckdb.Error as exc:
-            raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
-        within = con.execute(f"select count(*) from {target} where {predicate}").fetchone()[0]
-        if within != added:
-            outside = [row[0] for row in con.execute(
-                f"select distinct {grouping.group_sql()} from {model.qualified} "
-                f"where not {predicate} order by 1 limit 3").fetchall()]
-            raise ModelError(f"model {name} has rows outside the partitions it was built "
-                             f"for: {', '.join(outside)}")
-    con.execute(f"drop view {model.qualified}")
-    con.execute(f"create view {model.qualified} as select * from {target} where {predicate}")
-
-
-def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
-                    grouping: Grouping) -> dict[str, int]:
-    """Rows breaking a partitioned check, per group, in the groups computed now."""
-    try:
-        return dict(con.execute(f"select {grouping.group_sql()}, count(*) "
-                                f"from ({check.sql}) group by all").fetchall())
-    except duckdb.Error as exc:
-        raise ModelError(f"check {check.name} of {check.model} runs on the partitions of "
-                         f"lake area {area}, so it must return their keys "
-                         f"{list(grouping.keys)}: {exc}") from None
-
-
-def _where(group: str) -> Where:
-    """A group (``location_id=1001/business_date=2026-11-20``) as the partition it is."""
-    values = parse_partition(group)
-    day = values.get("business_date")
-    location = values.get("location_id")
-    return Where(int(location) if location else None,
-                 date.fromisoformat(day) if day else None)
-
-
-def check_key(check: DataCheck) -> str:
-    return f"{check.model}:{check.name}"
-
-
-def partitioned_checks(models: dict[str, Model],
-                       checks: tuple[DataCheck, ...]) -> dict[DataCheck, str]:
-    """The checks that read partitioned models of one lake area only, with the area: they
-    run on the partitions a build computes."""
-    found = {}
-    for check in checks:
-        reads, lake_tables = references(check.sql, check.name)
-        areas = {models[m].area for m in reads if m in models}
-        if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
-                and None not in areas:
-            found[check] = areas.pop()
-    return found

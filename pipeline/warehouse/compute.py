@@ -1,0 +1,160 @@
+"""A build's partitioned models computed: the groups whose version changed, a batch at a
+time, from what an in-memory catalog (``SCRATCH``) shows of the lake, into the copy of the
+warehouse being built (``TARGET``); and their data checks on the groups computed."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipeline.checks import DataCheck, Where
+from pipeline.lake import parse_partition
+from pipeline.warehouse.lakeviews import create_lake_views
+from pipeline.warehouse.models import (
+    STAGING_SCHEMA,
+    Model,
+    ModelError,
+    qualify_staging,
+    references,
+)
+from pipeline.warehouse.plan import Grouping, Manifest, Plan, batches
+
+TARGET = "wh"
+"""The copy being built, as the build's connection names it (never stored in it)."""
+SCRATCH = "memory"
+"""The build connection's own in-memory catalog: models computed for a batch of groups."""
+
+
+def use_catalog(con: duckdb.DuckDBPyConnection, catalog: str) -> None:
+    """Make ``catalog`` the one that unqualified names (and ``staging.``) refer to."""
+    con.execute(f"use {catalog}")
+    con.execute(f"set search_path = '{catalog}.main,{catalog}.{STAGING_SCHEMA}'")
+
+
+def create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                  how: str = "table") -> None:
+    try:
+        con.execute(f"create {how} {models[name].qualified} as "
+                    f"{qualify_staging(models[name].sql, models)}")
+    except duckdb.Error as exc:
+        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
+
+
+def compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+                         models: dict[str, Model], plan: Plan, checked: dict[DataCheck, str],
+                         stale: dict[str, dict[str, list[str]]], previous: Manifest,
+                         existing: dict[str, str]) -> dict:
+    """Replace, in ``TARGET``, the partitioned models' rows of the ``stale`` groups (area ->
+    group -> partitions), a batch of groups at a time, and run the partitioned checks
+    there. A model whose every group is stale (its SQL changed, a full build) or that the
+    file lacks is created anew. Returns per check its failing rows per group and a sample."""
+    partitioned = list(plan.versions)
+    found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
+    anew = set()  # made in this build: they hold only the groups computed by it
+    first = True
+    for name in partitioned:
+        model = models[name]
+        area = model.area
+        gone = sorted({g for (m, g) in previous.versions if m == name}
+                      - set(plan.members[area]) - plan.kept.get(area, set()))
+        if existing.get(model.qualified) == "table" and plan.members[area] and \
+                set(stale.get(area, {})) != set(plan.members[area]):
+            if gone:  # partitions no longer in the lake
+                con.execute(f"delete from {TARGET}.{model.qualified} "
+                            f"where {plan.groupings[area].predicate(gone)}")
+            continue
+        if model.qualified in existing:
+            con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
+        anew.add(name)
+    for batch in batches(stale):
+        create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
+            area: {part for parts in batch.get(area, {}).values() for part in parts}
+            for area in plan.members})
+        use_catalog(con, SCRATCH)
+        for name in partitioned:
+            _compute_batch(con, models, name, plan.groupings[models[name].area],
+                           list(batch.get(models[name].area, {})), name in anew,
+                           first=first)
+        for check, area in checked.items():
+            if batch.get(area):
+                failures, sample = found[check]
+                failures.update(_failing_groups(con, check, area, plan.groupings[area]))
+                if failures and not sample:
+                    sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
+        for name in partitioned:
+            con.execute(f"drop view {models[name].qualified}")
+        first = False
+    return found
+
+
+def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                   grouping: Grouping, groups: list[str], anew: bool, first: bool) -> None:
+    """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
+    computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
+    ``SCRATCH`` shows the model's rows of these groups to the models after it. A model
+    made ``anew`` by this build is created by its ``first`` batch and holds no rows of the
+    groups of a later one."""
+    model = models[name]
+    target = f"{TARGET}.{model.qualified}"
+    predicate = grouping.predicate(groups)
+    create_model(con, models, name, "view")
+    if anew and first:
+        con.execute(f"create table {target} as select * from {model.qualified} limit 0")
+    if groups:
+        if not anew:
+            con.execute(f"delete from {target} where {predicate}")
+        try:
+            added = con.execute(f"insert into {target} by name "
+                                f"select * from {model.qualified}").fetchone()[0]
+        except duckdb.Error as exc:
+            raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
+        within = con.execute(f"select count(*) from {target} where {predicate}").fetchone()[0]
+        if within != added:
+            outside = [row[0] for row in con.execute(
+                f"select distinct {grouping.group_sql()} from {model.qualified} "
+                f"where not {predicate} order by 1 limit 3").fetchall()]
+            raise ModelError(f"model {name} has rows outside the partitions it was built "
+                             f"for: {', '.join(outside)}")
+    con.execute(f"drop view {model.qualified}")
+    con.execute(f"create view {model.qualified} as select * from {target} where {predicate}")
+
+
+def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,
+                    grouping: Grouping) -> dict[str, int]:
+    """Rows breaking a partitioned check, per group, in the groups computed now."""
+    try:
+        return dict(con.execute(f"select {grouping.group_sql()}, count(*) "
+                                f"from ({check.sql}) group by all").fetchall())
+    except duckdb.Error as exc:
+        raise ModelError(f"check {check.name} of {check.model} runs on the partitions of "
+                         f"lake area {area}, so it must return their keys "
+                         f"{list(grouping.keys)}: {exc}") from None
+
+
+def where_of(group: str) -> Where:
+    """A group (``location_id=1001/business_date=2026-11-20``) as the partition it is."""
+    values = parse_partition(group)
+    day = values.get("business_date")
+    location = values.get("location_id")
+    return Where(int(location) if location else None,
+                 date.fromisoformat(day) if day else None)
+
+
+def check_key(check: DataCheck) -> str:
+    return f"{check.model}:{check.name}"
+
+
+def partitioned_checks(models: dict[str, Model],
+                       checks: tuple[DataCheck, ...]) -> dict[DataCheck, str]:
+    """The checks that read partitioned models of one lake area only, with the area: they
+    run on the partitions a build computes."""
+    found = {}
+    for check in checks:
+        reads, lake_tables = references(check.sql, check.name)
+        areas = {models[m].area for m in reads if m in models}
+        if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
+                and None not in areas:
+            found[check] = areas.pop()
+    return found
