@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
+from pipeline.macros import macro_sql
 from pipeline.money import CENT, cents
-from pipeline.warehouse import macro_sql
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
 

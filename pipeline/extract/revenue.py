@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from pipeline.extract import columns, schemas
 from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
+from pipeline.macros import partition_turnover
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -48,8 +49,6 @@ KNOWN_TRANSACTION_TYPES = frozenset({
 LINE_TOTAL_LIMIT = Decimal(10) ** 26
 """A partition's lines (net and gross times quantity) must add up to less: the warehouse
 sums lines as DECIMAL(38,8), which then holds any sum over 10,000 location-days."""
-TURNOVER_GROUP = "Umsatzwirksam"
-TURNOVER_TYPES = frozenset({"Abrechnen", "RechnungZurückholen"})
 
 
 @dataclass
@@ -132,8 +131,9 @@ def flatten_receipts(
                                   day_starts, window)
         part.tables = _build_tables(rows, location_id, business_date, tz,
                                     part.unknown_fields)
-        part.turnover_net = _turnover(part.tables["receipt_items"],
-                                      [revenue for *_, revenue in rows.items])
+        _check_line_total(part.tables["receipt_items"])  # no sum of the warehouse wraps
+        part.turnover_net = partition_turnover(part.tables["receipts"],
+                                               part.tables["receipt_items"])
     except Rejected as exc:
         raise ContractError(f"{where}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -147,8 +147,8 @@ class _Rows:
     """The rows of each table, one record per row, in served order.
 
     receipts: (receipt, local stamp); items: (item, transaction id, item key, line
-    number, is revenue-effective); sides: (side dish, transaction id, item key, side dish
-    key); payments: (payment, transaction id).
+    number); sides: (side dish, transaction id, item key, side dish key); payments:
+    (payment, transaction id).
     """
 
     receipts: list[tuple] = field(default_factory=list)
@@ -210,10 +210,8 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
             ttype = r["transactionType"]
             if ttype not in KNOWN_TRANSACTION_TYPES:
                 part.unknown_types[ttype] += 1
-            group_name = r["paymentGroup"]["name"]
             lines = r["items"]
             if lines:
-                revenue = ttype in TURNOVER_TYPES and group_name == TURNOVER_GROUP
                 keys: set = set()
                 for item in lines:
                     key = item.get("uniqueId") or item["id"]
@@ -221,7 +219,7 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         dropped["receipt_items"] += 1
                         continue
                     keys.add(key)
-                    keep_item((item, txn, key, len(keys), revenue))
+                    keep_item((item, txn, key, len(keys)))
                     side_dishes = item.get("sideDishes")
                     if side_dishes:
                         side_keys: set = set()
@@ -296,6 +294,7 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
                 "transaction_id": txns}
 
     rec, stamps = _transpose(rows.receipts, 2)
+    columns.require(columns.require(rec, "paymentGroup"), "name")  # the revenue rule's (2.2)
     local = columns.wall_clock(stamps)
     receipts = _table("receipts", rec, {
         **keys(len(rec), columns.require(rec, "transactionId")),
@@ -305,7 +304,7 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
     receipts = receipts.set_column(  # spec 2.1: guestCount is 0 when not recorded
         receipts.schema.get_field_index("guest_count"), receipts.schema.field("guest_count"),
         pc.fill_null(receipts["guest_count"], 0))
-    it, item_txn, item_key, item_line, _ = _transpose(rows.items, 5)
+    it, item_txn, item_key, item_line = _transpose(rows.items, 4)
     books = columns.get(it, "bookDate")
     try:
         book_local = columns.wall_clock(books)
@@ -354,16 +353,6 @@ def _check_line_total(items: pa.Table) -> None:
         raise ValueError(f"item of receipt {worst[1]}: field {worst[2]} x quantity = "
                          f"{worst[0]}: the day's lines add up to {total:.4E}, more than the "
                          f"warehouse can sum ({LINE_TOTAL_LIMIT:.0E})")
-
-
-def _turnover(items: pa.Table, revenue: list[bool]) -> Decimal:
-    """The spec's revenue-effective turnover of the partition: sum of net * quantity."""
-    if not items.num_rows:
-        return Decimal(0)
-    _check_line_total(items)  # also keeps Arrow's decimal sum below from wrapping
-    kept = items.filter(pa.array(revenue, pa.bool_()))
-    total = pc.sum(pc.multiply(kept["net_amount"], kept["quantity"])).as_py()
-    return Decimal(0) if total is None else Decimal(format(total.normalize(), "f"))
 
 
 def _explain(pages: list[list[dict]], exc: Exception) -> str:

@@ -9,6 +9,7 @@ self-contained file.
 - ``build``: the build itself, its checks, the switch to the new file.
 """
 
+from pipeline.macros import macro_sql
 from pipeline.warehouse.build import (
     BlockedBuild,
     BuildResult,
@@ -26,7 +27,6 @@ from pipeline.warehouse.models import (
     build_order,
     config_macros,
     discover_models,
-    macro_sql,
     model_dictionary,
 )
 

@@ -30,6 +30,7 @@ import duckdb
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.docs import apply_comments
 from pipeline.lake import Lake
+from pipeline.macros import macro_sql
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.warehouse.compute import (
     SCRATCH,
@@ -52,7 +53,6 @@ from pipeline.warehouse.models import (
     build_order,
     config_macros,
     discover_models,
-    macro_sql,
     model_dictionary,
 )
 from pipeline.warehouse.plan import (

@@ -182,12 +182,6 @@ def model_dictionary(models: dict[str, Model]) -> Dictionary:
     return load_dictionary(root, STAGES)
 
 
-def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
-    """The ``create macro`` statements of ``macros/``, in file name order."""
-    return [path.read_text(encoding="utf-8")
-            for path in sorted((models_dir / "macros").glob("*.sql"))]
-
-
 def _sql_list(values: list[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "null"
 

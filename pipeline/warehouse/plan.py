@@ -24,6 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.lake import parse_partition
+from pipeline.macros import macro_sql
 from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakeviews import (
     Committed,
@@ -31,7 +32,7 @@ from pipeline.warehouse.lakeviews import (
     committed_loads,
     superseded_receipts,
 )
-from pipeline.warehouse.models import Model, canonical_sql, macro_sql
+from pipeline.warehouse.models import Model, canonical_sql
 
 STATE_SCHEMA = "_state"
 """The warehouse's own bookkeeping: the manifest, every receipt's key."""
