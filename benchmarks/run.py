@@ -395,6 +395,7 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
     Target: the long history's median night at most 1.5 times the short one's.
     """
     from pipeline.loader import run_load
+    from pipeline.reporting import Reporter
     from pipeline.settings import load_settings
 
     os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})
@@ -413,7 +414,7 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
                 "lookback_days = 3\ndrift_check_days = 0\n" + LOCATIONS_TOML)
             os.environ["DAGSTER_HOME"] = str(folder / "dagster_home")
             report = run_load(load_settings(configs[days]), last - timedelta(days=days - 1),
-                              last, progress=lambda line: None)
+                              last, progress=Reporter())
             if not report.ok:
                 raise RuntimeError(report.summary())
         for _ in range(repeats):

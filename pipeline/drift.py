@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
 from pipeline.lake import Lake
+from pipeline.outcomes import Failure
 from pipeline.pos_api.errors import PosApiError
 from pipeline.settings import ConfigError, Settings
 from pipeline.source import PosSource
@@ -48,7 +49,7 @@ class DayCheck:
     drifted: bool = False
     before: tuple[int, Decimal] | None = None
     after: tuple[int, Decimal] | None = None
-    error: str | None = None
+    failure: Failure | None = None
 
 
 def rotation_days(settings: Settings, today: date) -> list[date]:
@@ -84,7 +85,7 @@ def check_day(source: PosSource, lake: Lake, location_id: int, day: date) -> Day
     try:
         part = extract_revenue_partition(source, location_id, day)
     except (PosApiError, ConfigError) as exc:
-        check.error = source.redact(str(exc))
+        check.failure = Failure.of(exc, source.redact)
         return check
     meta = committed.metadata
     check.after = (part.row_counts["receipts"], part.turnover_net)

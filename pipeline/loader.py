@@ -26,9 +26,10 @@ from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance
 from pipeline.money import format_money
+from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, read_failures
 from pipeline.partitions import range_tags
-from pipeline.pos_api.errors import NOT_TRIED
 from pipeline.progress import SNAPSHOT_AREAS, progress_logger
+from pipeline.reporting import LineReporter, Reporter
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
@@ -73,14 +74,14 @@ class LoadReport:
     """Partitions committed before and not fetched again (``--missing-only``)."""
     pages: int = 0
     """Revenue report pages received (each one request that succeeded)."""
-    failed_partitions: list[dict] = field(default_factory=list)
+    failed_partitions: list[FailedPartition] = field(default_factory=list)
     never_loaded: dict[int, int] = field(default_factory=dict)
     """Locations not in this load that have no revenue of some of its dates (how many)."""
     unknown_fields: dict[str, int] = field(default_factory=dict)
     """Fields the spec does not name that the receipts carried (``table.field``: rows),
     kept in the lake's ``extra_fields``."""
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
-    snapshot_failures: dict[str, str] = field(default_factory=dict)
+    snapshot_failures: dict[str, FailedPartition] = field(default_factory=dict)
     voucher_note: str | None = None
     drift: dict | None = None
     """What a drift check found (``pos-etl verify``): days checked, drifted, failed."""
@@ -157,12 +158,12 @@ class LoadReport:
                 continue
             name = f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}"
             if evaluation.check_name == LOADED_CHECK:
-                self.failed_partitions = meta["failed_list"]
+                self.failed_partitions = read_failures(meta)
             elif evaluation.asset_key.path[0] == "lake":
-                for failure in meta["failed_list"]:
+                for failure in read_failures(meta):
                     where = " ".join([evaluation.asset_key.path[-1]]
-                                     + [str(failure["location"])] * bool(failure["location"]))
-                    self.snapshot_failures[where] = failure["error"]
+                                     + [str(failure.location_id)] * bool(failure.location_id))
+                    self.snapshot_failures[where] = failure
             elif evaluation.severity == dg.AssetCheckSeverity.WARN:
                 self.warned_checks.append(FailedCheck.from_evaluation(evaluation))
             else:
@@ -176,6 +177,9 @@ class LoadReport:
                 if error.cls_name == "DagsterExecutionInterruptedError":
                     self.interrupted = True
                     message = "stopped (Ctrl-C or SIGTERM)"
+                elif failure.user_failure_data and \
+                        REPORTED_KEY in failure.user_failure_data.metadata:
+                    continue  # its failed partitions or snapshots are listed already
                 elif failure.user_failure_data:
                     message = failure.user_failure_data.description
                 else:  # its first line: a DuckDB error names the file, then quotes SQL
@@ -213,8 +217,7 @@ class LoadReport:
         by_reason = _by_reason(self.snapshot_failures.items(), lambda item: item[1])
         for reason, failures in by_reason.items():
             whats = [what for what, _ in failures]
-            lines.append(f"  FAILED {', '.join(whats)}: {reason}" if len(whats) > 1
-                         else f"  FAILED {whats[0]}: {self.snapshot_failures[whats[0]]}")
+            lines.append(f"  FAILED {', '.join(whats)}: {reason}")
         if self.warehouse_path:
             lines.append(f"warehouse: {self.warehouse_path} ({self.models} models; "
                          f"{self.partitions_computed} partitions computed, the others kept)")
@@ -222,13 +225,7 @@ class LoadReport:
             lines.append(f"  CHECK FAILED {check}")
         for warned in self.warned_checks:
             lines += warned.lines()
-        said = "\n".join(lines)
-        for error in self.errors:
-            # a step that failed because its partitions or snapshots did: said above
-            first = error.split("first error: ", 1)[-1].removeprefix(NOT_TRIED)
-            if "first error: " in error and first in said:
-                continue
-            lines.append(f"  FAILED {error}")
+        lines += [f"  FAILED {error}" for error in self.errors]
         lines.append(self.runs_line)
         lines.append(f"result: {self.result}")
         return "\n".join(lines)
@@ -249,27 +246,27 @@ class LoadReport:
                 if self.build_run_id else f"dagster run: {self.run_id}")
 
 
-def _by_reason(failures, error_of) -> dict[str, list]:
-    """Failures grouped by their reason: a request not tried shares the reason of the one
-    that found the POS down or the key refused."""
+def _by_reason(failures, failed_of) -> dict[str, list]:
+    """Failures grouped by their reason (the message): a request not tried carries the
+    reason of the one that found the POS down or the key refused."""
     groups: dict[str, list] = {}
     for failure in failures:
-        groups.setdefault(error_of(failure).removeprefix(NOT_TRIED), []).append(failure)
+        groups.setdefault(failed_of(failure).failure.message, []).append(failure)
     return groups
 
 
-def _failed_partition_lines(failed: list[dict], each_up_to: int = 3) -> list[str]:
+def _failed_partition_lines(failed: list[FailedPartition], each_up_to: int = 3) -> list[str]:
     """One line per failed partition, or, where more than ``each_up_to`` failed for one
     reason (a dead host, a refused key), one line for them all."""
     lines = []
-    for reason, group in _by_reason(failed, lambda f: f["error"]).items():
+    for reason, group in _by_reason(failed, lambda f: f).items():
         if len(group) <= each_up_to:
-            lines += [f"  FAILED {f['location']} {f['business_date']}: {f['error']}"
+            lines += [f"  FAILED {f.where}: {'not tried: ' * (not f.failure.tried)}{reason}"
                       for f in group]
             continue
-        locations = sorted({f["location"] for f in group})
-        dates = sorted(f["business_date"] for f in group)
-        not_tried = sum(f["error"].startswith(NOT_TRIED) for f in group)
+        locations = sorted({f.location_id for f in group})
+        dates = sorted(f.business_date for f in group)
+        not_tried = sum(f.failure.kind == ErrorKind.NOT_TRIED for f in group)
         lines.append(f"  FAILED {len(group):,} partitions (location{'s' * (len(locations) > 1)} "
                      f"{', '.join(map(str, locations))}; {dates[0]} .. {dates[-1]}; "
                      f"{not_tried:,} of them not tried): {reason}")
@@ -283,7 +280,7 @@ def _stderr(line: str) -> None:
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
              *, catalog: bool = True, models: bool = True, verify: bool = False,
              vouchers: bool | None = None, missing_only: bool = False,
-             progress: Callable[[str], None] | None = None,
+             progress: Reporter | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process, then
     ``warehouse_job`` (unless the load was stopped or committed nothing).
@@ -298,7 +295,9 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     days = check_dates(settings, start, end)
     ids = [settings.location(loc).id for loc in location_ids or []]
     settings.require_keys(ids or None)
-    defs = build_defs(settings, loggers={"progress": progress_logger(progress or _stderr)})
+    reporter = progress or LineReporter(_stderr)
+    defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
+                      reporter=reporter)
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
     located = {"config": {"locations": ids}}
@@ -319,7 +318,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             ops |= {"lake__catalog": located, "lake__menu": located}
         if vouchers:
             selection += [key for key in snapshots if key.path[-1] == "vouchers"]
-    say = progress or _stderr
+    say = reporter.say
     # The selected assets' own checks; the freshness checks have their sensor (a backfill
     # of old dates is no place to judge today's freshness).
     graph = defs.resolve_asset_graph()
@@ -339,13 +338,14 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     return report
 
 
-def run_build(settings: Settings, *, full: bool = False,
-              progress: Callable[[str], None] | None = None,
+def run_build(settings: Settings, *, full: bool = False, progress: Reporter | None = None,
               instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``warehouse_job`` in this process: the models built from the lake (what changed
     since the last build, or everything with ``full``) and checked. Calls no POS."""
-    say = progress or _stderr
-    defs = build_defs(settings, loggers={"progress": progress_logger(say)})
+    reporter = progress or LineReporter(_stderr)
+    say = reporter.say
+    defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
+                      reporter=reporter)
     with _session(settings, instance, say) as dagster:
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
                           {"warehouse_models": {"config": {"full": full}}},

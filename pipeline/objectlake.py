@@ -51,6 +51,7 @@ from pipeline.lake import (
     new_load_id,
     parse_partition,
 )
+from pipeline.outcomes import ErrorKind
 
 RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
 PART = re.compile(r"^part-(?P<load_id>.+)\.parquet$")
@@ -59,6 +60,8 @@ MIRROR_INDEX = "_mirror.json"
 
 class ObjectLakeError(Exception):
     """The object store cannot be used as configured; the message names the URL."""
+
+    kind = ErrorKind.STORAGE
 
 
 def _partition_path(*parts: str, partition: Mapping[str, object]) -> str:

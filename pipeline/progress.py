@@ -5,10 +5,8 @@ that say the same. Then its summary (``print_summary``)."""
 from __future__ import annotations
 
 import logging
-import re
 import sys
 import time
-from collections.abc import Callable
 from datetime import timedelta
 from typing import TextIO
 
@@ -17,26 +15,23 @@ import dagster as dg
 from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.revenue import REVENUE_KEY
 from pipeline.money import format_money
+from pipeline.reporting import LineReporter, Reporter, RevenueProgress
 from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
 
 SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
-REVENUE = re.compile(r"^revenue: ([\d,]+)/([\d,]+) business dates x (\d+) locations, "
-                     r"([\d,]+) receipts")
-
-
-def _int(text: str) -> int:
-    return int(text.replace(",", ""))
 
 
 def _clock(seconds: float) -> str:
     return str(timedelta(seconds=int(seconds)))
 
 
-class LoadProgress:
-    """A ``progress`` callback for ``run_load``; use it as a context manager."""
+class LoadProgress(LineReporter):
+    """The reporter of ``pos-etl load`` (``run_load``'s ``progress``): a progress bar of
+    the business dates on a terminal, plain lines elsewhere; use it as a context manager."""
 
     def __init__(self, stream: TextIO | None = None, plain: bool | None = None):
+        super().__init__(self._print)
         self.stream = stream or sys.stderr
         self.plain = not self.stream.isatty() if plain is None else plain
         self.started = time.monotonic()
@@ -70,21 +65,17 @@ class LoadProgress:
             self._bar.__exit__(*exc)
             self._bar = None
 
-    def __call__(self, line: str) -> None:
-        match = REVENUE.match(line)
-        if match is None:
-            self._print(line)
-            return
-        done, total, receipts = _int(match[1]), _int(match[2]), _int(match[4])
+    def revenue(self, progress: RevenueProgress) -> None:
+        done, total = progress.dates_done, progress.dates
         elapsed = time.monotonic() - self.started
-        rate = f"{receipts / elapsed:,.0f} receipts/s" if elapsed > 0 else ""
+        rate = f"{progress.receipts / elapsed:,.0f} receipts/s" if elapsed > 0 else ""
         if self._bar is not None:
             if self._task is None:
                 self._task = self._bar.add_task("revenue", total=total, receipts=0, rate="")
-            self._bar.update(self._task, completed=done, receipts=receipts, rate=rate)
+            self._bar.update(self._task, completed=done, receipts=progress.receipts, rate=rate)
             return
         eta = elapsed / done * (total - done) if done else 0.0
-        self._print(f"{line.split(' (')[0]} ({_clock(elapsed)} elapsed, {rate}"
+        self._print(f"{progress} ({_clock(elapsed)} elapsed, {rate}"
                     + (f", about {_clock(eta)} to go)" if done < total else ")"))
 
     def _print(self, line: str) -> None:
@@ -131,50 +122,45 @@ def print_summary(report, stream=None) -> None:
     console.print(report.runs_line, markup=False, highlight=False)
 
 
-class _ProgressHandler(logging.Handler):
-    """Turns the run's events into plain progress lines (no Dagster log format)."""
+class _EventHandler(logging.Handler):
+    """Tells the reporter what the run's Dagster events say (a snapshot taken, a check that
+    failed, the warehouse rebuilt); the assets' own messages reach it typed, not here."""
 
-    def __init__(self, progress: Callable[[str], None]):
+    def __init__(self, reporter: Reporter):
         super().__init__(logging.DEBUG)  # Dagster logs its events at DEBUG
-        self.progress = progress
+        self.reporter = reporter
 
     def emit(self, record: logging.LogRecord) -> None:
-        meta = getattr(record, "dagster_meta", None) or {}
-        event = meta.get("dagster_event")
-        if event is None:  # a message of the assets: progress, and a failed partition's error
-            if meta.get("orig_message", "").startswith("Dependencies for step"):
-                return  # a step skipped after a failure: the summary says what failed
-            if record.levelno >= logging.INFO:
-                level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-                self.progress(level + meta.get("orig_message", ""))
+        event = (getattr(record, "dagster_meta", None) or {}).get("dagster_event")
+        if event is None:
             return
         if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
             mat = event.event_specific_data.materialization
             values = {k: v.value for k, v in mat.metadata.items()}
             if mat.asset_key.path[0] == "lake" and mat.asset_key not in (REVENUE_KEY,
                                                                          DRIFT_KEY):
-                self.progress(f"{mat.asset_key.path[-1]} snapshot "
-                              f"{values.get('snapshot_date')}: "
-                              f"{values['dagster/row_count']:,} rows")
+                self.reporter.say(f"{mat.asset_key.path[-1]} snapshot "
+                                  f"{values.get('snapshot_date')}: "
+                                  f"{values['dagster/row_count']:,} rows")
         elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
             evaluation = event.event_specific_data
             if not evaluation.passed:
                 what = "warning" if evaluation.severity == dg.AssetCheckSeverity.WARN \
                     else "check failed"
-                self.progress(f"{what}: {evaluation.asset_key.to_user_string()} "
-                              f"{evaluation.check_name}")
+                self.reporter.say(f"{what}: {evaluation.asset_key.to_user_string()} "
+                                  f"{evaluation.check_name}")
         elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
                 event.step_key == "warehouse_models":
-            self.progress("warehouse rebuilt")
+            self.reporter.say("warehouse rebuilt")
 
 
-def progress_logger(progress: Callable[[str], None]) -> dg.LoggerDefinition:
-    """A Dagster logger that prints the load's progress as plain lines."""
+def progress_logger(reporter: Reporter) -> dg.LoggerDefinition:
+    """A Dagster logger that hands the run's events to ``reporter``."""
 
-    @dg.logger(description="Plain progress lines for pos-etl load.")
+    @dg.logger(description="The run's events for the reporter of pos-etl load.")
     def plain(_init) -> logging.Logger:
         logger = logging.Logger("pos_etl.load", logging.DEBUG)
-        logger.addHandler(_ProgressHandler(progress))
+        logger.addHandler(_EventHandler(reporter))
         return logger
 
     return plain

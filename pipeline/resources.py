@@ -1,4 +1,5 @@
-"""Dagster resources, split by what they touch: the POS, the lake, the warehouse.
+"""Dagster resources, split by what they touch: the POS, the lake, the warehouse (and the
+reporter of a run started from the command line).
 
 All three are made from the settings read once at wiring time (``definitions.py``). Only
 ``pos`` opens anything: the POS clients (and the built-in sandbox where no ``base_url``
@@ -13,6 +14,7 @@ import dagster as dg
 
 from pipeline.lake import Lake
 from pipeline.objectlake import ObjectLake
+from pipeline.reporting import Reporter
 from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.warehouse import Warehouse, config_macros
@@ -38,10 +40,11 @@ def make_lake(settings: Settings) -> Lake | ObjectLake:
     return Lake(settings.warehouse.lake_dir)
 
 
-def build_resources(settings: Settings) -> dict[str, object]:
-    """The resources of a code location: ``pos``, ``lake``, ``warehouse``."""
+def build_resources(settings: Settings, reporter: Reporter | None = None) -> dict[str, object]:
+    """The resources of a code location: ``pos``, ``lake``, ``warehouse``, and the
+    ``reporter`` its runs tell how they go (by default one that says nothing)."""
     lake = make_lake(settings)
-    return {"pos": pos_resource(settings), "lake": lake,
+    return {"pos": pos_resource(settings), "lake": lake, "reporter": reporter or Reporter(),
             "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
                                    settings.warehouse.memory_limit,
                                    config_macros(settings.accounting,

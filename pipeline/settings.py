@@ -17,11 +17,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pipeline.outcomes import ErrorKind
+
 CONFIG_ENV = "POS_ETL_CONFIG"
 
 
 class ConfigError(Exception):
     """The configuration cannot be used; the message lists every problem."""
+
+    kind = ErrorKind.CONFIG
 
 
 class _Strict(BaseModel):

@@ -22,6 +22,7 @@ from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake import Lake
 from pipeline.objectlake import ObjectLakeError
+from pipeline.outcomes import Failure
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.settings import ConfigError
 from pipeline.source import PosSource
@@ -50,7 +51,7 @@ class PartitionOutcome:
     unknown_types: dict[str, int] = field(default_factory=dict)
     unknown_fields: dict[str, int] = field(default_factory=dict)
     """Fields the spec does not name (``table.field``: rows), kept in ``extra_fields``."""
-    error: str | None = None
+    failure: Failure | None = None
     kept: bool = False
     """Committed before and not fetched again (a load of the missing partitions only)."""
 
@@ -79,7 +80,7 @@ class DayOutcome:
 
     @property
     def failed(self) -> list[PartitionOutcome]:
-        return [p for p in self.partitions if p.error]
+        return [p for p in self.partitions if p.failure]
 
     @property
     def complete(self) -> bool:
@@ -153,9 +154,9 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                         jobs.insert(0, (day, loc, attempt + 1))
                         submit_next()
                         continue
-                    outcome = PartitionOutcome(loc, day, error=source.redact(str(exc)))
+                    outcome = PartitionOutcome(loc, day, failure=Failure.of(exc, source.redact))
                 except (PosApiError, ConfigError, ObjectLakeError) as exc:
-                    outcome = PartitionOutcome(loc, day, error=source.redact(str(exc)))
+                    outcome = PartitionOutcome(loc, day, failure=Failure.of(exc, source.redact))
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
@@ -188,7 +189,7 @@ def partition_key(location_id: int, day: date) -> dict[str, object]:
 class SnapshotOutcome:
     location_id: int | None
     snapshot: Snapshot | None = None
-    error: str | None = None
+    failure: Failure | None = None
 
 
 def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
@@ -199,5 +200,5 @@ def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
         try:
             outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
         except (PosApiError, ConfigError, ObjectLakeError) as exc:
-            outcomes.append(SnapshotOutcome(loc, error=source.redact(str(exc))))
+            outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
     return outcomes

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.lake import Lake
+from pipeline.reporting import Reporter
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData, receipts_on
@@ -61,7 +62,7 @@ def loaded_warehouse(sandbox_url: str, data_dir: Path, start: date, end: date,
         settings = make_settings(sandbox_url, data_dir, voucher_url=sandbox_url)
         from pipeline.loader import run_load
 
-        report = run_load(settings, start, end, locations, progress=lambda line: None)
+        report = run_load(settings, start, end, locations, progress=Reporter())
     finally:
         mp.undo()
     assert report.ok, report.summary()

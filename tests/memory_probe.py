@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pos_sandbox import world
 from tests import hostile
 from tests.conftest import make_settings
@@ -24,9 +25,10 @@ def main(case: str, data_dir: str) -> None:
     with CASES[case]() as url:
         report = run_load(make_settings(url, Path(data_dir), max_attempts=1), day, day,
                           [1001], catalog=case == "endless_catalog", vouchers=False,
-                          models=False, progress=lambda line: None)
-    print(json.dumps({"ok": report.ok, "failed": report.failed_partitions,
-                      "snapshots": report.snapshot_failures,
+                          models=False, progress=Reporter())
+    print(json.dumps({"ok": report.ok,
+                      "failed": [f.to_json() for f in report.failed_partitions],
+                      "snapshots": {k: f.message for k, f in report.snapshot_failures.items()},
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 

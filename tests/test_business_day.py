@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.extract.revenue import request_window
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pipeline.schedules import last_complete_business_date
 from pipeline.settings import ConfigError, LocationSettings, load_settings
 from pos_sandbox.receipts import SandboxData, receipts_on
@@ -31,7 +32,7 @@ def test_every_receipt_lands_in_exactly_one_business_day(sandbox_url, tmp_path, 
                                                          days):
     settings = with_cutoff(make_settings(sandbox_url, tmp_path / "data"), "02:30")
     report = run_load(settings, days[0], days[-1], [HOTEL], catalog=False,
-                      progress=lambda line: None)
+                      progress=Reporter())
     assert report.ok, report.summary()
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         rows = con.execute("select business_date, transaction_id, receipted_at_local "

@@ -7,6 +7,7 @@ from datetime import date, datetime, time
 import duckdb
 
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
@@ -24,7 +25,7 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
         sandbox_url, tmp_path, sandbox_keys):
     data_dir = tmp_path / "data"
     first = run_load(make_settings(sandbox_url, data_dir), OLD_DAY, NEW_DAY, [1001],
-                     catalog=False, progress=lambda line: None)
+                     catalog=False, progress=Reporter())
     assert first.ok, first.summary()
     before = SandboxData()
     moved = next(r for r in receipts_on(1001, OLD_DAY, before)
@@ -37,7 +38,7 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
     # The POS now serves the corrected receipt; the nightly run loads only the new day.
     with running_sandbox(SandboxConfig(data=after)) as corrected_pos:
         nightly = run_load(make_settings(corrected_pos, data_dir), NEW_DAY, NEW_DAY, [1001],
-                           catalog=False, progress=lambda line: None)
+                           catalog=False, progress=Reporter())
     assert nightly.ok, nightly.summary()  # the turnover check passes: no stale lines
 
     daily = dict(warehouse_rows(

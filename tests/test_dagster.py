@@ -8,7 +8,9 @@ import pytest
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.definitions import build_defs
 from pipeline.loader import run_load
+from pipeline.outcomes import ErrorKind
 from pipeline.partitions import RANGE_END_TAG, RANGE_START_TAG
+from pipeline.reporting import Reporter
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings, WarehouseSettings, load_settings, sandbox_settings
 
@@ -47,7 +49,7 @@ def test_definitions_have_lineage_from_sql_and_one_partition_per_date():
 
 def test_a_cli_load_is_a_run_of_the_load_job_with_the_schedules_metadata(
         settings, instance):
-    report = run_load(settings, DAYS[0], DAYS[-1], progress=lambda line: None,
+    report = run_load(settings, DAYS[0], DAYS[-1], progress=Reporter(),
                       instance=instance)
     assert report.ok, report.summary()
     run = instance.get_run_by_id(report.run_id)
@@ -114,11 +116,12 @@ def test_the_nightly_run_loads_yesterday_and_the_lookback_then_the_sensor_builds
 def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
         settings, instance, monkeypatch):
     monkeypatch.setenv("POS_TEST_KEY_1003", "sandbox-key-1001")  # another location's key
-    report = run_load(settings, DAYS[-1], DAYS[-1], progress=lambda line: None,
+    report = run_load(settings, DAYS[-1], DAYS[-1], progress=Reporter(),
                       instance=instance)
     assert not report.ok
-    assert [f["location"] for f in report.failed_partitions] == [1003]
-    assert "HTTP 403" in report.failed_partitions[0]["error"]
+    assert [f.location_id for f in report.failed_partitions] == [1003]
+    assert "HTTP 403" in report.failed_partitions[0].message
+    assert report.failed_partitions[0].failure.kind == ErrorKind.REFUSED_KEY  # as recorded
     run = instance.get_run_by_id(report.run_id)
     assert run.is_failure
     check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
@@ -138,7 +141,7 @@ def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
 
 def test_a_warehouse_build_never_starts_a_pos(tmp_path, monkeypatch, instance, settings):
     run_load(settings, DAYS[-1], DAYS[-1], models=False, catalog=False,
-             progress=lambda line: None, instance=instance)
+             progress=Reporter(), instance=instance)
 
     def no_pos(*args, **kwargs):
         raise AssertionError("the warehouse build started a POS")
@@ -170,7 +173,7 @@ def test_the_code_location_reads_the_config_file_once(tmp_path, monkeypatch):
 
 def test_one_model_can_be_materialized_alone_and_has_owners(settings, instance):
     run_load(settings, DAYS[-1], DAYS[-1], models=False, catalog=False,
-             progress=lambda line: None, instance=instance)
+             progress=Reporter(), instance=instance)
     defs = build_defs(settings)
     close = dg.AssetKey(["warehouse", "rpt_daily_close"])
     job = defs.resolve_implicit_global_asset_job_def()
@@ -196,7 +199,7 @@ def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance
     from pipeline.checks import CHECKS, DataCheck
     from pipeline.warehouse import BlockedBuild, build_warehouse
 
-    run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=lambda line: None,
+    run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=Reporter(),
              instance=instance)
     target = settings.warehouse.warehouse_path
     with duckdb.connect(str(target), read_only=True) as con:
@@ -237,7 +240,7 @@ def test_a_cli_load_records_its_dates_in_dagsters_own_storage(settings, monkeypa
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, models=False,
-                      progress=lambda line: None)
+                      progress=Reporter())
     assert report.ok, report.summary()
     with open_instance(settings) as instance:
         assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"

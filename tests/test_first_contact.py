@@ -151,18 +151,19 @@ def test_progress_says_elapsed_rate_and_eta_on_a_terminal_and_off_it():
     import io
 
     from pipeline.progress import LoadProgress
+    from pipeline.reporting import RevenueProgress
 
     plain = io.StringIO()
     with LoadProgress(plain, plain=True) as progress:
-        progress("revenue: 10/40 business dates x 3 locations, 12,000 receipts")
-        progress("catalog snapshot 2026-11-20: 1,993 rows")
+        progress.revenue(RevenueProgress(10, 40, 3, 12_000))
+        progress.say("catalog snapshot 2026-11-20: 1,993 rows")
     lines = plain.getvalue().splitlines()
     assert re.match(r"revenue: 10/40 business dates x 3 locations, 12,000 receipts "
                     r"\(0:00:0\d elapsed, [\d,]+ receipts/s, about [\d:]+ to go\)", lines[0])
     assert lines[1] == "catalog snapshot 2026-11-20: 1,993 rows"
     terminal = io.StringIO()
     with LoadProgress(terminal, plain=False) as progress:
-        progress("revenue: 40/40 business dates x 3 locations, 48,000 receipts")
+        progress.revenue(RevenueProgress(40, 40, 3, 48_000))
     assert "40/40" in terminal.getvalue() and "48,000 receipts" in terminal.getvalue()
 
 
@@ -171,12 +172,14 @@ def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     from decimal import Decimal
 
     from pipeline.loader import LoadReport
+    from pipeline.outcomes import ErrorKind, FailedPartition, Failure
     from pipeline.progress import print_summary
 
     report = LoadReport("run-1", True, days=2, locations=3, partitions=6, receipts=1234,
                         turnover_net=Decimal("1000.005"),
-                        failed_partitions=[{"location": 1001, "business_date": "2026-11-20",
-                                            "error": "location 1001: HTTP 500"}])
+                        failed_partitions=[FailedPartition(
+                            1001, date(2026, 11, 20),
+                            Failure(ErrorKind.TRANSIENT, "location 1001: HTTP 500"))])
 
     class Terminal(io.StringIO):
         def isatty(self):

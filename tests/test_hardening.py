@@ -21,6 +21,7 @@ from pipeline.cli import main
 from pipeline.datev import DATEV_COLUMNS, ENCODING
 from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pos_sandbox.app import create_app
 from pos_sandbox.server import serving
 from tests.conftest import make_settings
@@ -68,7 +69,7 @@ def hostile(tmp_path_factory):
         with altered_sandbox(hostile_names) as url:
             settings = make_settings(url, data_dir)
             report = run_load(settings, DAY1, DAY2, [1001], catalog=False,
-                              progress=lambda line: None)
+                              progress=Reporter())
     finally:
         mp.undo()
     assert report.ok, report.summary()

@@ -15,6 +15,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from tests.conftest import make_settings, truth_turnover, write_config
 from tests.hostile import (
     DECODER,
@@ -46,7 +47,7 @@ def turnover(settings) -> dict:
 
 def load(url, data_dir, start, end):
     return run_load(make_settings(url, data_dir), start, end, [1001], catalog=False,
-                    progress=lambda line: None)
+                    progress=Reporter())
 
 
 def test_receipts_of_another_location_fail_the_cli_and_keep_the_loaded_day(
@@ -90,9 +91,9 @@ def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
         report = load(url, tmp_path / "data", DAY1, DAY2)
     assert not report.ok
     (failure,) = report.failed_partitions
-    assert failure["location"] == 1001 and failure["business_date"] == "2026-11-20"
-    assert poisoned["txn"] in failure["error"] and "net_amount" in failure["error"]
-    assert "cannot be stored as DECIMAL(18,4)" in failure["error"]
+    assert failure.location_id == 1001 and str(failure.business_date) == "2026-11-20"
+    assert poisoned["txn"] in failure.message and "net_amount" in failure.message
+    assert "cannot be stored as DECIMAL(18,4)" in failure.message
     assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
 
 
@@ -115,9 +116,9 @@ def test_a_receipt_stamped_impossibly_or_far_away_fails_its_partition_by_name(
     with altered_sandbox(restamp) as url:
         report = load(url, tmp_path / "data", DAY1, DAY2)
     (failure,) = report.failed_partitions
-    assert failure["business_date"] == "2026-11-20" and failure["location"] == 1001
-    assert moved["txn"] in failure["error"] and "field dateTime" in failure["error"]
-    assert said in failure["error"]
+    assert str(failure.business_date) == "2026-11-20" and failure.location_id == 1001
+    assert moved["txn"] in failure.message and "field dateTime" in failure.message
+    assert said in failure.message
     assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
 
 
@@ -150,8 +151,8 @@ def test_two_versions_of_one_transaction_fail_the_partition_and_identical_repeat
     with altered_sandbox(twice(change=True)) as url:
         report = load(url, tmp_path / "changed", DAY2, DAY2)
     (failure,) = report.failed_partitions
-    assert twice.txn in failure["error"] and "two different versions" in failure["error"]
-    assert "totalAmount" in failure["error"]
+    assert twice.txn in failure.message and "two different versions" in failure.message
+    assert "totalAmount" in failure.message
 
 
 @pytest.mark.parametrize("case, said", [
@@ -216,9 +217,9 @@ def test_a_voucher_balance_beyond_64_bits_fails_the_ledger_snapshot_by_name(
 
     with altered_sandbox(huge_balance, suffix=VOUCHER_LIST) as url:
         report = run_load(make_settings(url, tmp_path / "data", voucher_url=url), DAY2, DAY2,
-                          [1001], progress=lambda line: None)
+                          [1001], progress=Reporter())
     assert not report.ok
-    error = report.snapshot_failures["vouchers"]
+    error = report.snapshot_failures["vouchers"].message
     assert f"record {huge_balance.voucher}: field balance_cents: {2**64}" in error
     assert "64-bit" in error
     assert report.failed_partitions == []  # the revenue of the day loaded
@@ -230,11 +231,11 @@ def test_a_trickling_report_fails_its_partition_at_the_deadline_instead_of_hangi
         started = time.monotonic()
         report = run_load(make_settings(url, tmp_path / "data", request_deadline_seconds=0.5,
                                         max_attempts=1), DAY2, DAY2, [1001], catalog=False,
-                          progress=lambda line: None)
+                          progress=Reporter())
         took = time.monotonic() - started
     assert not report.ok and took < 6  # two attempts of 0.5 s, not the 8 s of the trickle
     (failure,) = report.failed_partitions
-    assert failure["location"] == 1001 and "ReadTimeout" in failure["error"]
+    assert failure.location_id == 1001 and "ReadTimeout" in failure.message
 
 
 def test_a_pos_that_never_stops_paging_is_stopped_at_the_ceiling_by_name(
@@ -242,11 +243,11 @@ def test_a_pos_that_never_stops_paging_is_stopped_at_the_ceiling_by_name(
     with endless_pages() as url:
         report = run_load(make_settings(url, tmp_path / "data", page_size=100,
                                         max_receipts_per_partition=500), DAY2, DAY2, [1001],
-                          catalog=False, progress=lambda line: None)
+                          catalog=False, progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions
-    assert "more than 500 receipts" in failure["error"]
-    assert "max_receipts_per_partition" in failure["error"] and "1001" in failure["error"]
+    assert "more than 500 receipts" in failure.message
+    assert "max_receipts_per_partition" in failure.message and "1001" in failure.message
 
 
 def test_a_resumed_load_fetches_only_the_missing_partitions(tmp_path, sandbox_keys, capsys):

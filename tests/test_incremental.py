@@ -14,6 +14,7 @@ import pipeline.warehouse.plan
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
@@ -27,7 +28,7 @@ NEXT = date(2026, 10, 2)
 
 def load(base_url, data_dir, start, end, locations=None):
     report = run_load(make_settings(base_url, data_dir), start, end, locations,
-                      catalog=False, models=False, progress=lambda line: None)
+                      catalog=False, models=False, progress=Reporter())
     assert report.ok, report.summary()
 
 

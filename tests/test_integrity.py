@@ -15,6 +15,7 @@ from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
 from pipeline.lake import FILES_KEY, LOAD_FILE, LOAD_SCHEMA, PARQUET_OPTIONS, Lake, data_file_name
 from pipeline.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
+from pipeline.reporting import Reporter
 from pipeline.warehouse import build_warehouse
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
@@ -166,7 +167,7 @@ def test_a_new_partition_that_is_corrupt_is_left_out_and_the_build_fails(built):
         commit_days(lake, location_id, [night])
     flip_a_bit_of_net_amount(committed_file(lake, "receipt_items", 1002, night))
 
-    report = run_build(settings, progress=lambda line: None)
+    report = run_build(settings, progress=Reporter())
 
     assert not report.ok
     assert any("location_id 1002, business_date " + night.isoformat() in e

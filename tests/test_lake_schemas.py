@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from pipeline.extract.schemas import REVENUE_TABLES, wire_path
 from pipeline.pos_api import models
+from pipeline.reporting import Reporter
 
 # Lists of the receipt that are tables of their own, and the table each one's rows go to.
 CHILD_TABLES = {"items": "receipt_items", "items.sideDishes": "item_side_dishes",
@@ -114,7 +115,7 @@ def test_every_landed_spec_field_holds_the_sandboxs_values(sandbox_url, tmp_path
 
     settings = make_settings(sandbox_url, tmp_path / "data", voucher_url=sandbox_url)
     day = __import__("datetime").date(2026, 11, 20)
-    report = run_load(settings, day, day, progress=lambda line: None)
+    report = run_load(settings, day, day, progress=Reporter())
     assert report.ok, report.summary()
     empty = []
     lake = settings.warehouse.lake_dir

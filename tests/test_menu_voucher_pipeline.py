@@ -12,6 +12,7 @@ from pipeline.cli import main
 from pipeline.extract.menu import load_menu_snapshot
 from pipeline.extract.vouchers import load_voucher_snapshot
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pipeline.source import PosSource
 from pos_sandbox import world
 from pos_sandbox.server import running_sandbox
@@ -46,7 +47,7 @@ def test_vouchers_are_reported_not_failed_without_a_voucher_url(settings, lake):
 def test_warehouse_voucher_marts_match_the_ledger(sandbox_url, tmp_path, sandbox_keys):
     settings = make_settings(sandbox_url, tmp_path / "data", voucher_url=sandbox_url)
     report = run_load(settings, date(2026, 11, 20), date(2026, 11, 20), [1001],
-                      progress=lambda line: None)
+                      progress=Reporter())
     assert report.ok, report.summary()
     ledger = httpx.get(f"{sandbox_url}/voucherservice/api/v1/vouchers",
                        headers={"x-api-key": "sandbox-key-1001"}).json()["data"]
@@ -109,7 +110,7 @@ def test_voucher_key_variable_is_named_when_missing(sandbox_url, tmp_path, monke
     settings = make_settings(sandbox_url, tmp_path, voucher_url=sandbox_url,
                              voucher_api_key_env=missing)
     report = run_load(settings, date(2026, 11, 20), date(2026, 11, 20), [1001], models=False,
-                      progress=lambda line: None)
+                      progress=Reporter())
     assert not report.ok and missing in report.summary()
 
 

@@ -13,6 +13,7 @@ from moto.server import ThreadedMotoServer
 
 from pipeline.loader import run_load
 from pipeline.objectlake import ObjectLake, ObjectLakeError
+from pipeline.reporting import Reporter
 from pipeline.resources import make_lake
 from pipeline.settings import LakeSettings
 from tests.conftest import make_settings, truth_turnover
@@ -56,7 +57,7 @@ def s3_settings(sandbox_url, data_dir, s3, prefix):
 def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, tmp_path,
                                                              sandbox_keys):
     settings = s3_settings(sandbox_url, tmp_path / "data", s3, "chain")
-    report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, progress=lambda line: None)
+    report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, progress=Reporter())
     assert report.ok, report.summary()
     stored = keys(s3, "chain/")
     receipts = [k for k in stored if k.startswith("chain/receipts/")]
@@ -75,7 +76,7 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     lake = make_lake(settings)
     assert lake.sync() == 0
     again = run_load(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
-                     progress=lambda line: None)
+                     progress=Reporter())
     assert again.ok
     assert keys(s3, "chain/") != stored
     assert len(keys(s3, "chain/receipts/")) == 6
@@ -118,11 +119,11 @@ def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path
                                                           sandbox_keys, s3):
     settings = s3_settings(sandbox_url, tmp_path / "data", "http://127.0.0.1:9", "down")
     report = run_load(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
-                      progress=lambda line: None)
+                      progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions
-    assert failure["location"] == 1001 and failure["business_date"] == "2026-11-18"
-    assert f"lake s3://{BUCKET}/down" in failure["error"]
+    assert failure.location_id == 1001 and str(failure.business_date) == "2026-11-18"
+    assert f"lake s3://{BUCKET}/down" in failure.message
 
 
 def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):

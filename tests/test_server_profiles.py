@@ -8,6 +8,7 @@ import duckdb
 import pytest
 
 from pipeline.loader import run_load
+from pipeline.reporting import Reporter
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.profiles import ServerProfile
 from pos_sandbox.receipts import SandboxData, receipts_on
@@ -53,7 +54,7 @@ def load(config: SandboxConfig, data_dir):
         # chance that one outlasts 20 is below 1e-8 in the harshest profile)
         settings = make_settings(url, data_dir, page_size=PAGE, max_attempts=20)
         report = run_load(settings, DAYS[0], DAYS[-1], LOCATIONS, catalog=False,
-                          progress=lambda line: None)
+                          progress=Reporter())
     return settings, report
 
 

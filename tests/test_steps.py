@@ -58,8 +58,9 @@ def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_k
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     for day in days:
         assert [p.location_id for p in day.failed] == [1003]
-        assert "HTTP 503" in day.failed[0].error and "location 1003" in day.failed[0].error
-        assert {p.location_id for p in day.partitions if not p.error} == {1001, 1002}
+        said = day.failed[0].failure.message
+        assert "HTTP 503" in said and "location 1003" in said
+        assert {p.location_id for p in day.partitions if not p.failure} == {1001, 1002}
     assert lake.has("revenue", {"location_id": 1001, "business_date": "2026-11-20"})
     assert not lake.has("revenue", {"location_id": 1003, "business_date": "2026-11-20"})
 

@@ -8,7 +8,9 @@ import dagster as dg
 from pipeline.assets.report import markdown_table
 from pipeline.drift import DRIFT_TABLES, check_days, rotation_days
 from pipeline.lake import Lake
+from pipeline.outcomes import FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
+from pipeline.reporting import Reporter
 from pipeline.settings import Settings
 from pipeline.source import PosSource
 
@@ -36,17 +38,22 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
     @dg.asset(key=DRIFT_KEY, pool="pos_api", group_name="lake", kinds={"parquet"},
               metadata={"tables": ", ".join(DRIFT_TABLES)})
     def drift(context: dg.AssetExecutionContext, config: DriftConfig,
-              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
+              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake],
+              reporter: dg.ResourceParam[Reporter]):
         """Older days read again from the POS; a changed day is replaced and recorded."""
         days = checked_days(settings, config)
         checks = check_days(pos, lake, selected_locations(settings, config), days)
         drifted = [c for c in checks if c.drifted]
         for c in drifted:
-            context.log.warning(f"source drift: location {c.location_id} {c.business_date}: "
-                                f"{c.before} -> {c.after} (replaced)")
-        failed = [c for c in checks if c.error]
+            line = (f"source drift: location {c.location_id} {c.business_date}: "
+                    f"{c.before} -> {c.after} (replaced)")
+            context.log.warning(line)
+            reporter.say(f"warning: {line}")
+        failed = [c for c in checks if c.failure]
         for c in failed:
-            context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.error}")
+            context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.failure}")
+            reporter.failed("drift check", FailedPartition(c.location_id, c.business_date,
+                                                           c.failure))
         return dg.MaterializeResult(metadata={
             "days": dg.MetadataValue.text(f"{days[0]}..{days[-1]}" if days else "none"),
             "checked": sum(1 for c in checks if c.after is not None),

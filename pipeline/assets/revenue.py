@@ -8,11 +8,12 @@ from decimal import Decimal
 
 import dagster as dg
 
-from pipeline.assets.report import markdown_table
+from pipeline.assets.report import failures_metadata, markdown_table
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
+from pipeline.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
-from pipeline.pos_api.errors import NOT_TRIED
+from pipeline.reporting import Reporter, RevenueProgress
 from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.steps import DayOutcome, load_revenue_days
@@ -34,7 +35,7 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
         "partitions_kept": sum(p.kept for p in day.partitions),
         "pages": sum(p.pages for p in day.partitions),
         "failed_locations": dg.MetadataValue.json(
-            {str(p.location_id): p.error for p in day.failed}
+            {str(p.location_id): p.failure.message for p in day.failed}
             | {str(loc): "never loaded" for loc in day.missing}),
         "unknown_fields": dg.MetadataValue.json(unknown),
         "locations": dg.MetadataValue.md(markdown_table(
@@ -44,7 +45,8 @@ def day_metadata(day: DayOutcome, lake: Lake) -> dict:
             [[p.location_id, p.receipts, p.turnover_net, p.pages, p.retries,
               p.duplicates_dropped, p.outside_day,
               ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
-              ", ".join(f"{k} ({v})" for k, v in p.unknown_fields.items()), p.error or ""]
+              ", ".join(f"{k} ({v})" for k, v in p.unknown_fields.items()),
+              p.failure.message if p.failure else ""]
              for p in day.partitions])),
         "lake": dg.MetadataValue.path(lake.describe("receipts")),
     }
@@ -84,23 +86,26 @@ def _revenue_asset(settings: Settings,
         metadata={"tables": ", ".join(REVENUE_TABLES)},
     )
     def revenue(context: dg.AssetExecutionContext, config: LoadConfig,
-                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake]):
+                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake],
+                reporter: dg.ResourceParam[Reporter]):
         """Receipts, item lines, side dishes and payments of each business date, every location."""
         location_ids = selected_locations(settings, config)
         days = [date.fromisoformat(key) for key in context.partition_keys]
         configured = [loc.id for loc in settings.locations]
-        failed: list[list] = []
+        failed: list[FailedPartition] = []
         never_loaded: dict[int, int] = {}
         receipts = skipped = 0
         said = time.monotonic()
         for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids, configured,
                                                   config.missing_only), 1):
             for p in day.failed:
-                if p.error.startswith(NOT_TRIED):  # said once, with the first failure
+                failure = FailedPartition(p.location_id, day.business_date, p.failure)
+                failed.append(failure)
+                if not p.failure.tried:  # said once, with the first failure
                     skipped += 1
                     continue
-                context.log.warning(f"revenue {p.location_id} {day.business_date}: {p.error}")
-            failed += [[p.location_id, day.business_date, p.error] for p in day.failed]
+                context.log.warning(f"revenue {failure.where}: {p.failure}")
+                reporter.failed("revenue", failure)
             for loc in day.missing:
                 never_loaded[loc] = never_loaded.get(loc, 0) + 1
             meta = day_metadata(day, lake)
@@ -110,24 +115,20 @@ def _revenue_asset(settings: Settings,
             receipts += meta["dagster/row_count"]
             if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
                 said = time.monotonic()
-                context.log.info(f"revenue: {n}/{len(days)} business dates x "
-                                 f"{len(location_ids)} locations, {receipts:,} receipts"
-                                 + (f", {skipped:,} partitions not tried (see above)"
-                                    if skipped else ""))
+                progress = RevenueProgress(n, len(days), len(location_ids), receipts, skipped)
+                context.log.info(str(progress))
+                reporter.revenue(progress)
         yield dg.AssetCheckResult(
             check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
             metadata={"dates": len(days), "locations": len(location_ids),
                       "failed_partitions": len(failed),
                       "dates_never_loaded_by_location": dg.MetadataValue.json(
                           {str(loc): n for loc, n in never_loaded.items()}),
-                      "failed_list": dg.MetadataValue.json([
-                          {"location": loc, "business_date": day.isoformat(), "error": error}
-                          for loc, day, error in failed]),
-                      "failed": dg.MetadataValue.md(markdown_table(
-                          ["location", "business date", "error"], failed[:100]))})
+                      **failures_metadata(failed)})
         if failed:
             raise dg.Failure(description=f"{len(failed)} of {len(days) * len(location_ids)} "
                              f"revenue partitions of {days[0]}..{days[-1]} not loaded; "
-                             f"first error: {failed[0][2]}")
+                             f"first error: {failed[0].failure}",
+                             metadata={REPORTED_KEY: len(failed)})
 
     return revenue

@@ -5,12 +5,13 @@ from collections.abc import Callable
 
 import dagster as dg
 
-from pipeline.assets.report import markdown_table
+from pipeline.assets.report import failures_metadata, markdown_table
 from pipeline.extract.catalog import CATALOG_TABLES, load_catalog_snapshot
 from pipeline.extract.menu import MENU_TABLES, load_menu_snapshot
 from pipeline.extract.snapshots import Snapshot, snapshot_date
 from pipeline.extract.vouchers import VOUCHER_TABLES, load_voucher_snapshot
 from pipeline.lake import Lake
+from pipeline.outcomes import REPORTED_KEY, FailedPartition, Failure
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.pos_api.errors import PosApiError
 from pipeline.settings import ConfigError, Settings
@@ -23,19 +24,14 @@ SNAPSHOT_CHECK = "every_location_snapshotted"
 def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: Lake):
     """A materialization of what was taken (row counts per table and location) and the check."""
     taken = [o for o in outcomes if o.snapshot]
-    failed = [o for o in outcomes if o.error]
+    failed = [FailedPartition(o.location_id, None, o.failure) for o in outcomes if o.failure]
     check = dg.AssetCheckResult(
         check_name=SNAPSHOT_CHECK, asset_key=key, passed=not failed,
-        metadata={"taken": len(taken),
-                  "failed_list": dg.MetadataValue.json([
-                      {"location": o.location_id, "error": o.error} for o in failed]),
-                  "failed": dg.MetadataValue.md(markdown_table(
-                      ["location", "error"], [[o.location_id or "(tenant)", o.error]
-                                              for o in failed]))})
+        metadata={"taken": len(taken), **failures_metadata(failed)})
     if not taken:
         yield check
         raise dg.Failure(description=f"{key.to_user_string()}: no snapshot taken; first "
-                         f"error: {failed[0].error}")
+                         f"error: {failed[0].failure}", metadata={REPORTED_KEY: len(failed)})
     day = taken[0].snapshot.snapshot_date
     totals = sum((Counter(o.snapshot.row_counts) for o in taken), Counter())
     tables = list(taken[0].snapshot.tables)
@@ -87,7 +83,7 @@ def build_snapshot_assets(settings: Settings) -> list[dg.AssetsDefinition]:
             outcome = SnapshotOutcome(None, load_voucher_snapshot(pos, lake,
                                                                   snapshot_date(settings)))
         except (PosApiError, ConfigError) as exc:
-            outcome = SnapshotOutcome(None, error=pos.redact(str(exc)))
+            outcome = SnapshotOutcome(None, failure=Failure.of(exc, pos.redact))
         yield from snapshot_results(vouchers_key, [outcome], lake)
 
     ledger = [vouchers] if settings.uses_sandbox or settings.source.voucher_url else []

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import httpx
 
-from pipeline.pos_api.errors import NOT_TRIED, AuthError, ContractError, PosApiError, Unreachable
+from pipeline.pos_api.errors import AuthError, ContractError, PosApiError, Unreachable
 from pipeline.settings import SourceSettings
 
 ACCEPT_ENCODING = "gzip, deflate"
@@ -98,9 +98,9 @@ class Circuit:
 
     def check(self, base_url: str, location_id: int) -> None:
         if (reason := self.unreachable.get(base_url)) is not None:
-            raise Unreachable(NOT_TRIED + reason, location_id=location_id)
+            raise Unreachable(reason, location_id=location_id, tried=False)
         if (reason := self.refused.get((base_url, location_id))) is not None:
-            raise AuthError(NOT_TRIED + reason, location_id=location_id, status=401)
+            raise AuthError(reason, location_id=location_id, status=401, tried=False)
 
     def trip(self, exc: PosApiError, base_url: str) -> None:
         """Remember a dead address, or a key the server does not know (401: every request
