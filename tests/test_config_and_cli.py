@@ -156,15 +156,17 @@ def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
             .isoformat() == yesterday
 
 
-def test_the_readme_config_example_is_valid(tmp_path):
+def test_the_config_examples_of_the_readme_and_the_docs_are_valid(tmp_path):
     import re
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    example = re.search(r"```toml\n(.*?)```", readme, flags=re.S).group(1)
-    settings = load_settings(write(tmp_path, example))
-    assert settings.source.base_url == "https://pos.example.com"
-    assert settings.locations[0].api_key_env == "POS_KEY_VIE01"
-    assert settings.schedule.lookback_days == 3
+    root = Path(__file__).resolve().parent.parent
+    for page in (root / "README.md", root / "docs" / "configuration.md"):
+        text = page.read_text(encoding="utf-8")
+        example = re.search(r"```toml\n(.*?)```", text, flags=re.S).group(1)
+        settings = load_settings(write(tmp_path, example))
+        assert settings.source.base_url == "https://pos.example.com", page
+        assert settings.locations[0].api_key_env == "POS_KEY_VIE01", page
+        assert settings.schedule.lookback_days == 3, page
 
 
 def test_a_data_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):

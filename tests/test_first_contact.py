@@ -117,10 +117,20 @@ def test_an_invalid_order_names_the_spec_fields(tmp_path, capsys, sandbox_url, m
 
 
 def test_exit_codes_are_documented():
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Exit codes"):]
-    for code in ("`0`", "`1`", "`2`", "`130`"):
+    page = (ROOT / "docs" / "loading.md").read_text()
+    section = page[page.index("## Exit codes"):]
+    for code in ("`0`", "`1`", "`2`", "`130`", "`143`"):
         assert code in section[:1500]
+
+
+def test_the_readme_is_short_and_every_link_of_the_docs_resolves():
+    import re
+
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 200
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if not target.startswith(("http://", "https://")):
+                assert (page.parent / target).exists(), f"{page.name}: {target}"
 
 
 def test_the_spec_travels_with_the_repository():

@@ -24,7 +24,7 @@ from tests.conftest import loaded_warehouse
 DAYS = [date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)]
 LOCATIONS = (1001, 1002, 1003)
 TRUTH = SandboxData()
-README = Path(__file__).resolve().parent.parent / "README.md"
+QUERIES = Path(__file__).resolve().parent.parent / "docs" / "warehouse.md"
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +180,8 @@ def test_reader_keeps_a_consistent_warehouse_during_a_rebuild(built):
     assert not list(path.parent.glob(".*.building*"))
 
 
-def test_readme_queries_run_on_the_warehouse(built):
-    text = README.read_text(encoding="utf-8")
+def test_the_documented_queries_run_on_the_warehouse(built):
+    text = QUERIES.read_text(encoding="utf-8")
     queries = re.findall(r"```sql\n(.*?)```", text, flags=re.S)
     assert len(queries) >= 4
     for sql in queries:
