@@ -100,16 +100,20 @@ def data_file_name(load_id: str) -> str:
     return f"part-{load_id}.parquet"
 
 
+def partition_path(partition: Mapping[str, object]) -> str:
+    """A partition's Hive path, ``location_id=1001/business_date=2026-11-20``: the one
+    place it is written (``parse_partition`` reads it)."""
+    return "/".join(f"{key}={value}" for key, value in partition.items())
+
+
 def partition_dir(lake_dir: Path, table: str, partition: Mapping[str, object]) -> Path:
     """The folder of one partition of a table (or of an area's commit records)."""
-    path = Path(lake_dir) / table
-    for key, value in partition.items():
-        path = path / f"{key}={value}"
-    return path
+    return Path(lake_dir) / table / partition_path(partition)
 
 
 def parse_partition(path: str) -> dict[str, str]:
-    """``location_id=1001/business_date=2026-11-20`` as its keys and values."""
+    """``location_id=1001/business_date=2026-11-20`` as its keys and values
+    (``partition_path`` written back)."""
     return dict(part.split("=", 1) for part in path.split("/"))
 
 

@@ -50,6 +50,7 @@ from pipeline.lake import (
     file_digest,
     new_load_id,
     parse_partition,
+    partition_path,
 )
 from pipeline.outcomes import ErrorKind
 
@@ -65,7 +66,7 @@ class ObjectLakeError(Exception):
 
 
 def _partition_path(*parts: str, partition: Mapping[str, object]) -> str:
-    return "/".join([*parts, *(f"{k}={v}" for k, v in partition.items())])
+    return "/".join([*parts, partition_path(partition)])
 
 
 @cache
