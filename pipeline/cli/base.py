@@ -42,20 +42,14 @@ class Commands(click.Group):
         return super().resolve_command(ctx, args)
 
 
-def config_option(func: Callable) -> Callable:
-    return click.option("--config", type=click.Path(dir_okay=False),
-                        help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")(func)
-
-
-def warn_error_option(func: Callable) -> Callable:
-    return click.option("--warn-error", is_flag=True,
-                        help="fail (exit 1) when a check of severity warn fails; by default "
-                             "it is printed as a WARN line and the command exits 0")(func)
-
-
-def location_option(func: Callable) -> Callable:
-    return click.option("--location", multiple=True,
-                        help="only this location, by id or short code (repeatable)")(func)
+config_option = click.option("--config", type=click.Path(dir_okay=False),
+                             help="TOML config (default: $POS_ETL_CONFIG, else sandbox)")
+warn_error_option = click.option(
+    "--warn-error", is_flag=True, help="fail (exit 1) when a check of severity warn fails; "
+                                       "by default it is printed as a WARN line and the "
+                                       "command exits 0")
+location_option = click.option("--location", multiple=True,
+                               help="only this location, by id or short code (repeatable)")
 
 
 def range_options(func: Callable) -> Callable:
