@@ -19,7 +19,7 @@ from decimal import Decimal
 import pyarrow as pa
 
 from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.outcomes import Failure
 from pipeline.pos_api.errors import PosApiError
 from pipeline.settings import ConfigError, Settings
@@ -75,7 +75,7 @@ def rotation_days(settings: Settings, today: date) -> list[date]:
     return [day for day in (start + timedelta(days=n) for n in range(size)) if day <= last]
 
 
-def check_day(source: PosSource, lake: Lake, location_id: int, day: date) -> DayCheck:
+def check_day(source: PosSource, lake: LakeStore, location_id: int, day: date) -> DayCheck:
     """Read one committed day again; replace it and record the drift when it changed."""
     check = DayCheck(location_id, day)
     partition = partition_key(location_id, day)
@@ -114,7 +114,7 @@ def check_day(source: PosSource, lake: Lake, location_id: int, day: date) -> Day
     return check
 
 
-def check_days(source: PosSource, lake: Lake, location_ids: list[int],
+def check_days(source: PosSource, lake: LakeStore, location_ids: list[int],
                days: list[date]) -> list[DayCheck]:
     """``check_day`` for every location and day, ``max_concurrent_requests`` at a time (a
     chain's night reads its stretch of every location: 1,400 days for 200 locations)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.settings import LocationSettings, Settings
 
 CLOSED_DAYS_LOOKED_AT = 31
@@ -76,7 +76,7 @@ def _iso(day: date | None) -> str | None:
     return day.isoformat() if day else None
 
 
-def newest_loaded(lake: Lake) -> dict[int, date]:
+def newest_loaded(lake: LakeStore) -> dict[int, date]:
     """Per location, the newest business date committed in the revenue lake."""
     newest: dict[int, date] = {}
     for partition in lake.partitions("revenue"):
@@ -100,7 +100,7 @@ def newest_closed(warehouse_path: Path) -> dict[int, date]:
             return {}
 
 
-def freshness(settings: Settings, lake: Lake, now: datetime) -> list[LocationFreshness]:
+def freshness(settings: Settings, lake: LakeStore, now: datetime) -> list[LocationFreshness]:
     """Every configured location's freshness at ``now`` (an aware datetime)."""
     deadline = time.fromisoformat(settings.freshness.deadline)
     loaded = newest_loaded(lake)
@@ -117,7 +117,7 @@ def freshness(settings: Settings, lake: Lake, now: datetime) -> list[LocationFre
     return result
 
 
-def _no_receipts_after(lake: Lake, location_id: int, close: date | None, due: date | None,
+def _no_receipts_after(lake: LakeStore, location_id: int, close: date | None, due: date | None,
                        loaded: date | None) -> bool:
     """Whether every lake partition after ``close`` up to ``due`` is committed and has no
     receipts (looked at for ``CLOSED_DAYS_LOOKED_AT`` days at most)."""

@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -162,9 +163,40 @@ class LoadRecord:
     metadata: dict[str, str]
 
 
+class LakeStore(Protocol):
+    """What the pipeline asks of a lake, wherever it is: ``Lake`` (a local folder) and
+    ``pipeline.objectlake.ObjectLake`` (S3) both are one. The Dagster resource ``lake``."""
+
+    root: Path
+    """The local folder a warehouse build reads (the lake itself, or its mirror)."""
+
+    def describe(self, table: str | None = None) -> str:
+        """Where the lake (or one table) is, for people."""
+
+    def sync(self) -> int:
+        """Bring ``root`` up to the lake's commits; returns the partitions brought."""
+
+    def write(self, area: str, tables: Mapping[str, pa.Table],
+              partition: Mapping[str, object], metadata: Mapping[str, object] | None = None,
+              ) -> dict[str, Path | str]:
+        """Replace a partition's tables of ``area`` by one commit; their paths."""
+
+    def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
+        """The partition's commit record, or None if it was never committed."""
+
+    def has(self, area: str, partition: Mapping[str, object]) -> bool:
+        """Is the partition committed?"""
+
+    def partitions(self, area: str) -> list[dict[str, str]]:
+        """Every committed partition of ``area``."""
+
+    def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
+        """A committed partition's table."""
+
+
 @dataclass(frozen=True)
 class Lake:
-    """The lake of one pipeline: where its tables live. The Dagster resource ``lake``."""
+    """The lake in a local folder (a ``LakeStore``)."""
 
     root: Path
 

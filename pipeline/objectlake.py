@@ -87,8 +87,8 @@ def _filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
 
 @dataclass(frozen=True)
 class ObjectLake:
-    """The lake at ``url`` (``s3://bucket/prefix``); ``root`` is the local mirror a build
-    reads. The Dagster resource ``lake`` when ``[lake] url`` is configured."""
+    """The lake at ``url`` (``s3://bucket/prefix``), a ``LakeStore``; ``root`` is the local
+    mirror a build reads. The Dagster resource ``lake`` when ``[lake] url`` is configured."""
 
     url: str
     root: Path
@@ -248,11 +248,3 @@ class ObjectLake:
         temp = folder / f".{LOAD_FILE}.tmp"
         pq.write_table(record, temp)
         os.replace(temp, folder / LOAD_FILE)  # the mirror's commit of the partition
-
-    # --- what the local lake does that a store needs not ----------------------------------
-
-    def adopt_uncommitted_layout(self, areas) -> int:
-        return 0  # a store never held the layout before commits
-
-    def remove_stale_temp_files(self, *args, **kwargs) -> int:
-        return 0  # nothing is written under a temp name on a store

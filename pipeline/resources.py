@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.lake import Lake
+from pipeline.lake import Lake, LakeStore
 from pipeline.objectlake import ObjectLake
 from pipeline.reporting import Reporter
 from pipeline.settings import Settings
@@ -31,7 +31,7 @@ def pos_resource(settings: Settings) -> dg.ResourceDefinition:
     return pos
 
 
-def make_lake(settings: Settings) -> Lake | ObjectLake:
+def make_lake(settings: Settings) -> LakeStore:
     """The local lake, or the lake on object storage where ``[lake] url`` is set (its local
     mirror, what builds read, in ``<data_dir>/lake_mirror``)."""
     if settings.lake.url:

@@ -19,7 +19,7 @@ import duckdb
 
 from pipeline.checks import FailedCheck
 from pipeline.freshness import LocationFreshness, freshness
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings
 
@@ -132,7 +132,7 @@ def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:
     return [(loc, day.isoformat(), str(at)) for loc, day, at in rows]
 
 
-def read_status(settings: Settings, lake: Lake, instance: dg.DagsterInstance,
+def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstance,
                 now: datetime) -> Status:
     """The status at ``now`` (an aware datetime)."""
     runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]

@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.snapshots import Snapshot
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.objectlake import ObjectLakeError
 from pipeline.outcomes import Failure
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
@@ -56,7 +56,7 @@ class PartitionOutcome:
     """Committed before and not fetched again (a load of the missing partitions only)."""
 
 
-def kept_partition(lake: Lake, location_id: int, day: date) -> PartitionOutcome | None:
+def kept_partition(lake: LakeStore, location_id: int, day: date) -> PartitionOutcome | None:
     """The partition's committed load as an outcome (counts from its commit record), or
     None when it was never committed."""
     try:
@@ -87,7 +87,7 @@ class DayOutcome:
         return not self.failed and not self.missing
 
 
-def _load_one(source: PosSource, lake: Lake, location_id: int, day: date) -> PartitionOutcome:
+def _load_one(source: PosSource, lake: LakeStore, location_id: int, day: date) -> PartitionOutcome:
     part = load_revenue_partition(source, lake, location_id, day)
     return PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
@@ -96,7 +96,7 @@ def _load_one(source: PosSource, lake: Lake, location_id: int, day: date) -> Par
         unknown_types=dict(part.unknown_types), unknown_fields=dict(part.unknown_fields))
 
 
-def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
+def load_revenue_days(source: PosSource, lake: LakeStore, days: list[date], location_ids: list[int],
                       configured_ids: list[int] | None = None,
                       missing_only: bool = False) -> Iterator[DayOutcome]:
     """Load every (location, day) partition; yield each day as soon as it is done.
@@ -116,7 +116,7 @@ def load_revenue_days(source: PosSource, lake: Lake, days: list[date], location_
     yield from _load_days(source, lake, days, location_ids, configured_ids, missing_only)
 
 
-def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: list[int],
+def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_ids: list[int],
                configured_ids: list[int], missing_only: bool) -> Iterator[DayOutcome]:
     jobs = [(day, loc, 1) for day in days for loc in location_ids]
     pending = {day: len(location_ids) for day in days}
@@ -164,13 +164,13 @@ def _load_days(source: PosSource, lake: Lake, days: list[date], location_ids: li
                 submit_next()
 
 
-def _day(lake: Lake, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],
+def _day(lake: LakeStore, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],
          configured_ids: list[int]) -> DayOutcome:
     missing = _missing(lake, [c for c in configured_ids if c not in location_ids], day)
     return DayOutcome(day, sorted(outcomes, key=lambda o: o.location_id), missing)
 
 
-def _missing(lake: Lake, others: list[int], day: date) -> list[int]:
+def _missing(lake: LakeStore, others: list[int], day: date) -> list[int]:
     """The locations outside this load that have no revenue of ``day`` yet (a note in the
     summary); none when the lake cannot tell (a store that is down fails the load's own
     partitions by name already)."""
@@ -192,7 +192,7 @@ class SnapshotOutcome:
     failure: Failure | None = None
 
 
-def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: Lake,
+def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeStore,
                    location_ids: list[int], day: date) -> list[SnapshotOutcome]:
     """One snapshot per location (``load(source, lake, location_id, day)``), failures kept."""
     outcomes = []

@@ -134,3 +134,20 @@ def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
                       'api_key_env = "K"\n')
     with pytest.raises(ConfigError, match=r"lake\.url"):
         load_settings(config)
+
+
+def test_the_local_and_the_s3_lake_are_one_interface():
+    import dataclasses
+    import inspect
+
+    from pipeline.lake import Lake, LakeStore
+    from pipeline.objectlake import ObjectLake
+
+    methods = [name for name, value in vars(LakeStore).items()
+               if callable(value) and not name.startswith("_")]
+    assert {"write", "committed", "sync", "read", "partitions"} <= set(methods)
+    for lake in (Lake, ObjectLake):
+        for name in methods:
+            assert list(inspect.signature(getattr(lake, name)).parameters) == \
+                list(inspect.signature(getattr(LakeStore, name)).parameters), (lake, name)
+        assert "root" in {f.name for f in dataclasses.fields(lake)}

@@ -7,7 +7,7 @@ import dagster as dg
 
 from pipeline.assets.report import markdown_table
 from pipeline.drift import DRIFT_TABLES, check_days, rotation_days
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.outcomes import FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.reporting import Reporter
@@ -38,7 +38,7 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
     @dg.asset(key=DRIFT_KEY, pool="pos_api", group_name="lake", kinds={"parquet"},
               metadata={"tables": ", ".join(DRIFT_TABLES)})
     def drift(context: dg.AssetExecutionContext, config: DriftConfig,
-              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake],
+              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[LakeStore],
               reporter: dg.ResourceParam[Reporter]):
         """Older days read again from the POS; a changed day is replaced and recorded."""
         days = checked_days(settings, config)

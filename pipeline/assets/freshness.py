@@ -21,7 +21,7 @@ import dagster as dg
 from pipeline.assets.report import markdown_table
 from pipeline.assets.revenue import REVENUE_KEY
 from pipeline.freshness import LocationFreshness, freshness
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.settings import Settings
 
 CLOSE_KEY = dg.AssetKey(["warehouse", "rpt_daily_close"])
@@ -68,7 +68,7 @@ def _freshness_check(settings: Settings, key: dg.AssetKey, fresh: str, newest: s
 
     @dg.asset_check(asset=key, name=FRESHNESS_CHECK,
                     description=f"{said} by {deadline} local time")
-    def fresh_by_deadline(lake: dg.ResourceParam[Lake]) -> dg.AssetCheckResult:
+    def fresh_by_deadline(lake: dg.ResourceParam[LakeStore]) -> dg.AssetCheckResult:
         return _result(freshness(settings, lake, datetime.now(UTC)),
                        lambda s: getattr(s, fresh), newest, deadline)
 
@@ -88,7 +88,7 @@ def build_freshness_sensor(settings: Settings) -> dg.SensorDefinition:
     @dg.sensor(name=FRESHNESS_SENSOR, job_name=FRESHNESS_JOB, minimum_interval_seconds=600,
                default_status=dg.DefaultSensorStatus.RUNNING,
                description="Run the freshness checks when a location turns stale or fresh.")
-    def freshness_sensor(context: dg.SensorEvaluationContext, lake: dg.ResourceParam[Lake]):
+    def freshness_sensor(context: dg.SensorEvaluationContext, lake: dg.ResourceParam[LakeStore]):
         states = freshness(settings, lake, datetime.now(UTC))
         stale = json.dumps(sorted(
             [s.location_id, s.due.isoformat() if s.due else None, s.lake_fresh, s.close_fresh]

@@ -10,7 +10,7 @@ import dagster as dg
 
 from pipeline.assets.report import failures_metadata, markdown_table
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.reporting import Reporter, RevenueProgress
@@ -24,7 +24,7 @@ PROGRESS_SECONDS = 2
 """How often a long load says how far it is (each line is an event in the run's log)."""
 
 
-def day_metadata(day: DayOutcome, lake: Lake) -> dict:
+def day_metadata(day: DayOutcome, lake: LakeStore) -> dict:
     """What a person checks first about one business date of the revenue lake."""
     turnover = sum((p.turnover_net for p in day.partitions), Decimal(0))
     unknown = dict(sum((Counter(p.unknown_fields) for p in day.partitions), Counter()))
@@ -86,7 +86,7 @@ def _revenue_asset(settings: Settings,
         metadata={"tables": ", ".join(REVENUE_TABLES)},
     )
     def revenue(context: dg.AssetExecutionContext, config: LoadConfig,
-                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[Lake],
+                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[LakeStore],
                 reporter: dg.ResourceParam[Reporter]):
         """Receipts, item lines, side dishes and payments of each business date, every location."""
         location_ids = selected_locations(settings, config)

@@ -10,7 +10,7 @@ from pipeline.extract.catalog import CATALOG_TABLES, load_catalog_snapshot
 from pipeline.extract.menu import MENU_TABLES, load_menu_snapshot
 from pipeline.extract.snapshots import Snapshot, snapshot_date
 from pipeline.extract.vouchers import VOUCHER_TABLES, load_voucher_snapshot
-from pipeline.lake import Lake
+from pipeline.lake import LakeStore
 from pipeline.outcomes import REPORTED_KEY, FailedPartition, Failure
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.pos_api.errors import PosApiError
@@ -21,7 +21,7 @@ from pipeline.steps import SnapshotOutcome, take_snapshots
 SNAPSHOT_CHECK = "every_location_snapshotted"
 
 
-def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: Lake):
+def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: LakeStore):
     """A materialization of what was taken (row counts per table and location) and the check."""
     taken = [o for o in outcomes if o.snapshot]
     failed = [FailedPartition(o.location_id, None, o.failure) for o in outcomes if o.failure]
@@ -57,7 +57,7 @@ def _snapshot_asset(settings: Settings, area: str, tables: dict, description: st
                                              description="every location's snapshot was taken")],
               metadata={"tables": ", ".join(tables)})
     def snapshot(config: LoadConfig, pos: dg.ResourceParam[PosSource],
-                 lake: dg.ResourceParam[Lake]):
+                 lake: dg.ResourceParam[LakeStore]):
         location_ids = selected_locations(settings, config)
         outcomes = take_snapshots(load, pos, lake, location_ids, snapshot_date(settings))
         yield from snapshot_results(key, outcomes, lake)
@@ -77,7 +77,7 @@ def build_snapshot_assets(settings: Settings) -> list[dg.AssetsDefinition]:
                                              description="the ledger's snapshot was taken")],
               metadata={"tables": ", ".join(VOUCHER_TABLES)})
     def vouchers(pos: dg.ResourceParam[PosSource],
-                 lake: dg.ResourceParam[Lake]):
+                 lake: dg.ResourceParam[LakeStore]):
         """Every voucher of the ledger and its transactions, today."""
         try:
             outcome = SnapshotOutcome(None, load_voucher_snapshot(pos, lake,

@@ -29,7 +29,7 @@ import duckdb
 
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.docs import apply_comments
-from pipeline.lake import Lake
+from pipeline.lake import Lake, LakeStore
 from pipeline.macros import macro_sql
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.warehouse.compute import (
@@ -102,7 +102,7 @@ class Warehouse:
     """The DuckDB file and the lake it is built from. The Dagster resource ``warehouse``."""
 
     path: Path
-    lake: Lake
+    lake: LakeStore
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     macros: tuple[str, ...] = config_macros()
     """The macros of the config file (``config_macros``)."""
