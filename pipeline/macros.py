@@ -6,6 +6,7 @@ figure that drift detection and the build's integrity check compare is the wareh
 
 from __future__ import annotations
 
+import threading
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,9 @@ def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
             for path in sorted((models_dir / "macros").glob("*.sql"))]
 
 
+_CURSORS = threading.Lock()
+
+
 @cache
 def _macros() -> duckdb.DuckDBPyConnection:
     """An in-memory database that has the macros (made once; each use takes a cursor)."""
@@ -40,11 +44,17 @@ def _macros() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _cursor() -> duckdb.DuckDBPyConnection:
+    """A connection of its own to the macros' database (a load's threads each take one)."""
+    with _CURSORS:
+        return _macros().cursor()
+
+
 def partition_turnover(receipts: pa.Table, items: pa.Table) -> Decimal:
     """The revenue-effective turnover of one partition's receipts and items, exact."""
     if not items.num_rows:
         return Decimal(0)
-    with _macros().cursor() as con:
+    with _cursor() as con:
         con.register("receipts", receipts.select(
             ["transaction_id", "payment_group_name", "transaction_type"]))
         con.register("items", items.select(["transaction_id", "net_amount", "quantity"]))
