@@ -42,7 +42,7 @@ from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
-SEEDS = int(os.environ.get("POS_ETL_FAULT_SEEDS", "3"))
+SEEDS = int(os.environ.get("POS_ETL_FAULT_SEEDS", "2"))
 
 
 def load_command(config: Path) -> list[str]:
