@@ -90,8 +90,10 @@ def _build(lake: Path, warehouse: Path, full: bool) -> dict:
         "                      resource.RUSAGE_SELF).ru_maxrss / 1024),\n"
         "                  'failed_checks': [c.check.name for c in r.failed_checks]}))\n")
     out = subprocess.run([sys.executable, "-c", code, str(lake), str(warehouse),
-                          "1" if full else "0"], cwd=ROOT, check=True, capture_output=True,
-                         text=True)
+                          "1" if full else "0"], cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:  # say why (a full disk, say), not only that it failed
+        raise RuntimeError(f"the {'full' if full else 'night'} build failed "
+                           f"(exit {out.returncode}): {out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
