@@ -136,13 +136,8 @@ def _rows(con, sql: str, params: list | None = None) -> list[tuple]:
 
 
 def location_names(settings: Settings) -> dict[int, str]:
-    """What the report calls each location: the sandbox's names, else the short codes."""
-    if settings.uses_sandbox:
-        from pos_sandbox import world
-
-        return {loc.id: world.location(loc.id).name for loc in settings.locations
-                if world.location(loc.id)}
-    return {loc.id: loc.short_code for loc in settings.locations}
+    """What the report calls each location: its configured ``name``, else its short code."""
+    return {loc.id: loc.name or loc.short_code for loc in settings.locations}
 
 
 def gather(con: duckdb.DuckDBPyConnection

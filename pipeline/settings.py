@@ -131,6 +131,8 @@ class LocationSettings(_Strict):
     business_day_starts: str = Field("00:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
     """Local wall-clock time (HH:MM) at which a business day starts: a receipt stamped
     before it belongs to the day before (a hotel's night audit at 02:30, say)."""
+    name: str | None = None
+    """What the report calls the location (default: its short code)."""
 
     _timezone = field_validator("timezone")(_zone)
 
@@ -325,7 +327,7 @@ def sandbox_settings(data_dir: Path | str = "data") -> Settings:
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
                              api_key_env=f"POS_SANDBOX_KEY_{loc.id}",
-                             business_day_starts=loc.business_day_starts)
+                             business_day_starts=loc.business_day_starts, name=loc.name)
             for loc in world.LOCATIONS
         ],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -71,6 +72,7 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> t
     env = []
     for loc in chain.locations:
         toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',
+                 f"name = {json.dumps(loc.name)}",  # a TOML basic string, escaped
                  f'timezone = "{loc.timezone}"', f'api_key_env = "POS_KEY_{loc.id}"']
         if loc.business_day_starts != "00:00":
             toml.append(f'business_day_starts = "{loc.business_day_starts}"')
