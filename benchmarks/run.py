@@ -313,8 +313,8 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     from pipeline.definitions import build_defs
     from pipeline.instance import prepare_home
     from pipeline.loader import LoadReport
+    from pipeline.resources import load_settings
     from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
-    from pipeline.settings import load_settings
 
     prepare_home(home)
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -396,7 +396,7 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
     """
     from pipeline.loader import run_load
     from pipeline.reporting import Reporter
-    from pipeline.settings import load_settings
+    from pipeline.resources import load_settings
 
     os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})
     last = NIGHT.date() - timedelta(days=2)  # the night loads the day after it, too

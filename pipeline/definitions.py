@@ -16,18 +16,20 @@ from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
 from pipeline.partitions import business_dates
 from pipeline.reporting import Reporter
-from pipeline.resources import build_resources
+from pipeline.resources import PosResource, build_resources, load_settings
 from pipeline.schedules import build_jobs, build_nightly_schedule, build_warehouse_sensor
-from pipeline.settings import Settings, load_settings
+from pipeline.settings import Settings
 
 
 def build_defs(settings: Settings, loggers: dict | None = None,
                executor: dg.ExecutorDefinition | None = None,
-               reporter: Reporter | None = None) -> dg.Definitions:
+               reporter: Reporter | None = None,
+               pos: PosResource | None = None) -> dg.Definitions:
     """Everything of one configuration: assets, checks, jobs, the schedule, the resources;
     ``executor``: how runs execute their steps (default: Dagster's multiprocess executor,
     ``pos-etl load`` runs in process; ``k8s_job_executor`` or ``celery_executor`` on a
-    cluster); ``reporter``: what the runs tell as they go (``pipeline.reporting``)."""
+    cluster); ``reporter``: what the runs tell as they go (``pipeline.reporting``);
+    ``pos``: the POS its runs read (default: the configured one, ``pos_resource``)."""
     fresh = build_freshness_checks(settings)
     jobs = [*build_jobs(apart=fresh), freshness_job(fresh)]
     return dg.Definitions(
@@ -39,7 +41,7 @@ def build_defs(settings: Settings, loggers: dict | None = None,
         schedules=[build_nightly_schedule(settings)],
         sensors=[build_warehouse_sensor(), build_freshness_sensor(settings),
                  *build_alert_sensors(settings, jobs)],
-        resources=build_resources(settings, reporter),
+        resources=build_resources(settings, reporter, pos),
         loggers=loggers,
         executor=executor,
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipeline.settings import Settings, load_settings
+from pipeline.settings import Settings
 
 OLD_MARKER = "# managed by pos-etl"
 """The first line of a ``dagster.yaml`` that pos-etl wrote and kept rewriting before."""
@@ -50,5 +50,7 @@ def open_instance(settings: Settings) -> dg.DagsterInstance:
 
 
 if __name__ == "__main__":  # `make dev`: prepare the home the UI will use, print it
+    from pipeline.resources import load_settings
+
     print(prepare_home(dagster_home(load_settings())))
     sys.exit(0)

@@ -30,6 +30,7 @@ from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, read_fai
 from pipeline.partitions import range_tags
 from pipeline.progress import SNAPSHOT_AREAS, progress_logger
 from pipeline.reporting import LineReporter, Reporter
+from pipeline.resources import pos_resource
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import ConfigError, Settings
@@ -174,7 +175,7 @@ class LoadReport:
                 error = failure.error
                 while error.cause is not None:  # the error the step's own code raised
                     error = error.cause
-                if error.cls_name == "DagsterExecutionInterruptedError":
+                if error.cls_name == dg.DagsterExecutionInterruptedError.__name__:
                     self.interrupted = True
                     message = "stopped (Ctrl-C or SIGTERM)"
                 elif failure.user_failure_data and \
@@ -294,10 +295,12 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     """
     days = check_dates(settings, start, end)
     ids = [settings.location(loc).id for loc in location_ids or []]
-    settings.require_keys(ids or None)
+    vouchers = catalog if vouchers is None else vouchers
+    wants_ledger = vouchers and not verify
+    settings.require_keys(ids or None, vouchers=wants_ledger)
     reporter = progress or LineReporter(_stderr)
     defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
-                      reporter=reporter)
+                      reporter=reporter, pos=pos_resource(settings, ids or None, wants_ledger))
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
     located = {"config": {"locations": ids}}
@@ -310,7 +313,6 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         selection = [REVENUE_KEY]
         ops = {"lake__revenue": {"config": {"locations": ids, "missing_only": missing_only}}}
         tags |= range_tags(days[0], days[-1])
-        vouchers = catalog if vouchers is None else vouchers
         snapshots = [key for key in wired if key.path[0] == "lake"
                      and key not in (REVENUE_KEY, DRIFT_KEY)]
         if catalog:
@@ -332,7 +334,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
                              {"pos_etl/trigger": "cli"}, None, say)
             report.build_run_id = build.run_id
             report.read(build)
-    if vouchers and not verify and "vouchers" not in report.snapshots \
+    if wants_ledger and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report

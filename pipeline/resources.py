@@ -1,34 +1,163 @@
 """Dagster resources, split by what they touch: the POS, the lake, the warehouse (and the
-reporter of a run started from the command line).
+reporter of a run started from the command line); and the one choice between the real POS
+and the built-in sandbox.
 
-All three are made from the settings read once at wiring time (``definitions.py``). Only
-``pos`` opens anything: the POS clients (and the built-in sandbox where no ``base_url``
-is configured), once per run and only in runs whose steps call the POS, so a warehouse
-build never starts a sandbox. API keys are read from each location's environment
-variable when a client is first made, never at import time, and never logged.
+All are made from the settings read once at wiring time (``definitions.py``). Only
+``pos`` opens anything: the POS's connections (or the sandbox, where no ``base_url`` is
+configured), once per run and only in runs whose steps call the POS, so a warehouse build
+never starts a sandbox nor needs a key. The real POS's keys are ``EnvVar`` config: Dagster
+reads them when such a run starts; the run's config shows the variables' names only.
 """
 
-from __future__ import annotations
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Self
 
 import dagster as dg
+from pydantic import Field, PrivateAttr
 
 from pipeline.lake import Lake, LakeStore
 from pipeline.objectlake import ObjectLake
 from pipeline.reporting import Reporter
-from pipeline.settings import Settings
+from pipeline.settings import (
+    CONFIG_ENV,
+    LocationSettings,
+    Settings,
+    WarehouseSettings,
+    check_data_dir,
+    read_settings,
+)
 from pipeline.source import PosSource
 from pipeline.warehouse import Warehouse, config_macros
 
 
-def pos_resource(settings: Settings) -> dg.ResourceDefinition:
-    """The configured POS (or the built-in sandbox), open for the length of a run."""
+class PosResource(dg.ConfigurableResource):
+    """The POS a run reads; its steps use ``source``, open while the run's steps that call
+    the POS run. ``HttpPos`` is the real POS, ``SandboxPos`` the built-in sandbox."""
 
-    @dg.resource(description="The configured POS source, or the built-in sandbox.")
-    def pos(_init: dg.InitResourceContext):
-        with PosSource(settings) as source:
-            yield source
+    settings: dg.ResourceDependency[Settings]
+    _source: PosSource | None = PrivateAttr(None)
 
-    return pos
+    @property
+    def source(self) -> PosSource:
+        if self._source is None:
+            raise RuntimeError("the POS is open only in a run (or within opened())")
+        return self._source
+
+    @contextmanager
+    def serving(self, source: PosSource) -> Iterator[Self]:
+        """Yields this resource holding ``source``, then closes it."""
+        with source:
+            self._source = source
+            try:
+                yield self
+            finally:
+                self._source = None
+
+
+class PosKey(dg.Config):
+    """One location's API key: an ``EnvVar`` in the wiring, so its value is read where the
+    run runs and never stored in the run's config."""
+
+    location_id: int
+    api_key: str = Field(repr=False)
+
+
+class HttpPos(PosResource):
+    """The real POS over HTTP at ``base_url`` (and the voucher ledger at ``voucher_url``)."""
+
+    base_url: str
+    api_keys: list[PosKey]
+    voucher_url: str | None = None
+    voucher_api_key: str | None = Field(None, repr=False)
+    """The ledger's key; None means the first location's."""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
+        keys = {k.location_id: k.api_key for k in self.api_keys}
+        with self.serving(PosSource(self.settings, self.base_url, keys,
+                                    voucher_url=self.voucher_url,
+                                    voucher_key=self.voucher_api_key)) as pos:
+            yield pos
+
+
+class SandboxPos(PosResource):
+    """The built-in sandbox (``pos_sandbox``), served in-process on a free port for each run
+    that calls the POS, with its own keys (its voucher ledger too)."""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
+        with sandbox_source(self.settings) as source, self.serving(source) as pos:
+            yield pos
+
+
+@contextmanager
+def sandbox_source(settings: Settings) -> Iterator[PosSource]:
+    """A source on a sandbox served for as long as it is open, with each configured
+    location's sandbox key."""
+    from pos_sandbox import world
+    from pos_sandbox.server import running_sandbox
+
+    keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
+    with running_sandbox() as url, PosSource(settings, url, keys, voucher_url=url,
+                                             key_hints=False) as source:
+        yield source
+
+
+def sandbox_settings(data_dir: Path | str = "data") -> Settings:
+    """Settings for the built-in sandbox's three locations."""
+    from pos_sandbox import world
+
+    return Settings(
+        warehouse=WarehouseSettings(data_dir=Path(data_dir)),
+        locations=[
+            LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
+                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}",
+                             business_day_starts=loc.business_day_starts, name=loc.name)
+            for loc in world.LOCATIONS
+        ],
+    )
+
+
+def pos_resource(settings: Settings, location_ids: list[int] | None = None,
+                 vouchers: bool = True) -> PosResource:
+    """The configured POS, or the built-in sandbox where ``[source] base_url`` is unset.
+
+    For the real POS, the keys of ``location_ids`` (default: every location) and, with
+    ``vouchers`` and a ``voucher_url``, the ledger's, each from its variable."""
+    if settings.uses_sandbox:
+        return SandboxPos(settings=settings)
+    wanted = [loc for loc in settings.locations
+              if location_ids is None or loc.id in location_ids]
+    ledger = settings.source.voucher_url if vouchers else None
+    ledger_env = settings.source.voucher_api_key_env or settings.locations[0].api_key_env
+    return HttpPos(
+        settings=settings, base_url=settings.source.base_url,
+        api_keys=[PosKey(location_id=loc.id, api_key=dg.EnvVar(loc.api_key_env))
+                  for loc in wanted],
+        voucher_url=ledger,
+        voucher_api_key=dg.EnvVar(ledger_env) if ledger else None,
+    )
+
+
+@contextmanager
+def opened(pos: PosResource) -> Iterator[PosSource]:
+    """``pos`` open outside a run (``pos-etl order``, tests), as a run's steps get it."""
+    with dg.build_resources({"pos": pos}) as resources:
+        yield resources.pos.source
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Settings from ``path``, else from ``$POS_ETL_CONFIG``, else the built-in sandbox's
+    (its data in ``$POS_ETL_DATA_DIR``, default ``data``)."""
+    path = path or os.environ.get(CONFIG_ENV)
+    if path:
+        return read_settings(path)
+    settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
+    check_data_dir("POS_ETL_DATA_DIR", settings.warehouse.data_dir)
+    return settings
 
 
 def make_lake(settings: Settings) -> LakeStore:
@@ -40,11 +169,14 @@ def make_lake(settings: Settings) -> LakeStore:
     return Lake(settings.warehouse.lake_dir)
 
 
-def build_resources(settings: Settings, reporter: Reporter | None = None) -> dict[str, object]:
-    """The resources of a code location: ``pos``, ``lake``, ``warehouse``, and the
-    ``reporter`` its runs tell how they go (by default one that says nothing)."""
+def build_resources(settings: Settings, reporter: Reporter | None = None,
+                    pos: PosResource | None = None) -> dict[str, object]:
+    """The resources of a code location: ``pos`` (by default the configured POS, every
+    location's key), ``lake``, ``warehouse``, and the ``reporter`` its runs tell how they
+    go (by default one that says nothing)."""
     lake = make_lake(settings)
-    return {"pos": pos_resource(settings), "lake": lake, "reporter": reporter or Reporter(),
+    return {"pos": pos or pos_resource(settings), "lake": lake,
+            "reporter": reporter or Reporter(),
             "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
                                    settings.warehouse.memory_limit,
                                    config_macros(settings.accounting,

@@ -283,54 +283,22 @@ class Settings(_Strict):
         raise ConfigError(f"location {ref} is not configured (configured: "
                           f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)}){hint}")
 
-    def api_key(self, location: LocationSettings) -> str:
-        """The location's key from its environment variable (the sandbox's own key there)."""
-        value = os.environ.get(location.api_key_env, "")
-        if value:
-            return value
+    def require_keys(self, location_ids: list[int] | None = None,
+                     vouchers: bool = True) -> None:
+        """Fail with one message naming every key variable the real POS's resource would
+        read for ``location_ids`` (default: every location) and, with ``vouchers``, the
+        voucher ledger (the sandbox needs none)."""
         if self.uses_sandbox:
-            return f"sandbox-key-{location.id}"
-        raise ConfigError(f"location {location.id}: environment variable "
-                          f"{location.api_key_env} (its API key) is not set")
-
-    def voucher_key(self) -> tuple[str, LocationSettings]:
-        """The voucher ledger's key, and the location whose key it is (or the first one)."""
-        env = self.source.voucher_api_key_env
-        first = self.locations[0]
-        if env is None:
-            return self.api_key(first), first
-        value = os.environ.get(env, "")
-        if not value:
-            raise ConfigError(f"voucher ledger: environment variable {env} (its API key) "
-                              "is not set")
-        return value, first
-
-    def require_keys(self, location_ids: list[int] | None = None) -> None:
-        """Fail with one message naming every missing key variable."""
-        missing = []
-        for loc in self.locations:
-            if location_ids is None or loc.id in location_ids:
-                try:
-                    self.api_key(loc)
-                except ConfigError as exc:
-                    missing.append(str(exc))
+            return
+        wanted = [(f"location {loc.id}", loc.api_key_env) for loc in self.locations
+                  if location_ids is None or loc.id in location_ids]
+        if vouchers and self.source.voucher_url:
+            wanted.append(("voucher ledger", self.source.voucher_api_key_env
+                           or self.locations[0].api_key_env))
+        missing = [f"{who}: environment variable {env} (its API key) is not set"
+                   for who, env in wanted if not os.environ.get(env)]
         if missing:
             raise ConfigError("\n".join(missing))
-
-
-def sandbox_settings(data_dir: Path | str = "data") -> Settings:
-    """Settings for the built-in sandbox's three locations."""
-    from pos_sandbox import world
-
-    return Settings(
-        warehouse=WarehouseSettings(data_dir=Path(data_dir)),
-        locations=[
-            LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
-                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}",
-                             business_day_starts=loc.business_day_starts, name=loc.name)
-            for loc in world.LOCATIONS
-        ],
-    )
 
 
 def _format_errors(path: str, exc: ValidationError) -> str:
@@ -341,16 +309,12 @@ def _format_errors(path: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_settings(path: str | Path | None = None) -> Settings:
-    """Settings from ``path``, else from ``$POS_ETL_CONFIG``, else the sandbox's.
+def read_settings(path: str | Path) -> Settings:
+    """Settings from the config file at ``path`` (``pipeline.resources.load_settings``
+    falls back to the sandbox's where none is given).
 
     A relative ``data_dir`` is taken relative to the config file's folder.
     """
-    path = path or os.environ.get(CONFIG_ENV)
-    if not path:
-        settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
-        _check_data_dir("POS_ETL_DATA_DIR", settings.warehouse.data_dir)
-        return settings
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -367,11 +331,11 @@ def load_settings(path: str | Path | None = None) -> Settings:
         data_dir = path.parent / data_dir
         settings = settings.model_copy(update={
             "warehouse": settings.warehouse.model_copy(update={"data_dir": data_dir})})
-    _check_data_dir(f"{path}: warehouse.data_dir", data_dir)
+    check_data_dir(f"{path}: warehouse.data_dir", data_dir)
     return settings
 
 
-def _check_data_dir(where: str, data_dir: Path) -> None:
+def check_data_dir(where: str, data_dir: Path) -> None:
     if data_dir.exists() and not data_dir.is_dir():
         raise ConfigError(f"{where}: {data_dir} is a file, not a folder")
     text = str(data_dir.resolve())

@@ -37,7 +37,7 @@ class SandboxLocation:
 
     @property
     def api_key(self) -> str:
-        return f"sandbox-key-{self.id}"
+        return api_key(self.id)
 
     @property
     def primary_cashbox_id(self) -> int:
@@ -46,6 +46,14 @@ class SandboxLocation:
     @property
     def bar_cashbox_id(self) -> int:
         return self.id * 10 + 2
+
+
+KEY_PREFIX = "sandbox-key-"
+
+
+def api_key(location_id: int) -> str:
+    """The sandbox's key of a location (``Chain.by_key`` reads it back)."""
+    return f"{KEY_PREFIX}{location_id}"
 
 
 FIXED_LOCATIONS: tuple[SandboxLocation, ...] = (
@@ -119,9 +127,8 @@ class Chain:
         return self._by_code.get(short_code.strip().upper())
 
     def by_key(self, api_key: str) -> SandboxLocation | None:
-        prefix = "sandbox-key-"
-        number = api_key.removeprefix(prefix)
-        if not api_key.startswith(prefix) or not number.isdigit():
+        number = api_key.removeprefix(KEY_PREFIX)
+        if not api_key.startswith(KEY_PREFIX) or not number.isdigit():
             return None
         return self.by_id(int(number))
 

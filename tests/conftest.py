@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import date, time
 from decimal import Decimal
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from pipeline.lake import Lake
 from pipeline.reporting import Reporter
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
+from pipeline.source import PosSource
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData, receipts_on
 
@@ -84,3 +86,10 @@ def settings(sandbox_url, tmp_path, sandbox_keys) -> Settings:
 @pytest.fixture
 def lake(settings) -> Lake:
     return Lake(settings.warehouse.lake_dir)
+
+
+def source_with(settings: Settings, **options) -> PosSource:
+    """A source on the POS of ``settings`` with the keys of the environment, as the ``pos``
+    resource opens it, but through ``options`` (a test's ``transport``, ``sleep``)."""
+    keys = {loc.id: os.environ[loc.api_key_env] for loc in settings.locations}
+    return PosSource(settings, settings.source.base_url, keys, **options)

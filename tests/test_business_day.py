@@ -10,8 +10,9 @@ import pytest
 from pipeline.extract.revenue import request_window
 from pipeline.loader import run_load
 from pipeline.reporting import Reporter
+from pipeline.resources import load_settings
 from pipeline.schedules import last_complete_business_date
-from pipeline.settings import ConfigError, LocationSettings, load_settings
+from pipeline.settings import ConfigError, LocationSettings
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import make_settings, truth_turnover
 

@@ -9,15 +9,16 @@ import pytest
 
 from pipeline.extract.catalog import load_catalog_snapshot
 from pipeline.pos_api.errors import AuthError, ContractError
-from pipeline.source import PosSource
+from pipeline.resources import opened, pos_resource
 from pos_sandbox import world
+from tests.conftest import source_with
 
 SNAP = date(2026, 11, 22)
 
 
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
 def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         snap = load_catalog_snapshot(source, lake, location_id, SNAP)
     products, categories = world.catalog(location_id)
     counts = snap.row_counts
@@ -38,7 +39,7 @@ def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
 
 
 def test_every_membership_matches_a_category(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         snap = load_catalog_snapshot(source, lake, 1002, SNAP)
     externals = set(snap.tables["product_categories"]["external_id"].to_pylist())
     members = snap.tables["product_category_memberships"]["category_external_id"].to_pylist()
@@ -46,13 +47,13 @@ def test_every_membership_matches_a_category(settings, lake):
 
 
 def test_unknown_spot_types_are_kept(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         snap = load_catalog_snapshot(source, lake, 1001, SNAP)
     assert "DriveIn" in snap.tables["spots"]["type"].to_pylist()
 
 
 def test_paging_across_many_small_pages(settings):
-    with PosSource(settings) as source, source.client(1001) as client:
+    with opened(pos_resource(settings)) as source, source.client(1001) as client:
         rows = client.catalog_listing("product", take=7)
         # every page of 7, and the empty page after them that confirms the end
         assert client.stats.pages == -(-len(world.catalog(1001)[0]) // 7) + 1
@@ -60,7 +61,7 @@ def test_paging_across_many_small_pages(settings):
 
 
 def test_snapshot_is_idempotent(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         first = load_catalog_snapshot(source, lake, 1001, SNAP)
         tables = {n: pq.read_table(p) for n, p in first.paths.items()}
         second = load_catalog_snapshot(source, lake, 1001, SNAP)
@@ -69,7 +70,7 @@ def test_snapshot_is_idempotent(settings, lake):
 
 def test_wrong_key_fails_with_403_naming_the_location(settings, lake, monkeypatch):
     monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1002")
-    with PosSource(settings) as source, pytest.raises(AuthError) as err:
+    with opened(pos_resource(settings)) as source, pytest.raises(AuthError) as err:
         load_catalog_snapshot(source, lake, 1001, SNAP)
     assert "HTTP 403" in str(err.value) and "location 1001" in str(err.value)
     assert "sandbox-key" not in str(err.value)
@@ -83,7 +84,7 @@ def test_invalid_record_names_location_endpoint_record_and_field(settings, lake)
         body = {"page": {"offset": 0, "limit": 500, "total": 1}, "data": [product] * first}
         return httpx.Response(200, content=msgspec.json.encode(body))
 
-    with PosSource(settings, transport=httpx.MockTransport(handler)) as source, \
+    with source_with(settings, transport=httpx.MockTransport(handler)) as source, \
             pytest.raises(ContractError) as err:
         load_catalog_snapshot(source, lake, 1001, SNAP)
     message = str(err.value)

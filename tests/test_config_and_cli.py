@@ -8,7 +8,8 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.demo import run_demo
-from pipeline.settings import ConfigError, load_settings
+from pipeline.resources import load_settings
+from pipeline.settings import ConfigError
 from tests.conftest import write_config
 
 GOOD = """

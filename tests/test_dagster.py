@@ -1,5 +1,6 @@
 """Dagster: one definition of a load, run by the schedule and the CLI alike, seen alike."""
 
+from contextlib import contextmanager
 from datetime import date, datetime
 
 import dagster as dg
@@ -11,8 +12,8 @@ from pipeline.loader import run_load
 from pipeline.outcomes import ErrorKind
 from pipeline.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipeline.reporting import Reporter
+from pipeline.resources import PosResource, load_settings, sandbox_settings
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
-from pipeline.settings import Settings, WarehouseSettings, load_settings, sandbox_settings
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 
@@ -137,22 +138,31 @@ def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
     assert instance.get_run_by_id(report.build_run_id).is_success
     events = "".join(str(e) for e in instance.all_logs(report.run_id))
     assert "sandbox-key" not in events
+    # The keys are EnvVar config: what the run stored names the variables, never a key.
+    stored = repr(instance.get_job_snapshot(run.job_snapshot_id)) + repr(run)
+    assert "POS_TEST_KEY_1003" in stored and "sandbox-key" not in stored
 
 
-def test_a_warehouse_build_never_starts_a_pos(tmp_path, monkeypatch, instance, settings):
+def test_a_warehouse_build_never_opens_the_pos(instance, settings, monkeypatch):
     run_load(settings, DAYS[-1], DAYS[-1], models=False, catalog=False,
              progress=Reporter(), instance=instance)
 
-    def no_pos(*args, **kwargs):
-        raise AssertionError("the warehouse build started a POS")
+    class NoPos(PosResource):
+        @contextmanager
+        def yield_for_execution(self, context):
+            raise AssertionError("the warehouse build opened the POS")
 
-    monkeypatch.setattr("pos_sandbox.server.running_sandbox", no_pos)
-    monkeypatch.setattr("pipeline.source.PosSource.__enter__", no_pos)
-    sandbox = Settings(warehouse=WarehouseSettings(data_dir=settings.warehouse.data_dir),
-                       locations=settings.locations)  # no base_url: would be the sandbox
-    result = build_defs(sandbox).resolve_job_def(WAREHOUSE_JOB).execute_in_process(
-        instance=instance)
-    assert result.success
+    for loc in settings.locations:  # nor needs a key
+        monkeypatch.delenv(loc.api_key_env)
+    assert build_defs(settings).resolve_job_def(WAREHOUSE_JOB).execute_in_process(
+        instance=instance).success
+    defs = build_defs(settings, pos=NoPos(settings=settings))
+    assert defs.resolve_job_def(WAREHOUSE_JOB).execute_in_process(instance=instance).success
+    load = defs.resolve_job_def(LOAD_JOB).execute_in_process(
+        instance=instance, partition_key=DAYS[-1].isoformat(), raise_on_error=False)
+    assert not load.success  # where a load does, the resource is swapped
+    assert "opened the POS" in "".join(str(e.event_specific_data)
+                                       for e in load.all_events if e.is_failure)
 
 
 def test_the_code_location_reads_the_config_file_once(tmp_path, monkeypatch):

@@ -7,8 +7,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from pipeline.cli import main
+from pipeline.resources import sandbox_settings
 from pipeline.schedules import last_complete_business_date
-from pipeline.settings import sandbox_settings
 from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -124,9 +124,9 @@ def test_a_receipt_stamped_impossibly_or_far_away_fails_its_partition_by_name(
 
 def test_the_margins_neighbours_are_skipped_and_counted(settings, lake):
     from pipeline.extract.revenue import load_revenue_partition
-    from pipeline.source import PosSource
+    from pipeline.resources import opened, pos_resource
 
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, 1001, DAY2)
     assert part.outside_day > 0 and part.turnover_net == truth_turnover(1001, DAY2)
 

@@ -127,7 +127,8 @@ def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path
 
 
 def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
-    from pipeline.settings import ConfigError, load_settings
+    from pipeline.resources import load_settings
+    from pipeline.settings import ConfigError
 
     config = tmp_path / "pos.toml"
     config.write_text('[lake]\nurl = "/tmp/lake"\n[[locations]]\nid = 1\nshort_code = "A"\n'

@@ -19,7 +19,7 @@ from pipeline.definitions import build_defs
 from pipeline.freshness import freshness
 from pipeline.instance import open_instance
 from pipeline.lake import Lake
-from pipeline.settings import load_settings
+from pipeline.resources import load_settings
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData

@@ -12,11 +12,11 @@ from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
 from pipeline.pos_api.errors import ContractError
-from pipeline.source import PosSource
+from pipeline.resources import opened, pos_resource
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, source_with, truth_turnover
 
 DAY = date(2026, 11, 20)
 TRUTH = SandboxData()
@@ -29,7 +29,7 @@ def lake_table(settings, table, location_id, day):
 
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
 def test_partition_matches_the_generator_to_the_cent(settings, lake, location_id):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, location_id, DAY)
     truth = receipts_on(location_id, DAY, TRUTH)
     receipts = lake_table(settings, "receipts", location_id, DAY)
@@ -51,7 +51,7 @@ def test_partition_matches_the_generator_to_the_cent(settings, lake, location_id
 
 
 def test_fan_out_duplicates_are_dropped_and_counted(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, 1001, DAY)
     assert part.duplicates_dropped["receipt_items"] > 0
     assert part.duplicates_dropped["payments"] > 0
@@ -59,7 +59,7 @@ def test_fan_out_duplicates_are_dropped_and_counted(settings, lake):
 
 
 def test_older_configuration_dedupes_on_item_id(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, 1003, DAY)
     items = part.tables["receipt_items"]
     assert items["unique_id"].null_count == items.num_rows
@@ -70,7 +70,7 @@ def test_older_configuration_dedupes_on_item_id(settings, lake):
 
 def test_midnight_receipts_land_in_exactly_one_partition(settings, lake):
     days = [DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)]
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         parts = [load_revenue_partition(source, lake, 1001, d) for d in days]
     ids = [t for p in parts for t in p.tables["receipts"]["transaction_id"].to_pylist()]
     assert len(ids) == len(set(ids))
@@ -82,7 +82,7 @@ def test_midnight_receipts_land_in_exactly_one_partition(settings, lake):
 
 def test_dst_autumn_day_keeps_every_receipt_once_with_correct_utc(settings, lake):
     day = date(2026, 10, 25)  # Vienna: 03:00 CEST -> 02:00 CET
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         parts = [load_revenue_partition(source, lake, 1002, d)
                  for d in (day, day + timedelta(days=1))]
     truth = receipts_on(1002, day, TRUTH) + receipts_on(1002, day + timedelta(days=1), TRUTH)
@@ -108,12 +108,12 @@ def test_no_receipt_is_stamped_inside_the_spring_gap():
 
 
 def test_faults_are_recovered_with_identical_output(settings, lake, tmp_path, sandbox_keys):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         clean = load_revenue_partition(source, lake, 1002, DAY)
     faults = Faults(rate_429=0.3, rate_5xx=0.2, retry_after_seconds=0)
     with running_sandbox(SandboxConfig(faults=faults)) as url:
         flaky_settings = make_settings(url, tmp_path / "flaky", page_size=60, max_attempts=20)
-        with PosSource(flaky_settings) as source:
+        with opened(pos_resource(flaky_settings)) as source:
             flaky = load_revenue_partition(source, lake, 1002, DAY)
     assert flaky.stats.retries > 0
     for name, table in clean.tables.items():
@@ -121,7 +121,7 @@ def test_faults_are_recovered_with_identical_output(settings, lake, tmp_path, sa
 
 
 def test_rerun_is_idempotent_and_leaves_no_temp_files(settings, lake):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         first = load_revenue_partition(source, lake, 1001, DAY)
         before = {n: pq.read_table(p) for n, p in first.paths.items()}
         second = load_revenue_partition(source, lake, 1001, DAY)
@@ -133,7 +133,7 @@ def test_rerun_is_idempotent_and_leaves_no_temp_files(settings, lake):
 
 
 def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         old = load_revenue_partition(source, lake, 1001, DAY)
         old_tables = {n: pq.read_table(p) for n, p in old.paths.items()}
         real_write = pq.write_table
@@ -161,7 +161,7 @@ def _mock_source(settings, pages):
     def handler(request):
         return httpx.Response(200, content=msgspec.json.encode(pages.pop(0) if pages else []))
 
-    return PosSource(settings, transport=httpx.MockTransport(handler))
+    return source_with(settings, transport=httpx.MockTransport(handler))
 
 
 def _sandbox_rows(location_id=1001):
@@ -206,7 +206,7 @@ def test_decimal_strings_are_accepted_and_exact(settings, lake):
 
 
 def test_the_api_key_never_reaches_the_lake(settings, lake, sandbox_url):
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, 1001, DAY)
     for path in part.paths.values():
         assert b"sandbox-key-1001" not in path.read_bytes()
@@ -222,7 +222,7 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
     import os
 
     partition = {"location_id": 1001, "business_date": DAY.isoformat()}
-    with PosSource(settings) as source:
+    with opened(pos_resource(settings)) as source:
         load_revenue_partition(source, lake, 1001, DAY)
         old = {t: lake.read("revenue", t, partition) for t in REVENUE_TABLES}
         next_day = {**partition, "business_date": (DAY + timedelta(days=1)).isoformat()}

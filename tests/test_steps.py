@@ -4,9 +4,8 @@ from datetime import date
 
 import httpx
 
-from pipeline.source import PosSource
 from pipeline.steps import load_revenue_days
-from tests.conftest import make_settings
+from tests.conftest import make_settings, source_with
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 
@@ -44,7 +43,7 @@ def test_a_partition_that_outlasts_the_retries_is_tried_again_after_the_others(
         sandbox_url, tmp_path, sandbox_keys, lake):
     settings = make_settings(sandbox_url, tmp_path / "data", max_attempts=1)
     transport = flaky_for(sandbox_url, 1003, failures=1)
-    with PosSource(settings, transport=transport, sleep=lambda s: None) as source:
+    with source_with(settings, transport=transport, sleep=lambda s: None) as source:
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     assert [d.business_date for d in sorted(days, key=lambda d: d.business_date)] == DAYS
     assert all(d.complete for d in days)
@@ -54,7 +53,7 @@ def test_a_partition_that_outlasts_the_retries_is_tried_again_after_the_others(
 def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_keys, lake):
     settings = make_settings(sandbox_url, tmp_path / "data", max_attempts=1)
     transport = flaky_for(sandbox_url, 1003, failures=100)
-    with PosSource(settings, transport=transport, sleep=lambda s: None) as source:
+    with source_with(settings, transport=transport, sleep=lambda s: None) as source:
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     for day in days:
         assert [p.location_id for p in day.failed] == [1003]
@@ -101,7 +100,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
         return part
 
     monkeypatch.setattr(pipeline.steps, "load_revenue_partition", slow_write)
-    with PosSource(settings, transport=httpx.MockTransport(handler)) as source:
+    with source_with(settings, transport=httpx.MockTransport(handler)) as source:
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     assert all(d.complete for d in days)
     assert most[0] == 2  # the budget, used in full

@@ -11,8 +11,8 @@ from pipeline.lake import LakeStore
 from pipeline.outcomes import FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.reporting import Reporter
+from pipeline.resources import PosResource
 from pipeline.settings import Settings
-from pipeline.source import PosSource
 
 DRIFT_KEY = dg.AssetKey(["lake", "drift"])
 
@@ -38,11 +38,11 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
     @dg.asset(key=DRIFT_KEY, pool="pos_api", group_name="lake", kinds={"parquet"},
               metadata={"tables": ", ".join(DRIFT_TABLES)})
     def drift(context: dg.AssetExecutionContext, config: DriftConfig,
-              pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[LakeStore],
+              pos: PosResource, lake: dg.ResourceParam[LakeStore],
               reporter: dg.ResourceParam[Reporter]):
         """Older days read again from the POS; a changed day is replaced and recorded."""
         days = checked_days(settings, config)
-        checks = check_days(pos, lake, selected_locations(settings, config), days)
+        checks = check_days(pos.source, lake, selected_locations(settings, config), days)
         drifted = [c for c in checks if c.drifted]
         for c in drifted:
             line = (f"source drift: location {c.location_id} {c.business_date}: "

@@ -1,7 +1,6 @@
 """Revenue report -> the lake: every location's receipts of each business date."""
 
 import time
-import warnings
 from collections import Counter
 from datetime import date
 from decimal import Decimal
@@ -14,8 +13,8 @@ from pipeline.lake import LakeStore
 from pipeline.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.reporting import Reporter, RevenueProgress
+from pipeline.resources import PosResource
 from pipeline.settings import Settings
-from pipeline.source import PosSource
 from pipeline.steps import DayOutcome, load_revenue_days
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
@@ -52,12 +51,17 @@ def day_metadata(day: DayOutcome, lake: LakeStore) -> dict:
     }
 
 
+BACKFILL_BETA = r"Parameter `backfill_policy` of function `asset` is currently in beta"
+"""The start of Dagster's warning that ``backfill_policy`` is a Beta parameter."""
+
+
 def build_revenue_asset(settings: Settings,
                         partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     """The revenue lake asset of these settings, partitioned by business date.
 
     One run loads a range of dates (``BackfillPolicy.single_run``, a Beta parameter of
-    Dagster's whose warning is silenced here). Each date is recorded as it is done: a
+    Dagster's: it warns where the code loads; ``pos-etl`` hides that one warning,
+    ``BACKFILL_BETA``). Each date is recorded as it is done: a
     materialization when every location of the run has it in the lake, else an
     observation (what loaded, what failed). The asset has no output of its own, so a
     date with a failed location stays unmaterialized: Dagster shows it failed (the step
@@ -65,13 +69,6 @@ def build_revenue_asset(settings: Settings,
     killed halfway leaves the dates it had not finished. The warehouse is built by its
     own run (``pipeline.schedules``).
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", dg.BetaWarning)
-        return _revenue_asset(settings, partitions_def)
-
-
-def _revenue_asset(settings: Settings,
-                   partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     @dg.asset(
         key=REVENUE_KEY,
         partitions_def=partitions_def,
@@ -86,7 +83,7 @@ def _revenue_asset(settings: Settings,
         metadata={"tables": ", ".join(REVENUE_TABLES)},
     )
     def revenue(context: dg.AssetExecutionContext, config: LoadConfig,
-                pos: dg.ResourceParam[PosSource], lake: dg.ResourceParam[LakeStore],
+                pos: PosResource, lake: dg.ResourceParam[LakeStore],
                 reporter: dg.ResourceParam[Reporter]):
         """Receipts, item lines, side dishes and payments of each business date, every location."""
         location_ids = selected_locations(settings, config)
@@ -96,7 +93,7 @@ def _revenue_asset(settings: Settings,
         never_loaded: dict[int, int] = {}
         receipts = skipped = 0
         said = time.monotonic()
-        for n, day in enumerate(load_revenue_days(pos, lake, days, location_ids, configured,
+        for n, day in enumerate(load_revenue_days(pos.source, lake, days, location_ids, configured,
                                                   config.missing_only), 1):
             for p in day.failed:
                 failure = FailedPartition(p.location_id, day.business_date, p.failure)

@@ -14,8 +14,8 @@ from pipeline.lake import LakeStore
 from pipeline.outcomes import REPORTED_KEY, FailedPartition, Failure
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.pos_api.errors import PosApiError
+from pipeline.resources import PosResource
 from pipeline.settings import ConfigError, Settings
-from pipeline.source import PosSource
 from pipeline.steps import SnapshotOutcome, take_snapshots
 
 SNAPSHOT_CHECK = "every_location_snapshotted"
@@ -56,10 +56,10 @@ def _snapshot_asset(settings: Settings, area: str, tables: dict, description: st
               check_specs=[dg.AssetCheckSpec(SNAPSHOT_CHECK, asset=key,
                                              description="every location's snapshot was taken")],
               metadata={"tables": ", ".join(tables)})
-    def snapshot(config: LoadConfig, pos: dg.ResourceParam[PosSource],
+    def snapshot(config: LoadConfig, pos: PosResource,
                  lake: dg.ResourceParam[LakeStore]):
         location_ids = selected_locations(settings, config)
-        outcomes = take_snapshots(load, pos, lake, location_ids, snapshot_date(settings))
+        outcomes = take_snapshots(load, pos.source, lake, location_ids, snapshot_date(settings))
         yield from snapshot_results(key, outcomes, lake)
 
     return snapshot
@@ -76,14 +76,14 @@ def build_snapshot_assets(settings: Settings) -> list[dg.AssetsDefinition]:
               check_specs=[dg.AssetCheckSpec(SNAPSHOT_CHECK, asset=vouchers_key,
                                              description="the ledger's snapshot was taken")],
               metadata={"tables": ", ".join(VOUCHER_TABLES)})
-    def vouchers(pos: dg.ResourceParam[PosSource],
+    def vouchers(pos: PosResource,
                  lake: dg.ResourceParam[LakeStore]):
         """Every voucher of the ledger and its transactions, today."""
         try:
-            outcome = SnapshotOutcome(None, load_voucher_snapshot(pos, lake,
+            outcome = SnapshotOutcome(None, load_voucher_snapshot(pos.source, lake,
                                                                   snapshot_date(settings)))
         except (PosApiError, ConfigError) as exc:
-            outcome = SnapshotOutcome(None, failure=Failure.of(exc, pos.redact))
+            outcome = SnapshotOutcome(None, failure=Failure.of(exc, pos.source.redact))
         yield from snapshot_results(vouchers_key, [outcome], lake)
 
     ledger = [vouchers] if settings.uses_sandbox or settings.source.voucher_url else []

@@ -7,10 +7,13 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import warnings
 
 import click
+import dagster as dg
 import duckdb
 
+from pipeline.assets.revenue import BACKFILL_BETA
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
 from pipeline.settings import ConfigError
@@ -34,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     Ctrl-C, 143 for SIGTERM)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
+    # The program's own choice for its process: Dagster's note that the revenue asset's
+    # backfill policy is a Beta feature is for its code location's log, not the terminal.
+    warnings.filterwarnings("ignore", message=BACKFILL_BETA, category=dg.BetaWarning)
     try:
         code = cli.main(args=argv, prog_name="pos-etl", standalone_mode=False)
         return code if isinstance(code, int) else 0

@@ -11,7 +11,7 @@ import click
 import duckdb
 
 from pipeline.cli.base import IsoDate, cli, config_option, location_option
-from pipeline.settings import load_settings
+from pipeline.resources import load_settings
 from pipeline.untrusted import for_terminal
 
 FORMATS = ("csv", "xlsx", "parquet", "datev")
@@ -136,7 +136,7 @@ def order(file: str, config: str | None, location: str | None) -> int:
 
     from pipeline.pos_api.errors import PosApiError
     from pipeline.pos_api.models import OrderRequest
-    from pipeline.source import PosSource
+    from pipeline.resources import opened, pos_resource
 
     settings = load_settings(config)
     try:
@@ -166,7 +166,9 @@ def order(file: str, config: str | None, location: str | None) -> int:
     location_id = settings.location(location or request.location_id
                                     or request.location_short_code
                                     or settings.locations[0].id).id
-    with PosSource(settings) as source, source.client(location_id) as client:
+    settings.require_keys([location_id], vouchers=False)  # one message for a missing key
+    with opened(pos_resource(settings, [location_id], vouchers=False)) as source, \
+            source.client(location_id) as client:
         try:
             status, answer = client.place_order(request)
         except PosApiError as exc:

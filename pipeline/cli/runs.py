@@ -16,7 +16,8 @@ from pipeline.cli.base import (
     range_options,
     warn_error_option,
 )
-from pipeline.settings import ConfigError, load_settings
+from pipeline.resources import load_settings
+from pipeline.settings import ConfigError
 from pipeline.untrusted import for_terminal
 
 

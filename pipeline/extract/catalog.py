@@ -11,143 +11,126 @@ from __future__ import annotations
 from datetime import date
 
 import pyarrow as pa
+from pydantic import BaseModel
 
-from pipeline.extract.schemas import MONEY, PERCENT
-from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
+from pipeline.extract.schemas import MONEY, PERCENT, SELF, lake_schema, sources_of, value_at, wired
+from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
 from pipeline.pos_api import models as m
 from pipeline.pos_api.errors import ContractError
 
-_KEYS = [pa.field("location_id", pa.int32(), nullable=False),
-         pa.field("snapshot_date", pa.date32(), nullable=False)]
+_KEYS = [wired("location_id", pa.int32(), False), wired("snapshot_date", pa.date32(), False)]
 
 
-def _schema(*fields: tuple) -> pa.Schema:
-    return pa.schema(_KEYS + [pa.field(*f) for f in fields])
+def _table(source: str, *fields: tuple) -> pa.Schema:
+    """A snapshot table of the spec's ``source`` objects: (column, type, nullable, wire
+    path in the object) per field (``lake_schema``)."""
+    return lake_schema((source,), _KEYS + [wired(*f) for f in fields])
 
 
-S = pa.string()
-I32 = pa.int32()
-B = pa.bool_()
+S, I32, B = pa.string(), pa.int32(), pa.bool_()
+_LOCALIZED = (("locale", S, False, "locale"), ("name", S, True, "name"),
+              ("description", S, True, "description"), ("image_url", S, True, "imageUrl"))
 CATALOG_TABLES: dict[str, pa.Schema] = {
-    "products": _schema(
-        ("product_id", I32, False), ("product_nr", S), ("gtin", S), ("external_product_id", S),
-        ("name", S), ("external_name", S), ("subtitle", S), ("description", S),
-        ("pricing_default_price", MONEY), ("pricing_reference_price", MONEY),
-        ("pricing_tax_rate_id", I32), ("pricing_allow_client_price", B),
-        ("cashbox_id", I32), ("cashbox_production_place_id", I32),
-        ("cashbox_parent_product_id", I32), ("media_image_url", S),
-        ("flags_is_visible", B), ("flags_is_locked", B), ("flags_queued_for_review", B),
-        ("nutrition_amount", MONEY), ("nutrition_amount_unit", S), ("nutrition_calories", MONEY),
-        ("nutrition_allergens", pa.int64()), ("nutrition_minimum_age", I32),
+    "products": _table(
+        "Product",
+        ("product_id", I32, False, "id"), ("product_nr", S, True, "productNr"),
+        ("gtin", S, True, "gtin"), ("external_product_id", S, True, "externalProductId"),
+        ("name", S, True, "name"), ("external_name", S, True, "externalName"),
+        ("subtitle", S, True, "subtitle"), ("description", S, True, "description"),
+        ("pricing_default_price", MONEY, True, "pricing.defaultPrice"),
+        ("pricing_reference_price", MONEY, True, "pricing.referencePrice"),
+        ("pricing_tax_rate_id", I32, True, "pricing.taxRateId"),
+        ("pricing_allow_client_price", B, True, "pricing.allowClientPrice"),
+        ("cashbox_id", I32, True, "cashbox.cashboxId"),
+        ("cashbox_production_place_id", I32, True, "cashbox.productionPlaceId"),
+        ("cashbox_parent_product_id", I32, True, "cashbox.parentProductId"),
+        ("media_image_url", S, True, "media.imageUrl"),
+        ("flags_is_visible", B, True, "flags.isVisible"),
+        ("flags_is_locked", B, True, "flags.isLocked"),
+        ("flags_queued_for_review", B, True, "flags.queuedForReview"),
+        ("nutrition_amount", MONEY, True, "nutrition.amount"),
+        ("nutrition_amount_unit", S, True, "nutrition.amountUnit"),
+        ("nutrition_calories", MONEY, True, "nutrition.calories"),
+        ("nutrition_allergens", pa.int64(), True, "nutrition.allergens"),
+        ("nutrition_minimum_age", I32, True, "nutrition.minimumAge"),
     ),
-    "product_localizations": _schema(
-        ("product_id", I32, False), ("locale", S, False), ("name", S), ("subtitle", S),
-        ("description", S), ("image_url", S),
+    "product_localizations": _table(
+        "Product.localizations", ("product_id", I32, False), *_LOCALIZED[:2],
+        ("subtitle", S, True, "subtitle"), *_LOCALIZED[2:],
     ),
-    "product_ingredients": _schema(
-        ("product_id", I32, False), ("position", I32, False), ("name", S),
+    "product_ingredients": _table(
+        "Product.nutrition.ingredients", ("product_id", I32, False), ("position", I32, False),
+        ("name", S, True, "name"),
     ),
-    "product_nutritional_values": _schema(
-        ("product_id", I32, False), ("position", I32, False), ("name", S), ("unit", S),
-        ("value", S), ("belongs_to", I32),
+    "product_nutritional_values": _table(
+        "Product.nutrition.nutritionalValues", ("product_id", I32, False),
+        ("position", I32, False), ("name", S, True, "name"), ("unit", S, True, "unit"),
+        ("value", S, True, "value"), ("belongs_to", I32, True, "belongsTo"),
     ),
-    "product_category_memberships": _schema(
-        ("product_id", I32, False), ("position", I32, False),
-        ("category_external_id", S, False),
+    "product_category_memberships": _table(
+        "Product.productGroupExternalIds", ("product_id", I32, False),
+        ("position", I32, False), ("category_external_id", S, False, SELF),
     ),
-    "product_categories": _schema(
-        ("category_id", I32, False), ("external_id", S), ("name", S), ("external_name", S),
-        ("cashbox_id", I32), ("supplier_id", I32), ("tax_rate_id", I32),
-        ("vat_percent", PERCENT),
+    "product_categories": _table(
+        "ProductCategory",
+        ("category_id", I32, False, "id"), ("external_id", S, True, "externalId"),
+        ("name", S, True, "name"), ("external_name", S, True, "externalName"),
+        ("cashbox_id", I32, True, "cashbox.cashboxId"),
+        ("supplier_id", I32, True, "cashbox.supplierId"),
+        ("tax_rate_id", I32, True, "tax.taxRateId"), ("vat_percent", PERCENT, True, "tax.vat"),
     ),
-    "product_category_localizations": _schema(
-        ("category_id", I32, False), ("locale", S, False), ("name", S), ("description", S),
-        ("image_url", S),
+    "product_category_localizations": _table(
+        "ProductCategory.localizations", ("category_id", I32, False), *_LOCALIZED,
     ),
-    "spots": _schema(
-        ("spot_id", I32, False), ("external_spot_id", S), ("number", I32), ("name", S),
-        ("alternative_name", S), ("description", S), ("qr_code", S), ("type", S),
-        ("capacity", I32), ("location_location_id", I32), ("location_short_code", S),
-        ("area_id", I32), ("area_name", S), ("area_external_area_id", S),
-        ("geo_latitude", pa.float64()), ("geo_longitude", pa.float64()),
-        ("flags_visible_in_app", B), ("flags_supports_table_order", B),
-        ("flags_supports_cash_payment", B), ("flags_default_to_take_away", B),
-        ("flags_display_as_button", B),
+    "spots": _table(
+        "Spot",
+        ("spot_id", I32, False, "id"), ("external_spot_id", S, True, "externalSpotId"),
+        ("number", I32, True, "number"), ("name", S, True, "name"),
+        ("alternative_name", S, True, "alternativeName"),
+        ("description", S, True, "description"), ("qr_code", S, True, "qrCode"),
+        ("type", S, True, "type"), ("capacity", I32, True, "capacity"),
+        ("location_location_id", I32, True, "location.locationId"),
+        ("location_short_code", S, True, "location.locationShortCode"),
+        ("area_id", I32, True, "area.areaId"), ("area_name", S, True, "area.name"),
+        ("area_external_area_id", S, True, "area.externalAreaId"),
+        ("geo_latitude", pa.float64(), True, "geo.latitude"),
+        ("geo_longitude", pa.float64(), True, "geo.longitude"),
+        ("flags_visible_in_app", B, True, "flags.visibleInApp"),
+        ("flags_supports_table_order", B, True, "flags.supportsTableOrder"),
+        ("flags_supports_cash_payment", B, True, "flags.supportsCashPayment"),
+        ("flags_default_to_take_away", B, True, "flags.defaultToTakeAway"),
+        ("flags_display_as_button", B, True, "flags.displayAsButton"),
     ),
 }
 ENDPOINTS = {"product": m.Product, "product-category": m.ProductCategory, "spot": m.Spot}
+TOP = {"product": "products", "product-category": "product_categories", "spot": "spots"}
+"""Per endpoint, the table of its records; their child tables are those whose source is
+below the record's (``Product.localizations``), keyed by the record's ``id``."""
 
 
-def _product_rows(products: list[m.Product], out: dict[str, list]) -> None:
-    for p in products:
-        n = p.nutrition or m.Nutrition()
-        out["products"].append({
-            "product_id": p.id, "product_nr": p.product_nr, "gtin": p.gtin,
-            "external_product_id": p.external_product_id, "name": p.name,
-            "external_name": p.external_name, "subtitle": p.subtitle,
-            "description": p.description,
-            "pricing_default_price": p.pricing.default_price,
-            "pricing_reference_price": p.pricing.reference_price,
-            "pricing_tax_rate_id": p.pricing.tax_rate_id,
-            "pricing_allow_client_price": p.pricing.allow_client_price,
-            "cashbox_id": p.cashbox.cashbox_id,
-            "cashbox_production_place_id": p.cashbox.production_place_id,
-            "cashbox_parent_product_id": p.cashbox.parent_product_id,
-            "media_image_url": p.media.image_url if p.media else None,
-            "flags_is_visible": p.flags.is_visible, "flags_is_locked": p.flags.is_locked,
-            "flags_queued_for_review": p.flags.queued_for_review,
-            "nutrition_amount": n.amount, "nutrition_amount_unit": n.amount_unit,
-            "nutrition_calories": n.calories, "nutrition_allergens": n.allergens,
-            "nutrition_minimum_age": n.minimum_age,
-        })
-        for loc in p.localizations:
-            out["product_localizations"].append({
-                "product_id": p.id, "locale": loc.locale, "name": loc.name,
-                "subtitle": loc.subtitle, "description": loc.description,
-                "image_url": loc.image_url})
-        for pos, ing in enumerate(n.ingredients, start=1):
-            out["product_ingredients"].append(
-                {"product_id": p.id, "position": pos, "name": ing.name})
-        for pos, nv in enumerate(n.nutritional_values, start=1):
-            out["product_nutritional_values"].append({
-                "product_id": p.id, "position": pos, "name": nv.name, "unit": nv.unit,
-                "value": nv.value, "belongs_to": nv.belongs_to})
-        for pos, ext in enumerate(p.product_group_external_ids, start=1):
-            out["product_category_memberships"].append(
-                {"product_id": p.id, "position": pos, "category_external_id": ext})
+def _children(top: str) -> list[tuple[str, str]]:
+    """The child tables of a top table and the path of their list in its record: the
+    tables whose source lies below its source (``Product.localizations``)."""
+    source = sources_of(CATALOG_TABLES[top])[0] + "."
+    return [(table, below.removeprefix(source)) for table, schema in CATALOG_TABLES.items()
+            if (below := sources_of(schema)[0]).startswith(source)]
 
 
-def _category_rows(categories: list[m.ProductCategory], out: dict[str, list]) -> None:
-    for c in categories:
-        out["product_categories"].append({
-            "category_id": c.id, "external_id": c.external_id, "name": c.name,
-            "external_name": c.external_name, "cashbox_id": c.cashbox.cashbox_id,
-            "supplier_id": c.cashbox.supplier_id, "tax_rate_id": c.tax.tax_rate_id,
-            "vat_percent": c.tax.vat})
-        for loc in c.localizations:
-            out["product_category_localizations"].append({
-                "category_id": c.id, "locale": loc.locale, "name": loc.name,
-                "description": loc.description, "image_url": loc.image_url})
-
-
-def _spot_rows(spots: list[m.Spot], out: dict[str, list]) -> None:
-    for s in spots:
-        out["spots"].append({
-            "spot_id": s.id, "external_spot_id": s.external_spot_id, "number": s.number,
-            "name": s.name, "alternative_name": s.alternative_name,
-            "description": s.description, "qr_code": s.qr_code, "type": s.type,
-            "capacity": s.capacity, "location_location_id": s.location.location_id,
-            "location_short_code": s.location.location_short_code,
-            "area_id": s.area.area_id if s.area else None,
-            "area_name": s.area.name if s.area else None,
-            "area_external_area_id": s.area.external_area_id if s.area else None,
-            "geo_latitude": s.geo.latitude if s.geo else None,
-            "geo_longitude": s.geo.longitude if s.geo else None,
-            "flags_visible_in_app": s.flags.visible_in_app,
-            "flags_supports_table_order": s.flags.supports_table_order,
-            "flags_supports_cash_payment": s.flags.supports_cash_payment,
-            "flags_default_to_take_away": s.flags.default_to_take_away,
-            "flags_display_as_button": s.flags.display_as_button})
+def _rows(endpoint: str, records: list[BaseModel], out: dict[str, list]) -> None:
+    """Each record's row, and its child tables' rows keyed by its id (and positioned where
+    the table has a ``position``): every value from its column's wire path."""
+    top = TOP[endpoint]
+    key = CATALOG_TABLES[top].field(2).name  # the record's id column, after the keys
+    children = _children(top)
+    for record in records:
+        wire = record.model_dump(by_alias=True)
+        out[top].append(row_of(CATALOG_TABLES[top], wire))
+        for table, path in children:
+            schema = CATALOG_TABLES[table]
+            positioned = "position" in schema.names
+            for n, item in enumerate(value_at(wire, path) or [], start=1):
+                made = {key: wire["id"]} | ({"position": n} if positioned else {})
+                out[table].append(row_of(schema, item, **made))
 
 
 def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
@@ -160,8 +143,6 @@ def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -
                 rows = client.catalog_listing(endpoint)
             except ContractError as exc:
                 raise ContractError(f"{where}: {exc}", location_id=location_id) from None
-            records = validate_records(rows, model, f"{where}: {endpoint}")
-            {"product": _product_rows, "product-category": _category_rows,
-             "spot": _spot_rows}[endpoint](records, out)
+            _rows(endpoint, validate_records(rows, model, f"{where}: {endpoint}"), out)
     return write_snapshot(lake, "catalog", CATALOG_TABLES, out, snapshot_date, where, location_id,
                           client.stats)

@@ -11,106 +11,106 @@ from datetime import date
 
 import pyarrow as pa
 
-from pipeline.extract.schemas import MONEY
-from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
+from pipeline.extract.schemas import MONEY, lake_schema, wired
+from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
 from pipeline.pos_api import models as m
 
 S, I32, B = pa.string(), pa.int32(), pa.bool_()
-_KEYS = [pa.field("location_id", I32, nullable=False),
-         pa.field("snapshot_date", pa.date32(), nullable=False)]
+_KEYS = [wired("location_id", I32, False), wired("snapshot_date", pa.date32(), False)]
 
 
-def _schema(*fields: tuple) -> pa.Schema:
-    return pa.schema(_KEYS + [pa.field(*f) for f in fields])
+def _table(sources: tuple[str, ...], *fields: tuple) -> pa.Schema:
+    """A snapshot table of the spec's ``sources`` objects: (column, type, nullable, wire
+    path in the object) per field (``lake_schema``)."""
+    return lake_schema(sources, _KEYS + [wired(*f) for f in fields])
 
 
-_NODE = (("position", I32, False), ("name", S), ("description", S))
+_MENU, _CATEGORY = "Menu", "Menu.categories"
+_ENTRY = f"{_CATEGORY}.menuEntries"
+_FEATURE = f"{_ENTRY}.features"
+_NODE = (("node_id", pa.int64()), ("position", I32, False), ("name", S, True, "name"),
+         ("description", S, True, "description"))
+_PICTURED = (("badge", I32, True, "badge"), ("image_url", S, True, "imageUrl"))
+HOURS = {"orderableHours": "orderable", "preOrderableHours": "pre_orderable",
+         "deliverableHours": "deliverable"}
+"""The three kinds of hours of a menu or category, and their ``kind`` in ``menu_hours``."""
 MENU_TABLES: dict[str, pa.Schema] = {
-    "menus": _schema(("menu_key", S, False), ("node_id", pa.int64()), *_NODE, ("badge", I32),
-                     ("image_url", S), ("price_name", S)),
-    "menu_categories": _schema(("menu_key", S, False), ("category_key", S, False),
-                               ("node_id", pa.int64()), *_NODE, ("badge", I32),
-                               ("image_url", S)),
-    "menu_entries": _schema(("category_key", S, False), ("entry_key", S, False),
-                            ("node_id", pa.int64()), ("menu_entry_id", pa.int64()), *_NODE,
-                            ("badge", I32), ("image_url", S), ("subtitle", S), ("price", MONEY)),
-    "menu_entry_features": _schema(
-        ("entry_key", S, False), ("feature_key", S, False), ("node_id", pa.int64()), *_NODE,
-        ("group_name", S), ("is_deselect_feature", B), ("max_values_allowed", I32),
-        ("min_values_required", I32), ("values_for_free", I32)),
-    "menu_entry_feature_values": _schema(
-        ("feature_key", S, False), ("value_key", S, False), ("node_id", pa.int64()), *_NODE,
-        ("image_url", S), ("min_amount", MONEY), ("max_amount", MONEY), ("free_amount", MONEY),
-        ("price_adjustment", MONEY)),
-    "menu_hours": _schema(
-        ("owner_level", S, False), ("owner_key", S, False), ("kind", S, False), *_NODE[:1],
-        ("days_mask", I32), ("weekdays", S), ("start_date", pa.date32()),
-        ("end_date", pa.date32()), ("start_time", S), ("end_time", S), ("is_exclude", B)),
+    "menus": _table((_MENU,), ("menu_key", S, False), *_NODE, *_PICTURED,
+                    ("price_name", S, True, "priceName")),
+    "menu_categories": _table((_CATEGORY,), ("menu_key", S, False),
+                              ("category_key", S, False), *_NODE, *_PICTURED),
+    "menu_entries": _table(
+        (_ENTRY,), ("category_key", S, False), ("entry_key", S, False), _NODE[0],
+        ("menu_entry_id", pa.int64(), True, "menuEntryID"), *_NODE[1:], *_PICTURED,
+        ("subtitle", S, True, "subtitle"), ("price", MONEY, True, "price")),
+    "menu_entry_features": _table(
+        (_FEATURE,), ("entry_key", S, False), ("feature_key", S, False), *_NODE,
+        ("group_name", S, True, "groupName"),
+        ("is_deselect_feature", B, True, "isDeselectFeature"),
+        ("max_values_allowed", I32, True, "maxValuesAllowed"),
+        ("min_values_required", I32, True, "minValuesRequired"),
+        ("values_for_free", I32, True, "valuesForFree")),
+    "menu_entry_feature_values": _table(
+        (f"{_FEATURE}.values",), ("feature_key", S, False), ("value_key", S, False), *_NODE,
+        _PICTURED[1], ("min_amount", MONEY, True, "minAmount"),
+        ("max_amount", MONEY, True, "maxAmount"), ("free_amount", MONEY, True, "freeAmount"),
+        ("price_adjustment", MONEY, True, "priceAdjustment")),
+    "menu_hours": _table(
+        tuple(f"{owner}.{kind}" for owner in (_MENU, _CATEGORY) for kind in HOURS),
+        ("owner_level", S, False), ("owner_key", S, False), ("kind", S, False),
+        ("position", I32, False), ("days_mask", I32, True, "days"), ("weekdays", S),
+        ("start_date", pa.date32(), True, "startDate"),
+        ("end_date", pa.date32(), True, "endDate"), ("start_time", S, True, "startTime"),
+        ("end_time", S, True, "endTime"), ("is_exclude", B, True, "exclude")),
 }
 DAY_NAMES = {m.Weekday.MONDAY: "Mon", m.Weekday.TUESDAY: "Tue", m.Weekday.WEDNESDAY: "Wed",
              m.Weekday.THURSDAY: "Thu", m.Weekday.FRIDAY: "Fri", m.Weekday.SATURDAY: "Sat",
              m.Weekday.SUNDAY: "Sun"}
 
 
-def _node_id(node) -> int | None:
-    value = (node.model_extra or {}).get("id")
+def _node_id(node: dict) -> int | None:
+    """An ``id`` the server adds to a node (the spec shows none)."""
+    value = node.get("id")
     return value if isinstance(value, int) else None
 
 
-def _hours(out, level: str, key: str, node) -> None:
-    for kind in ("orderable_hours", "pre_orderable_hours", "deliverable_hours"):
-        for pos, h in enumerate(getattr(node, kind) or [], start=1):
-            out["menu_hours"].append({
-                "owner_level": level, "owner_key": key, "kind": kind.removesuffix("_hours"),
-                "position": pos, "days_mask": h.days,
-                "weekdays": ",".join(DAY_NAMES[d] for d in m.weekdays_in_mask(h.days or 0)),
-                "start_date": h.start_date, "end_date": h.end_date,
-                "start_time": h.start_time, "end_time": h.end_time, "is_exclude": h.exclude})
+def _level(out: dict[str, list[dict]], table: str, nodes: list[dict] | None, parent: dict,
+           key: str, prefix: str) -> list[tuple[str, dict]]:
+    """The rows of one level of the tree under ``parent`` (its key columns), each node
+    keyed ``prefix<n>``; returns each node's key and wire object."""
+    keyed = []
+    for n, node in enumerate(nodes or []):
+        node_key = f"{prefix}{n}"
+        out[table].append(row_of(MENU_TABLES[table], node, **parent, **{key: node_key},
+                                 node_id=_node_id(node), position=n + 1))
+        keyed.append((node_key, node))
+    return keyed
+
+
+def _hours(out: dict[str, list[dict]], level: str, key: str, node: dict) -> None:
+    for field, kind in HOURS.items():
+        for n, hours in enumerate(node.get(field) or [], start=1):
+            days = m.weekdays_in_mask(hours.get("days") or 0)
+            out["menu_hours"].append(row_of(
+                MENU_TABLES["menu_hours"], hours, owner_level=level, owner_key=key,
+                kind=kind, position=n, weekdays=",".join(DAY_NAMES[d] for d in days)))
 
 
 def flatten_menus(menus: list[m.Menu]) -> dict[str, list[dict]]:
     """Rows of every level of the tree (without the partition keys)."""
     out: dict[str, list[dict]] = {name: [] for name in MENU_TABLES}
-    for mi, menu in enumerate(menus):
-        mk = f"m{mi}"
-        out["menus"].append({"menu_key": mk, "node_id": _node_id(menu), "position": mi + 1,
-                             "name": menu.name, "description": menu.description,
-                             "badge": menu.badge, "image_url": menu.image_url,
-                             "price_name": menu.price_name})
+    tree = [menu.model_dump(by_alias=True) for menu in menus]
+    for mk, menu in _level(out, "menus", tree, {}, "menu_key", "m"):
         _hours(out, "menu", mk, menu)
-        for ci, cat in enumerate(menu.categories or []):
-            ck = f"{mk}.c{ci}"
-            out["menu_categories"].append({
-                "menu_key": mk, "category_key": ck, "node_id": _node_id(cat),
-                "position": ci + 1, "name": cat.name, "description": cat.description,
-                "badge": cat.badge, "image_url": cat.image_url})
+        for ck, cat in _level(out, "menu_categories", menu.get("categories"),
+                              {"menu_key": mk}, "category_key", f"{mk}.c"):
             _hours(out, "category", ck, cat)
-            for ei, entry in enumerate(cat.menu_entries or []):
-                ek = f"{ck}.e{ei}"
-                out["menu_entries"].append({
-                    "category_key": ck, "entry_key": ek, "node_id": _node_id(entry),
-                    "menu_entry_id": entry.menu_entry_id, "position": ei + 1,
-                    "name": entry.name, "description": entry.description,
-                    "badge": entry.badge, "image_url": entry.image_url,
-                    "subtitle": entry.subtitle, "price": entry.price})
-                for fi, feat in enumerate(entry.features or []):
-                    fk = f"{ek}.f{fi}"
-                    out["menu_entry_features"].append({
-                        "entry_key": ek, "feature_key": fk, "node_id": _node_id(feat),
-                        "position": fi + 1, "name": feat.name,
-                        "description": feat.description, "group_name": feat.group_name,
-                        "is_deselect_feature": feat.is_deselect_feature,
-                        "max_values_allowed": feat.max_values_allowed,
-                        "min_values_required": feat.min_values_required,
-                        "values_for_free": feat.values_for_free})
-                    for vi, value in enumerate(feat.values or []):
-                        out["menu_entry_feature_values"].append({
-                            "feature_key": fk, "value_key": f"{fk}.v{vi}",
-                            "node_id": _node_id(value), "position": vi + 1,
-                            "name": value.name, "description": value.description,
-                            "image_url": value.image_url, "min_amount": value.min_amount,
-                            "max_amount": value.max_amount, "free_amount": value.free_amount,
-                            "price_adjustment": value.price_adjustment})
+            for ek, entry in _level(out, "menu_entries", cat.get("menuEntries"),
+                                    {"category_key": ck}, "entry_key", f"{ck}.e"):
+                for fk, feat in _level(out, "menu_entry_features", entry.get("features"),
+                                       {"entry_key": ek}, "feature_key", f"{ek}.f"):
+                    _level(out, "menu_entry_feature_values", feat.get("values"),
+                           {"feature_key": fk}, "value_key", f"{fk}.v")
     return out
 
 

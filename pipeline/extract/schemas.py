@@ -20,8 +20,8 @@ S, I32 = pa.string(), pa.int32()
 WIRE = b"wire"
 
 
-def _field(name: str, type_: pa.DataType, nullable: bool = True,
-           wire: str | None = None) -> pa.Field:
+def wired(name: str, type_: pa.DataType, nullable: bool = True,
+          wire: str | None = None) -> pa.Field:
     return pa.field(name, type_, nullable, metadata={WIRE: wire.encode()} if wire else None)
 
 
@@ -31,15 +31,54 @@ def wire_path(field: pa.Field) -> str | None:
     return meta[WIRE].decode() if WIRE in meta else None
 
 
+SOURCES = b"sources"
+SELF = "."
+"""The wire path of a column that holds the list element itself (a list of strings)."""
+
+
+def lake_schema(sources: tuple[str, ...], fields: list[pa.Field]) -> pa.Schema:
+    """A lake table's schema: ``sources`` are the spec's paths of the objects its rows are
+    made of (``Receipt.items``, ``Product.localizations``), each ``wired`` field the path
+    of its value in such an object. The lineage, the row builders and the Arrow schema
+    all derive from it."""
+    return pa.schema(fields, metadata={SOURCES: ",".join(sources).encode()} if sources
+                     else None)
+
+
+def sources_of(schema: pa.Schema) -> list[str]:
+    """The spec paths a table's rows are made of (none for a table the spec does not name)."""
+    meta = schema.metadata or {}
+    return meta[SOURCES].decode().split(",") if SOURCES in meta else []
+
+
+def landing(tables: dict[str, pa.Schema]) -> dict[str, str]:
+    """``Resource.path.to.field`` -> ``table.column`` of every wired column of ``tables``."""
+    return {(source if path == SELF else f"{source}.{path}"): f"{table}.{field.name}"
+            for table, schema in tables.items() for source in sources_of(schema)
+            for field in schema if (path := wire_path(field)) is not None}
+
+
+def value_at(record: dict | None, path: str):
+    """The value at a wire path (``pricing.defaultPrice``) of one object, alias names;
+    None where a parent is absent."""
+    if path == SELF:
+        return record
+    for key in path.split("."):
+        if record is None:
+            return None
+        record = record.get(key)
+    return record
+
+
 EXTRA_FIELDS = "extra_fields"
 """The column of every revenue table that keeps the object's fields the spec does not name,
 as a JSON object (null where there are none)."""
 
 
-def _schema(*fields: tuple, transaction_id_wire: str | None = None) -> pa.Schema:
-    keys = [_field("location_id", I32, False), _field("business_date", pa.date32(), False),
-            _field("transaction_id", S, False, transaction_id_wire)]
-    return pa.schema(keys + [_field(*f) for f in fields] + [_field(EXTRA_FIELDS, S)])
+def _schema(source: str, *fields: tuple, transaction_id_wire: str | None = None) -> pa.Schema:
+    keys = [wired("location_id", I32, False), wired("business_date", pa.date32(), False),
+            wired("transaction_id", S, False, transaction_id_wire)]
+    return lake_schema((source,), keys + [wired(*f) for f in fields] + [wired(EXTRA_FIELDS, S)])
 
 
 def _ref(prefix: str, wire: str) -> list[tuple]:
@@ -50,6 +89,7 @@ def _ref(prefix: str, wire: str) -> list[tuple]:
 
 
 RECEIPTS = _schema(
+    "Receipt",
     ("transaction_type", S, False, "transactionType"),
     ("receipt_type", S, True, "receiptType"),
     ("total_amount", MONEY, False, "totalAmount"),
@@ -72,6 +112,7 @@ RECEIPTS = _schema(
 )
 
 RECEIPT_ITEMS = _schema(
+    "Receipt.items",
     ("item_key", S, False),
     ("line_number", I32, False),
     ("item_id", S, False, "id"),
@@ -92,6 +133,7 @@ RECEIPT_ITEMS = _schema(
 )
 
 ITEM_SIDE_DISHES = _schema(
+    "Receipt.items.sideDishes",
     ("item_key", S, False),
     ("side_dish_key", S, False),
     ("side_dish_id", S, True, "id"),
@@ -104,6 +146,7 @@ ITEM_SIDE_DISHES = _schema(
 )
 
 PAYMENTS = _schema(
+    "Receipt.payments",
     ("payment_id", S, False, "id"),
     ("amount", MONEY, False, "amount"),
     ("payment_type_id", I32, True, "paymentType.id"),

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 from pydantic import BaseModel, ValidationError
 
+from pipeline.extract.schemas import value_at, wire_path
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
 from pipeline.settings import Settings
@@ -55,6 +56,18 @@ def validate_records(rows: list, model: type[BaseModel], where: str) -> list:
             raise ContractError(f"{where}: record {name}: field {path}: {first['msg']}") \
                 from None
     return records
+
+
+def row_of(schema: pa.Schema, record, **made) -> dict:
+    """A row of ``schema`` out of one wire object (alias names, as ``model_dump(by_alias=
+    True)`` gives it): each column with a wire path takes the value there, the others are
+    ``made`` by the caller (keys, positions); the partition keys are added when written."""
+    row = dict(made)
+    for column in schema:
+        path = wire_path(column)
+        if path is not None:
+            row[column.name] = value_at(record, path)
+    return row
 
 
 def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],

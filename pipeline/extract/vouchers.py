@@ -12,22 +12,29 @@ from datetime import UTC, date, datetime
 
 import pyarrow as pa
 
-from pipeline.extract.snapshots import Snapshot, validate_records, write_snapshot
+from pipeline.extract.schemas import lake_schema, wired
+from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
 from pipeline.pos_api import models as m
 
 S, I64, TS = pa.string(), pa.int64(), pa.timestamp("s", tz="UTC")
-_KEY = [pa.field("snapshot_date", pa.date32(), nullable=False)]
+_KEY = [wired("snapshot_date", pa.date32(), False)]
 VOUCHER_TABLES: dict[str, pa.Schema] = {
-    "vouchers": pa.schema(_KEY + [pa.field(*f) for f in (
-        ("voucher_id", S, False), ("voucher_code", S), ("category_id", I64),
-        ("category_name", S), ("amount_cents", I64), ("balance_cents", I64),
-        ("max_amount_cents", I64), ("code_id", S), ("starts_at", TS), ("expires_at", TS),
-        ("is_enabled", pa.bool_()), ("comment", S), ("category_redemption_cap", I64),
-        ("category_payment_provider_id", S), ("created_at", TS), ("discriminator", S))]),
-    "voucher_transactions": pa.schema(_KEY + [pa.field(*f) for f in (
+    "vouchers": lake_schema(("Voucher",), _KEY + [wired(*f) for f in (
+        ("voucher_id", S, False, "id"), ("voucher_code", S, True, "voucherCode"),
+        ("category_id", I64, True, "categoryId"), ("category_name", S, True, "categoryName"),
+        ("amount_cents", I64, True, "gift.amount"), ("balance_cents", I64, True, "gift.balance"),
+        ("max_amount_cents", I64, True, "gift.maxAmount"), ("code_id", S, True, "codeId"),
+        ("starts_at", TS, True, "startDate"), ("expires_at", TS, True, "expirationDate"),
+        ("is_enabled", pa.bool_(), True, "enabled"), ("comment", S, True, "comment"),
+        ("category_redemption_cap", I64, True, "categoryNrOfTimesRedeemablePerUnit"),
+        ("category_payment_provider_id", S, True, "categoryExternalPaymentProviderId"),
+        ("created_at", TS, True, "createdAt"), ("discriminator", S, True, "discriminator"))]),
+    "voucher_transactions": pa.schema(_KEY + [wired(*f) for f in (
         ("voucher_id", S, False), ("transaction_id", I64, False), ("transaction_type", S),
         ("amount_cents", I64), ("created_at", TS), ("client_reference", S))]),
 }
+"""``vouchers`` from the spec's Voucher; ``voucher_transactions`` from a ``transactions``
+list the spec does not show (no source, no wire paths)."""
 
 
 class _Transaction(m.PosModel):
@@ -49,17 +56,9 @@ def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
     vouchers = validate_records(raw, m.Voucher, where)
     rows, txns = [], []
     for v, body in zip(vouchers, raw, strict=True):
-        gift = v.gift or m.Gift(amount=0)
-        rows.append({
-            "voucher_id": v.id, "voucher_code": v.voucher_code,
-            "category_id": v.category_id, "category_name": v.category_name,
-            "amount_cents": gift.amount, "balance_cents": gift.balance,
-            "max_amount_cents": gift.max_amount, "code_id": v.code_id,
-            "starts_at": v.start_date, "expires_at": v.expiration_date,
-            "is_enabled": v.enabled, "comment": v.comment,
-            "category_redemption_cap": v.category_nr_of_times_redeemable_per_unit,
-            "category_payment_provider_id": v.category_external_payment_provider_id,
-            "created_at": v.created_at, "discriminator": v.discriminator})
+        wire = v.model_dump(by_alias=True)
+        wire["gift"] = wire["gift"] or {"amount": 0}  # no gift: nothing was sold
+        rows.append(row_of(VOUCHER_TABLES["vouchers"], wire))
         listed = body.get("transactions") if isinstance(body, dict) else None
         for t in validate_records(listed or [], _Transaction, f"{where}: voucher {v.id}"):
             txns.append({"voucher_id": v.id, "transaction_id": t.transaction_id,
