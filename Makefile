@@ -33,8 +33,10 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    postgresql >/dev/null; }
 
+# Test files run on two workers (pytest-xdist; a file's tests share its worker and its
+# module fixtures): about 6 minutes on two cores, where one worker takes 10.
 test: install browser postgres
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # The fault-injection suite's long mode: 30 loads killed at random points.
 faults: install
