@@ -1,5 +1,6 @@
 """``pos-etl export``: a report or mart of the warehouse, for a date range and locations, as
-CSV, Excel (.xlsx), Parquet, or a DATEV Buchungsstapel (EXTF 700) of the daily closes.
+CSV, Excel (.xlsx), Parquet, or the daily closes as bookings: DATEV Buchungsstapel (EXTF
+700) or BMD NTCS import files, one per booking period.
 
 Amounts stay exact in every format: CSV and Parquet come from DuckDB's own writers (DECIMAL
 columns as decimal text and as Parquet DECIMAL), Excel cells get the decimal values with a
@@ -13,7 +14,9 @@ control characters Excel rejects replaced; DATEV fields are checked (``pipeline.
 The file is written in a private folder beside the target (the xlsx writer's scratch
 files too), moved into place when whole and the folder removed on every way out; one a
 killed export left is removed by the next export to that folder. A target that is a
-symlink is written through to the file it points to.
+symlink is written through to the file it points to. Booking files go into a folder (or a
+``.zip``), one file per booking period, each moved into place when whole; a single
+period may be written to a file of its own name.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import contextlib
 import os
 import re
 import shutil
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -31,11 +35,15 @@ from pathlib import Path
 import duckdb
 import psutil
 
-from pipeline.datev import DatevError, write_datev
+from pipeline.bmd import write_bmd
+from pipeline.bookings import BookingError, by_period, daily_close_bookings
+from pipeline.datev import write_datev
 from pipeline.settings import Settings
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
-FORMATS = ("csv", "xlsx", "parquet", "datev")
+FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
+BOOKINGS = {"datev": "EXTF_Buchungsstapel_{}.csv", "bmd": "BMD_Buchungen_{}.csv"}
+"""The booking formats and the name of the file of one booking period (``2026-11``)."""
 
 
 class ExportError(Exception):
@@ -57,6 +65,7 @@ class Exported:
 
     rows: int
     warnings: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
 
 
 def _resolve(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[tuple[str, str]]]:
@@ -138,16 +147,23 @@ def glob_escape(text: str) -> str:
     return re.sub(r"([\[\]*?])", r"[\1]", text)
 
 
-def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
-           raw_text: bool = False) -> Exported:
-    """Write the selection to ``output`` (replaced atomically). ``raw_text`` keeps CSV
-    text fields byte for byte (no formula prefix), for machine consumers."""
-    if fmt not in FORMATS:
-        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+def _check_warehouse(settings: Settings) -> None:
     path = settings.warehouse.warehouse_path
     if not path.is_file():
         raise ExportError(f"no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) "
                           "first" if not path.exists() else f"{path} is not a file")
+
+
+def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
+           raw_text: bool = False) -> Exported:
+    """Write the selection to ``output`` (replaced atomically). ``raw_text`` keeps CSV
+    text fields byte for byte (no formula prefix), for machine consumers. The booking
+    formats write one file per booking period into the folder (or ``.zip``) ``output``."""
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    _check_warehouse(settings)
+    if fmt in BOOKINGS:
+        return _export_bookings(settings, sel, fmt, output)
     target = _real_target(output)
     _remove_leftovers(target.parent, target.name)
     scratch = target.with_name(f".{target.name}.{os.getpid()}.export")
@@ -156,6 +172,7 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
         temp = scratch / target.name
         result = _write(settings, sel, fmt, temp, scratch, raw_text)
         os.replace(temp, target)
+        result.files = [target]
         return result
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -164,23 +181,86 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
 def _write(settings: Settings, sel: Selection, fmt: str, temp: Path, scratch: Path,
            raw_text: bool) -> Exported:
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
-        if fmt == "datev":
-            if sel.model != "rpt_daily_close":
-                raise ExportError("a DATEV file is made of the daily closes: export "
-                                  "rpt_daily_close")
-            try:
-                rows, transliterated = write_datev(
-                    con, _query(con, sel), (sel.start, sel.end), settings.accounting.datev,
-                    temp, {loc.id: loc.short_code for loc in settings.locations})
-            except DatevError as exc:
-                raise ExportError(str(exc)) from None
-            return Exported(rows, [transliterated.warning()] if transliterated else [])
         sql = _query(con, sel, neutralise=fmt == "csv" and not raw_text)
         if fmt == "xlsx":
             return Exported(_write_xlsx(con.execute(sql), temp, scratch, sel.model))
         options = "format parquet" if fmt == "parquet" else "format csv, header"
         path = str(temp).replace("'", "''")  # DuckDB's own writer, streaming
         return Exported(con.execute(f"copy ({sql}) to '{path}' ({options})").fetchone()[0])
+
+
+def _export_bookings(settings: Settings, sel: Selection, fmt: str, output: Path) -> Exported:
+    """The daily closes of the selection as booking files, one per booking period, into
+    the folder ``output`` (made if missing), into the zip ``output`` (``.zip``), or, for
+    a single period, into the file ``output`` (a name with another suffix)."""
+    if sel.model != "rpt_daily_close":
+        raise ExportError(f"{fmt} bookings are made of the daily closes: export "
+                          "rpt_daily_close")
+    target = Path(os.path.realpath(output)) if output.is_symlink() else output
+    as_zip = target.suffix.lower() == ".zip"
+    as_file = not as_zip and target.suffix != "" and not target.is_dir()
+    folder = target.parent if as_zip or as_file else target
+    folder.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(folder, target.name)
+    scratch = folder / f".{target.name}.{os.getpid()}.export"
+    scratch.mkdir()
+    try:
+        written, warnings, rows = _write_bookings(settings, sel, fmt, scratch)
+        if as_file and len(written) > 1:
+            raise ExportError(
+                f"the selection spans {len(written)} booking periods "
+                f"({', '.join(p.name for p in written)}), one file each: write them to a "
+                f"folder (-o {target.with_suffix('')}/) or a zip (-o "
+                f"{target.with_suffix('.zip')})")
+        if as_zip:
+            with zipfile.ZipFile(scratch / target.name, "w", zipfile.ZIP_DEFLATED) as z:
+                for path in written.values():
+                    z.write(path, path.name)
+            os.replace(scratch / target.name, target)
+            files = [target]
+        elif as_file:
+            os.replace(next(iter(written.values())), target)
+            files = [target]
+        else:
+            files = []
+            for path in written.values():  # each file whole, replacing its old version
+                os.replace(path, folder / path.name)
+                files.append(folder / path.name)
+        return Exported(rows, warnings, files)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_bookings(settings: Settings, sel: Selection, fmt: str,
+                    scratch: Path) -> tuple[dict, list[str], int]:
+    """The booking files of each period, written in ``scratch``: {period: file}, the
+    warnings, the bookings."""
+    accounting = settings.accounting
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        try:
+            bookings = daily_close_bookings(con, _query(con, sel), accounting.datev,
+                                            {loc.id: loc for loc in settings.locations})
+        except BookingError as exc:
+            raise ExportError(str(exc)) from None
+    if not bookings:
+        raise ExportError("no daily close in the selection: nothing to book")
+    written = {}
+    seen = None
+    for period, items in by_period(bookings, accounting.datev.fiscal_year_start).items():
+        path = scratch / BOOKINGS[fmt].format(period.name)
+        span = (max(period.first, sel.start or period.first),
+                min(period.last, sel.end or period.last))
+        try:
+            if fmt == "datev":
+                done = write_datev(items, period, span, accounting.datev, path)
+            else:
+                done = write_bmd(items, accounting.bmd, path)
+        except BookingError as exc:
+            raise ExportError(str(exc)) from None
+        seen = done if seen is None else seen.merged(done)
+        written[period] = path
+    warnings = [seen.warning({"datev": "DATEV", "bmd": "BMD"}[fmt])] if seen else []
+    return written, warnings, len(bookings)
 
 
 XLSX_MAX_ROWS = 1_048_575

@@ -133,6 +133,9 @@ class LocationSettings(_Strict):
     before it belongs to the day before (a hotel's night audit at 02:30, say)."""
     name: str | None = None
     """What the report calls the location (default: its short code)."""
+    cost_center: str | None = Field(None, pattern=r"^[A-Za-z0-9]{1,36}$")
+    """The location's cost centre (Kostenstelle): ``KOST1`` of its DATEV bookings, ``kost``
+    of its BMD bookings (which takes digits only); unset: none."""
 
     _timezone = field_validator("timezone")(_zone)
 
@@ -233,6 +236,15 @@ class DatevSettings(_Strict):
         return value
 
 
+class BmdSettings(_Strict):
+    """What a BMD NTCS booking import needs beyond the accounts (``[accounting.datev]``'s)."""
+
+    buchsymbol: str = Field("KA", pattern=r"^[A-Z0-9]{1,2}$")
+    """The booking symbol of the daily closes (``KA``: Kassa)."""
+    tax_code: str = Field("1", pattern=r"^[0-9]{1,2}$")
+    """``steuercode`` of the revenue lines: 1, domestic VAT."""
+
+
 class AccountingSettings(_Strict):
     voucher_sale_groups: list[str] = ["Gutscheinverkauf"]
     """Payment groups (``paymentGroup.name``) of settlements that sell vouchers."""
@@ -241,6 +253,7 @@ class AccountingSettings(_Strict):
     ledger_timezone: str | None = None
     """Time zone of the voucher ledger's business dates; unset: the first location's."""
     datev: DatevSettings = DatevSettings()
+    bmd: BmdSettings = BmdSettings()
 
     @field_validator("ledger_timezone")
     @classmethod

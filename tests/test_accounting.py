@@ -1,11 +1,17 @@
 """Accounting outputs against independent Python: VAT after discounts, the daily close, the
 payment bridge, voucher movements by business date, one rounding rule."""
 
+import csv
+import json
 import math
+import re
+import subprocess
+import zipfile
 from collections import defaultdict
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import duckdb
@@ -232,18 +238,157 @@ def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
     assert sum(balance.values()) == 0
 
 
-def test_datev_refuses_two_fiscal_years_and_unmapped_rates(built, tmp_path):
+def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(built,
+                                                                             tmp_path):
+    from pipeline.datev import read_datev
     from pipeline.export import ExportError, Selection, export
 
     sel = Selection("rpt_daily_close", DAYS[0], DAYS[-1], None)
-    with pytest.raises(ExportError, match="spans two fiscal years"):
-        export(_datev_settings(built, fiscal_year_start="03-28"), sel, "datev",
-               tmp_path / "x.csv")
+    cut = _datev_settings(built, fiscal_year_start="03-28")  # a fiscal year starts within
+    done = export(cut, sel, "datev", tmp_path / "datev")
+    names = ["EXTF_Buchungsstapel_2026-03-01_2026-03-27.csv",
+             "EXTF_Buchungsstapel_2026-03-28_2026-03-31.csv"]
+    assert [f.name for f in done.files] == names
+    headers = [read_datev(tmp_path / "datev" / name)[0] for name in names]
+    assert [h[12:16] for h in headers] == [["20250328", "4", "20260327", "20260327"],
+                                           ["20260328", "4", "20260328", "20260329"]]
+    days = [{r["Belegdatum"] for r in read_datev(tmp_path / "datev" / n)[1]} for n in names]
+    assert days == [{"2703"}, {"2803", "2903"}]
+    assert sum(len(read_datev(tmp_path / "datev" / n)[1]) for n in names) == done.rows
+    with pytest.raises(ExportError, match="spans 2 booking periods"):
+        export(cut, sel, "datev", tmp_path / "one.csv")
+    zipped = export(cut, sel, "bmd", tmp_path / "bmd.zip")
+    with zipfile.ZipFile(tmp_path / "bmd.zip") as z:
+        assert z.namelist() == [n.replace("EXTF_Buchungsstapel", "BMD_Buchungen")
+                                for n in names]
+        assert sum(z.read(n).count(b"\r\n") - 1 for n in z.namelist()) == zipped.rows
     with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
                                           r"revenue account for tax rate 10 %"):
         export(_datev_settings(built, revenue_accounts={"20": "4000"}), sel, "datev",
                tmp_path / "x.csv")
-    assert not (tmp_path / "x.csv").exists()
+    assert not (tmp_path / "one.csv").exists() and not (tmp_path / "x.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bmd.zip", "datev"]
+
+
+def warehouse_balance(built, settings) -> dict[str, Decimal]:
+    """Each account's balance (Soll positive) of the daily closes as the warehouse has
+    them, computed from its reports, not from a booking file: revenue per rate, tips, the
+    voucher liability, the payments per account; the clearing account nets to 0."""
+    accounts = settings.accounting.datev
+    balance: dict[str, Decimal] = defaultdict(Decimal)
+    for rate, gross in query(built, "select tax_rate_percent, sum(gross_after_discount) "
+                                    "from rpt_vat_by_rate group by all"):
+        balance[accounts.revenue_accounts[format(rate.normalize(), "f")]] -= gross
+    for account, paid in query(built, "select coalesce(fibu_account_nr, '2700'), "
+                                      "sum(payment_amount) from rpt_daily_close_payments "
+                                      "group by all"):
+        balance[account] += paid
+    ((tips, difference),) = query(built, "select sum(tip_amount), sum(difference_amount) "
+                                         "from rpt_daily_close")
+    balance[accounts.tip_account] -= tips
+    for group, amount in query(built, "select payment_group_name, sum(amount) from "
+                                      "rpt_payment_reconciliation where line_number between "
+                                      "401 and 899 group by all"):
+        balance[accounts.non_revenue_accounts.get(group, accounts.suspense_account)] -= amount
+    assert difference == 0  # every day closed: no difference on the suspense account
+    return {k: v for k, v in balance.items() if v}
+
+
+def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path):
+    """mloda-community-german-ledger's EXTF reader (not written here, in its own virtual
+    environment) reads the files and finds each account's total the warehouse has."""
+    from pipeline.export import Selection, export
+    from tests.venvs import tool_env
+
+    settings = _datev_settings(built, fiscal_year_start="03-28")  # two files
+    done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+                  tmp_path / "datev")
+    python = tool_env("datev-reader", ["mloda-community-german-ledger==0.11.0"]) / "bin/python"
+    probe = Path(__file__).with_name("datev_probe.py")
+    read = json.loads(subprocess.run([str(python), str(probe), *map(str, done.files)],
+                                     check=True, capture_output=True, text=True,
+                                     timeout=300).stdout)
+    assert [(h["berater"], h["mandant"]) for h in read["headers"]] == [("29098", "55003")] * 2
+    assert read["legs"] == 2 * done.rows
+    totals = {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}
+    assert totals == warehouse_balance(built, settings)
+
+
+def _with_cost_centres(settings):
+    return settings.model_copy(update={"locations": [
+        loc.model_copy(update={"cost_center": str(100 + n)})
+        for n, loc in enumerate(settings.locations)]})
+
+
+def test_the_datev_file_carries_each_locations_cost_centre(built, tmp_path):
+    from pipeline.datev import read_datev
+    from pipeline.export import Selection, export
+
+    settings = _with_cost_centres(_datev_settings(built))
+    export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+           tmp_path / "f.csv")
+    centre = {f"Z{loc.id}": loc.cost_center for loc in settings.locations}
+    rows = read_datev(tmp_path / "f.csv")[1]
+    assert {r["KOST1 - Kostenstelle"] for r in rows} == set(centre.values())
+    assert all(r["KOST1 - Kostenstelle"] == centre[r["Belegfeld 1"].split("-")[0]]
+               for r in rows)
+
+
+BMD_FIELDS = ["satzart", "konto", "gkonto", "belegnr", "belegdatum", "buchsymbol", "buchcode",
+              "prozent", "steuercode", "betrag", "steuer", "text", "kost", "extbelegnr"]
+
+
+def read_bmd(raw: bytes) -> list[dict[str, str]]:
+    """A reader of BMD's booking import written from its description (not from our
+    writer): Windows-1252, ``;``-separated, CRLF, field names in the first line, ``"``
+    around a text holding ``;``, amounts with a decimal comma."""
+    lines = raw.decode("cp1252").split("\r\n")
+    assert lines[-1] == "" and lines[0].split(";") == BMD_FIELDS
+    rows = []
+    for row in csv.reader(lines[1:-1], delimiter=";", quotechar='"', strict=True):
+        assert len(row) == len(BMD_FIELDS), row
+        rec = dict(zip(BMD_FIELDS, row, strict=True))
+        assert rec["satzart"] == "0" and rec["buchcode"] in ("1", "2")
+        assert re.fullmatch(r"\d{1,9}", rec["konto"]) and re.fullmatch(r"\d{1,9}", rec["gkonto"])
+        assert re.fullmatch(r"\d{2}\.\d{2}\.\d{4}", rec["belegdatum"])
+        assert re.fullmatch(r"-?\d+,\d{2}", rec["betrag"])
+        if rec["prozent"]:
+            assert rec["steuercode"] and re.fullmatch(r"-?\d+,\d{2}", rec["steuer"])
+        else:
+            assert rec["steuercode"] == rec["steuer"] == ""
+        rows.append(rec)
+    return rows
+
+
+def test_the_bmd_file_parses_back_to_the_warehouses_accounts_tax_and_cost_centres(
+        built, tmp_path):
+    from pipeline.export import Selection, export
+
+    settings = _with_cost_centres(_datev_settings(built))
+    done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "bmd",
+                  tmp_path / "bmd.csv")
+    rows = read_bmd((tmp_path / "bmd.csv").read_bytes())
+    assert len(rows) == done.rows
+    number = lambda text: Decimal(text.replace(",", "."))  # noqa: E731
+    balance = defaultdict(Decimal)  # Soll positive
+    tax = defaultdict(Decimal)
+    for r in rows:
+        side = 1 if r["buchcode"] == "1" else -1  # buchcode: the side of konto
+        balance[r["konto"]] += side * number(r["betrag"])
+        balance[r["gkonto"]] -= side * number(r["betrag"])
+        if r["prozent"]:
+            tax[number(r["prozent"].replace(",", "."))] -= number(r["steuer"])
+        loc = int(r["extbelegnr"][1:5])
+        assert r["kost"] == str(100 + [x.id for x in settings.locations].index(loc))
+        assert r["belegnr"] == r["belegdatum"][6:] + r["belegdatum"][3:5] + r["belegdatum"][:2]
+    accounts = settings.accounting.datev.revenue_accounts
+    for rate, gross, vat in query(built, "select tax_rate_percent, sum(gross_after_discount), "
+                                         "sum(vat_after_discount) from rpt_vat_by_rate "
+                                         "group by all"):
+        assert balance[accounts[format(rate.normalize(), "f")]] == -gross
+        assert tax[rate] == vat
+    assert {k: v for k, v in balance.items() if v} == warehouse_balance(built, settings)
+    assert balance["2890"] == 0 and sum(balance.values()) == 0
 
 
 @pytest.mark.parametrize("fmt", ["csv", "xlsx", "parquet"])
@@ -297,6 +442,12 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     out = tmp_path / "close.xlsx"
     assert main(["export", "rpt_daily_close", "--location", "VIE01", "-o", str(out)]) == 0
     assert f"wrote 3 rows of rpt_daily_close to {out} (xlsx)" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # the booking files' default folder is named by the range
+    assert main(["export", "rpt_daily_close", "--format", "bmd", "--start", "2026-03-27",
+                 "--end", "2026-03-29"]) == 0
+    assert "to bmd_2026-03-27_2026-03-29 (bmd) (1 file(s): BMD_Buchungen_2026-03.csv)" in \
+        capsys.readouterr().out
+    assert (tmp_path / "bmd_2026-03-27_2026-03-29" / "BMD_Buchungen_2026-03.csv").is_file()
 
 
 def test_staging_models_live_in_their_own_schema(built):

@@ -11,13 +11,13 @@ import json
 import shutil
 import subprocess
 import sys
-import venv
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import loaded_warehouse
+from tests.venvs import tool_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = Path(__file__).with_name("bi_probe.py")
@@ -31,17 +31,7 @@ CLIENTS = {
 
 def client_env(name: str) -> Path:
     """The virtual environment of one client (made once, with only that client)."""
-    folder = ROOT / ".venv-compat" / name
-    marker = folder / "installed.txt"
-    wanted = "\n".join(CLIENTS[name])
-    if not marker.exists() or marker.read_text() != wanted:
-        shutil.rmtree(folder, ignore_errors=True)
-        venv.create(folder, with_pip=True)
-        subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q",
-                        "--disable-pip-version-check", *CLIENTS[name]],
-                       check=True, timeout=600)
-        marker.write_text(wanted)
-    return folder
+    return tool_env(name, CLIENTS[name])
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,14 @@ from pipeline.cli.base import IsoDate, cli, config_option, location_option
 from pipeline.resources import load_settings
 from pipeline.untrusted import for_terminal
 
-FORMATS = ("csv", "xlsx", "parquet", "datev")
+FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
+BOOKING_FORMATS = ("datev", "bmd")
 
 
-@cli.command(short_help="write a model as CSV, Excel, Parquet or DATEV",
-             help="write a report or mart as CSV, Excel, Parquet, or the daily closes as a "
-                  "DATEV Buchungsstapel")
+@cli.command(short_help="write a model as CSV, Excel, Parquet, DATEV or BMD",
+             help="write a report or mart as CSV, Excel, Parquet, or the daily closes as "
+                  "bookings: DATEV Buchungsstapel or BMD NTCS import files, one per booking "
+                  "period (month)")
 @click.argument("model")
 @config_option
 @click.option("--start", type=IsoDate(), help="first business date (default: all)")
@@ -27,9 +29,11 @@ FORMATS = ("csv", "xlsx", "parquet", "datev")
 @location_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="default: from the --output suffix, else csv")
-@click.option("--output", "-o", type=click.Path(dir_okay=False),
+@click.option("--output", "-o", type=click.Path(),
               help="file to write (default: <model>.<format>); a symlink is written "
-                   "through to its file")
+                   "through to its file. DATEV and BMD: a folder (default: "
+                   "<format>_<start>_<end>) or a .zip of one file per booking period, "
+                   "or a file for a single period")
 @click.option("--raw-text", is_flag=True,
               help="CSV: keep text fields byte for byte; by default a field a spreadsheet "
                    "would run as a formula (=, +, -, @, tab, CR) is prefixed with ' (for "
@@ -50,9 +54,10 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
     if start and end and end < start:
         print(f"--end {end} is before --start {start}", file=sys.stderr)
         return 2
-    target = Path(output or f"{model}.{'csv' if fmt == 'datev' else fmt}")
-    if fmt == "datev" and not output:
-        target = Path(f"EXTF_Buchungsstapel_{start or 'all'}_{end or 'all'}.csv")
+    if fmt in BOOKING_FORMATS:
+        target = Path(output or f"{fmt}_{start or 'all'}_{end or 'all'}")
+    else:
+        target = Path(output or f"{model}.{fmt}")
     selection = Selection(model, start, end, parse_locations(settings, list(location)))
     try:
         done = export(settings, selection, fmt, target, raw_text=raw_text)
@@ -61,8 +66,10 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
         return 1
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
-    what = "bookings" if fmt == "datev" else "rows"
-    print(f"wrote {done.rows:,} {what} of {model} to {target} ({fmt})")
+    what = "bookings" if fmt in BOOKING_FORMATS else "rows"
+    files = "" if done.files == [target] else \
+        f" ({len(done.files)} file(s): {', '.join(f.name for f in done.files)})"
+    print(f"wrote {done.rows:,} {what} of {model} to {target} ({fmt}){files}")
     return 0
 
 

@@ -1,0 +1,27 @@
+"""Virtual environments the tests make for software that is not ours: each holds one
+client or reader and only what it needs (kept in ``.venv-compat/`` for the next run)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tool_env(name: str, packages: list[str]) -> Path:
+    """The virtual environment ``name`` with ``packages`` installed (made once; made
+    again when the packages change)."""
+    folder = ROOT / ".venv-compat" / name
+    marker = folder / "installed.txt"
+    wanted = "\n".join(packages)
+    if not marker.exists() or marker.read_text() != wanted:
+        shutil.rmtree(folder, ignore_errors=True)
+        venv.create(folder, with_pip=True)
+        subprocess.run([str(folder / "bin" / "python"), "-m", "pip", "install", "-q",
+                        "--disable-pip-version-check", *packages],
+                       check=True, timeout=600)
+        marker.write_text(wanted)
+    return folder
