@@ -1,10 +1,12 @@
 """The daily closes as bookings, whatever the accounting software: DATEV and BMD files
 are both written from these.
 
-Every booking of a day goes through the clearing account: revenue per tax rate (gross
-after discounts), tips and each non-revenue payment group are credited to their
-accounts; each payment type's payments are debited to its ``fibuAccountNr``; a day's
-difference goes to the suspense account. Per day the clearing account nets to 0.
+The bookings are the warehouse's ``rpt_daily_close_bookings``: every booking of a day
+goes through the clearing account (revenue per tax rate, gross after discounts, tips and
+each non-revenue payment group credited to their accounts; each payment type's payments
+debited to its ``fibuAccountNr``; a day's difference to the suspense account), so per
+day the clearing account nets to 0. Here they get the location's short code and cost
+centre.
 
 A booking period is a calendar month within one fiscal year: one file per period.
 """
@@ -21,7 +23,6 @@ from decimal import Decimal
 import duckdb
 from anyascii import anyascii
 
-from pipeline.money import cents
 from pipeline.settings import DatevSettings, LocationSettings
 
 ENCODING = "cp1252"
@@ -100,64 +101,58 @@ def rate_key(rate: Decimal) -> str:
     return format(Decimal(rate).normalize(), "f")
 
 
+def check_accounts(con: duckdb.DuckDBPyConnection, accounts: DatevSettings) -> None:
+    """Raise ``BookingError`` unless the warehouse was built with these accounts (its
+    macros answer as the config does, for every configured rate and every rate it has
+    revenue at): a changed account takes a build first."""
+    rates = {rate_key(Decimal(rate)): account
+             for rate, account in accounts.revenue_accounts.items()}
+    for (rate,) in con.execute("select distinct tax_rate_percent from rpt_vat_by_rate"
+                               " order by 1").fetchall():
+        rates.setdefault(rate_key(rate), None)
+    asked = [(f"revenue_account({rate})", account) for rate, account in rates.items()]
+    asked += [(f"non_revenue_account('{group.replace(chr(39), chr(39) * 2)}')", account)
+              for group, account in accounts.non_revenue_accounts.items()]
+    asked += [(f"booking_account('{role}')", getattr(accounts, f"{role}_account"))
+              for role in ("clearing", "tip", "suspense", "cash")]
+    try:
+        built = con.execute("select " + ", ".join(sql for sql, _ in asked)).fetchone()
+    except duckdb.Error:
+        built = [None] * len(asked)
+    changed = [sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}"
+               for (sql, now), was in zip(asked, built, strict=True) if was != now]
+    if changed:
+        raise BookingError("the warehouse was built with other accounts than [accounting."
+                           f"datev] names ({'; '.join(changed)}): run `pos-etl build` first")
+
+
 def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
-                         accounts: DatevSettings,
                          locations: Mapping[int, LocationSettings]) -> list[Booking]:
-    """The bookings of the daily closes that ``close_sql`` selects (see the module)."""
-    days = con.execute(f"select location_id, business_date, tip_amount, difference_amount "
-                       f"from ({close_sql})").fetchall()
-    selected = {(loc, day) for loc, day, *_ in days}
-
-    def per_day(sql: str) -> dict[tuple[int, date], list[tuple]]:
-        found: dict[tuple[int, date], list[tuple]] = {}
-        for loc, day, *rest in con.execute(sql).fetchall():
-            if (loc, day) in selected:
-                found.setdefault((loc, day), []).append(tuple(rest))
-        return found
-
-    revenue = per_day("select location_id, business_date, tax_rate_percent, "
-                      "gross_after_discount, vat_after_discount from rpt_vat_by_rate "
-                      "order by all")
-    groups = per_day("select location_id, business_date, coalesce(payment_group_name, ''), "
-                     "cents(sum(total_amount)) from fct_receipts where is_settlement and "
-                     "not is_revenue_effective group by all order by all")
-    payments = per_day("select location_id, business_date, payment_type_name, "
-                       "fibu_account_nr, payment_amount from rpt_daily_close_payments "
-                       "order by all")
-    clearing = accounts.clearing_account
-    out: list[Booking] = []
-    for loc, day, tips, difference in sorted(days):
+    """The bookings (``rpt_daily_close_bookings``) of the daily closes that ``close_sql``
+    selects, with each location's short code in the text and its cost centre."""
+    rows = con.execute(f"""
+        select b.location_id, b.business_date, b.document_number, b.debit_account,
+               b.credit_account,
+               b.amount, b.tax_rate_percent, b.tax_amount, b.booking_kind, b.booking_text
+        from rpt_daily_close_bookings as b
+        semi join ({close_sql}) as c using (location_id, business_date)
+        order by b.location_id, b.business_date, b.booking_number""").fetchall()
+    out = []
+    for loc, day, doc, account, counter, amount, rate, tax, kind, text in rows:
         place = locations.get(loc)
-        code = place.short_code if place else str(loc)
-        doc = f"Z{loc}-{day:%Y%m%d}"
-
-        def book(amount, account, counter, text, what, rate=None, tax=None, day=day,
-                 doc=doc, loc=loc, place=place):
-            if amount:
-                out.append(Booking(
-                    cents(amount), account, counter, day, doc, text,
-                    f"location {loc}, business date {day}, {what}", loc,
-                    place.cost_center if place else None, rate,
-                    None if tax is None else cents(tax)))
-
-        for rate, amount, vat in revenue.get((loc, day), []):
-            account = accounts.revenue_accounts.get(rate_key(rate))
-            if account is None:
-                raise BookingError(
-                    f"location {loc}, business date {day}: no revenue account for tax rate "
-                    f"{rate_key(rate)} %; add it to [accounting.datev] revenue_accounts")
-            book(amount, clearing, account, f"Erlöse {rate_key(rate)} % {code}",
-                 f"revenue at {rate_key(rate)} %", Decimal(rate), vat)
-        book(tips, clearing, accounts.tip_account, f"Trinkgeld {code}", "tips")
-        for group, amount in groups.get((loc, day), []):
-            account = accounts.non_revenue_accounts.get(group, accounts.suspense_account)
-            book(amount, clearing, account, f"{group or 'ohne Zahlungsgruppe'} {code}",
-                 f"payment group {group!r}")
-        for name, fibu, amount in payments.get((loc, day), []):
-            book(amount, fibu or accounts.cash_account, clearing, f"{name} {code}",
-                 f"payment type {name!r}")
-        book(difference, clearing, accounts.suspense_account, f"Kassendifferenz {code}",
-             "the day's difference")
+        what = {"revenue": f"revenue at {text.removeprefix('Erlöse ')}", "tips": "tips",
+                "non_revenue": f"payment group {text!r}", "payment": f"payment type {text!r}",
+                "difference": "the day's difference"}[kind]
+        if counter is None:
+            raise BookingError(
+                f"location {loc}, business date {day}: no revenue account for tax rate "
+                f"{rate_key(rate)} %; add it to [accounting.datev] revenue_accounts")
+        out.append(Booking(
+            Decimal(amount), account, counter, day, doc,
+            f"{text} {place.short_code if place else loc}",
+            f"location {loc}, business date {day}, {what}", loc,
+            place.cost_center if place else None,
+            None if rate is None else Decimal(rate), None if tax is None else Decimal(tax)))
     return out
 
 

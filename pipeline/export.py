@@ -36,7 +36,7 @@ import duckdb
 import psutil
 
 from pipeline.bmd import write_bmd
-from pipeline.bookings import BookingError, by_period, daily_close_bookings
+from pipeline.bookings import BookingError, by_period, check_accounts, daily_close_bookings
 from pipeline.datev import write_datev
 from pipeline.settings import Settings
 from pipeline.untrusted import for_excel, neutralise_formula_sql
@@ -238,7 +238,8 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
     accounting = settings.accounting
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         try:
-            bookings = daily_close_bookings(con, _query(con, sel), accounting.datev,
+            check_accounts(con, accounting.datev)
+            bookings = daily_close_bookings(con, _query(con, sel),
                                             {loc.id: loc for loc in settings.locations})
         except BookingError as exc:
             raise ExportError(str(exc)) from None

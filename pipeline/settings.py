@@ -220,6 +220,14 @@ class DatevSettings(_Strict):
     cash_account: str = "2700"
     """Account of payments whose payment type carries no ``fibuAccountNr``."""
 
+    @field_validator("revenue_accounts")
+    @classmethod
+    def _rates(cls, value: dict[str, str]) -> dict[str, str]:
+        for rate in value:
+            if not re.fullmatch(r"\d{1,2}(\.\d{1,2})?", rate):
+                raise ValueError(f"tax rate {rate!r} must be a percentage such as 20 or 5.5")
+        return value
+
     @field_validator("revenue_accounts", "non_revenue_accounts")
     @classmethod
     def _accounts(cls, value: dict[str, str]) -> dict[str, str]:

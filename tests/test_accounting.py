@@ -5,6 +5,7 @@ import csv
 import json
 import math
 import re
+import shutil
 import subprocess
 import zipfile
 from collections import defaultdict
@@ -262,12 +263,26 @@ def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(bu
         assert z.namelist() == [n.replace("EXTF_Buchungsstapel", "BMD_Buchungen")
                                 for n in names]
         assert sum(z.read(n).count(b"\r\n") - 1 for n in z.namelist()) == zipped.rows
-    with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
-                                          r"revenue account for tax rate 10 %"):
-        export(_datev_settings(built, revenue_accounts={"20": "4000"}), sel, "datev",
-               tmp_path / "x.csv")
+    # The accounts are the build's: a changed account takes a build first, then a rate
+    # without an account is refused naming where it is needed.
+    unmapped = _datev_settings(built, revenue_accounts={"20": "4000"})
+    with pytest.raises(ExportError, match=r"built with other accounts .*revenue_account 10: "
+                                          r"4010 -> None.*run `pos-etl build` first"):
+        export(unmapped, sel, "datev", tmp_path / "x.csv")
     assert not (tmp_path / "one.csv").exists() and not (tmp_path / "x.csv").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bmd.zip", "datev"]
+    data_dir = tmp_path / "copy" / "data"
+    shutil.copytree(built.warehouse.data_dir, data_dir,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    unmapped = unmapped.model_copy(update={"warehouse": unmapped.warehouse.model_copy(
+        update={"data_dir": data_dir})})
+    from pipeline.loader import run_build
+    from pipeline.reporting import Reporter
+
+    assert run_build(unmapped, progress=Reporter()).warehouse_path
+    with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
+                                          r"revenue account for tax rate 10 %"):
+        export(unmapped, sel, "datev", tmp_path / "x.csv")
 
 
 def warehouse_balance(built, settings) -> dict[str, Decimal]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from graphlib import TopologicalSorter
 from pathlib import Path
 
@@ -33,7 +34,7 @@ from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.settings import AccountingSettings
+from pipeline.settings import AccountingSettings, DatevSettings
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
@@ -202,6 +203,29 @@ def config_macros(accounting: AccountingSettings | None = None,
         "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
         "create or replace macro ledger_date(instant) as\n"
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
+        *_account_macros(accounting.datev),
+    )
+
+
+def _account_macros(accounts: DatevSettings) -> tuple[str, ...]:
+    """The accounts of the bookings ([accounting.datev]) as macros."""
+    def case(value: str, pairs: dict[str, str], default: str = "null") -> str:
+        whens = " ".join(f"when {value} = {when} then {_sql_list([then])}"
+                         for when, then in pairs.items())
+        return f"case {whens} else {default} end" if whens else default
+
+    rates = {str(Decimal(k)): v for k, v in accounts.revenue_accounts.items()}
+    groups = {_sql_list([k]): v for k, v in accounts.non_revenue_accounts.items()}
+    roles = {"'clearing'": accounts.clearing_account, "'tip'": accounts.tip_account,
+             "'suspense'": accounts.suspense_account, "'cash'": accounts.cash_account}
+    return (
+        "-- the revenue account of a tax rate, null where none ([accounting.datev])\n"
+        f"create or replace macro revenue_account(rate) as\n    {case('rate', rates)};",
+        "-- the account of a non-revenue payment group, else the suspense account\n"
+        "create or replace macro non_revenue_account(group_name) as\n"
+        f"    {case('group_name', groups, _sql_list([accounts.suspense_account]))};",
+        "-- the clearing, tip, suspense and cash accounts by their role\n"
+        f"create or replace macro booking_account(role) as\n    {case('role', roles)};",
     )
 
 
