@@ -52,6 +52,10 @@ class Booking:
     cost_center: str | None = None
     tax_rate: Decimal | None = None
     tax: Decimal | None = None
+    kind: str = ""
+    """revenue, tips, non_revenue, payment, difference; correction."""
+    original_date: date | None = None
+    """The business date a correction corrects (None: ``day``)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,8 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
             f"{text} {place.short_code if place else loc}",
             f"location {loc}, business date {day}, {what}", loc,
             place.cost_center if place else None,
-            None if rate is None else Decimal(rate), None if tax is None else Decimal(tax)))
+            None if rate is None else Decimal(rate), None if tax is None else Decimal(tax),
+            kind))
     return out
 
 

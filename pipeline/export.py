@@ -25,6 +25,7 @@ import contextlib
 import os
 import re
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,9 +36,19 @@ from pathlib import Path
 import duckdb
 import psutil
 
+from pipeline import ledger
 from pipeline.bmd import write_bmd
-from pipeline.bookings import BookingError, by_period, check_accounts, daily_close_bookings
+from pipeline.bookings import (
+    Booking,
+    BookingError,
+    Period,
+    by_period,
+    check_accounts,
+    daily_close_bookings,
+    period_of,
+)
 from pipeline.datev import write_datev
+from pipeline.resources import make_lake
 from pipeline.settings import Settings
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
@@ -234,34 +245,101 @@ def _export_bookings(settings: Settings, sel: Selection, fmt: str, output: Path)
 def _write_bookings(settings: Settings, sel: Selection, fmt: str,
                     scratch: Path) -> tuple[dict, list[str], int]:
     """The booking files of each period, written in ``scratch``: {period: file}, the
-    warnings, the bookings."""
-    accounting = settings.accounting
-    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
-        try:
-            check_accounts(con, accounting.datev)
-            bookings = daily_close_bookings(con, _query(con, sel),
-                                            {loc.id: loc for loc in settings.locations})
-        except BookingError as exc:
-            raise ExportError(str(exc)) from None
-    if not bookings:
+    warnings, the bookings. A closed period gives the file it was closed with (or, in
+    the other format or for part of it, its recorded bookings); the first open period
+    carries the corrections of the closed ones (``pipeline.ledger``)."""
+    year_start = settings.accounting.datev.fiscal_year_start
+    lake = make_lake(settings)
+    closed = ledger.closed_periods(lake)
+    first_open = ledger.open_period(closed, year_start)
+    bookings = _current_bookings(settings, sel, closed, first_open)
+    periods = by_period(bookings, year_start)
+    for c in closed.values():
+        if (sel.start or c.period.first) <= c.period.last and \
+                (sel.end or c.period.last) >= c.period.first:
+            periods[c.period] = []
+    if not any(periods.values()) and not any(p.name in closed for p in periods):
         raise ExportError("no daily close in the selection: nothing to book")
-    written = {}
-    seen = None
-    for period, items in by_period(bookings, accounting.datev.fiscal_year_start).items():
+    written, seen, rows = {}, None, 0
+    for period in sorted(periods, key=lambda p: p.first):
         path = scratch / BOOKINGS[fmt].format(period.name)
         span = (max(period.first, sel.start or period.first),
                 min(period.last, sel.end or period.last))
-        try:
-            if fmt == "datev":
-                done = write_datev(items, period, span, accounting.datev, path)
-            else:
-                done = write_bmd(items, accounting.bmd, path)
-        except BookingError as exc:
-            raise ExportError(str(exc)) from None
+        items, now = periods[period], None
+        if period.name in closed:
+            c = closed[period.name]
+            if c.format == fmt and span == (period.first, period.last) and not sel.location_ids:
+                path.write_bytes(c.content)  # as it was closed, byte for byte
+                written[period] = path
+                rows += c.bookings
+                continue
+            items = [b for b in ledger.closed_bookings(lake, c)
+                     if span[0] <= b.day <= span[1]
+                     and (not sel.location_ids or b.location_id in sel.location_ids)]
+            now = c.closed_at
+        done = _render(settings, fmt, items, period, span, path, now)
         seen = done if seen is None else seen.merged(done)
         written[period] = path
+        rows += len(items)
     warnings = [seen.warning({"datev": "DATEV", "bmd": "BMD"}[fmt])] if seen else []
-    return written, warnings, len(bookings)
+    return written, warnings, rows
+
+
+def _current_bookings(settings: Settings, sel: Selection, closed: dict,
+                      first_open: Period | None) -> list[Booking]:
+    """The selection's bookings as the warehouse has them, and the corrections where the
+    selection holds the first open period's first day."""
+    locations = {loc.id: loc for loc in settings.locations}
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        try:
+            check_accounts(con, settings.accounting.datev)
+            ledger.check_current(con, closed)
+            bookings = daily_close_bookings(con, _query(con, sel), locations)
+            if first_open and (sel.start or first_open.first) <= first_open.first <= \
+                    (sel.end or first_open.first):
+                bookings += ledger.corrections(con, first_open, sel.location_ids, locations)
+        except BookingError as exc:
+            raise ExportError(str(exc)) from None
+        except duckdb.CatalogException as exc:
+            raise ExportError(f"the warehouse was built by an older pos-etl ({exc}): run "
+                              "`pos-etl build` first") from None
+    return bookings
+
+
+def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
+            span: tuple[date, date], path: Path, now: datetime | None = None):
+    try:
+        if fmt == "datev":
+            return write_datev(items, period, span, settings.accounting.datev, path, now)
+        return write_bmd(items, settings.accounting.bmd, path)
+    except BookingError as exc:
+        raise ExportError(str(exc)) from None
+
+
+def close_period(settings: Settings, day: date, fmt: str,
+                 today: date | None = None) -> ledger.ClosedPeriod:
+    """Close the booking period ``day`` lies in: write its file in ``fmt`` (its daily
+    closes and, if earlier periods are closed, their corrections) and commit it with its
+    bookings to the lake (``pipeline.ledger``). A build then gives the warehouse the
+    closed period; an export of it gives this file."""
+    _check_warehouse(settings)
+    year_start = settings.accounting.datev.fiscal_year_start
+    period = period_of(day, year_start)
+    lake = make_lake(settings)
+    closed = ledger.closed_periods(lake)
+    try:
+        ledger.check_closable(period, closed, today or date.today())
+    except BookingError as exc:
+        raise ExportError(str(exc)) from None
+    sel = Selection("rpt_daily_close", period.first, period.last, None)
+    bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))
+    name = BOOKINGS[fmt].format(period.name)
+    closed_at = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
+        path = Path(tmp) / name
+        _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at)
+        content = path.read_bytes()
+    return ledger.record(lake, period, fmt, name, content, bookings, closed_at)
 
 
 XLSX_MAX_ROWS = 1_048_575

@@ -285,44 +285,52 @@ def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(bu
         export(unmapped, sel, "datev", tmp_path / "x.csv")
 
 
-def warehouse_balance(built, settings) -> dict[str, Decimal]:
+def warehouse_balance(built, settings, start: date | None = None,
+                      end: date | None = None) -> dict[str, Decimal]:
     """Each account's balance (Soll positive) of the daily closes as the warehouse has
     them, computed from its reports, not from a booking file: revenue per rate, tips, the
     voucher liability, the payments per account; the clearing account nets to 0."""
     accounts = settings.accounting.datev
+    days = f"where business_date between '{start or date.min}' and '{end or date.max}'"
     balance: dict[str, Decimal] = defaultdict(Decimal)
     for rate, gross in query(built, "select tax_rate_percent, sum(gross_after_discount) "
-                                    "from rpt_vat_by_rate group by all"):
+                                    f"from rpt_vat_by_rate {days} group by all"):
         balance[accounts.revenue_accounts[format(rate.normalize(), "f")]] -= gross
     for account, paid in query(built, "select coalesce(fibu_account_nr, '2700'), "
                                       "sum(payment_amount) from rpt_daily_close_payments "
-                                      "group by all"):
+                                      f"{days} group by all"):
         balance[account] += paid
     ((tips, difference),) = query(built, "select sum(tip_amount), sum(difference_amount) "
-                                         "from rpt_daily_close")
-    balance[accounts.tip_account] -= tips
+                                         f"from rpt_daily_close {days}")
+    balance[accounts.tip_account] -= tips or 0
     for group, amount in query(built, "select payment_group_name, sum(amount) from "
-                                      "rpt_payment_reconciliation where line_number between "
-                                      "401 and 899 group by all"):
+                                      f"rpt_payment_reconciliation {days} and line_number "
+                                      "between 401 and 899 group by all"):
         balance[accounts.non_revenue_accounts.get(group, accounts.suspense_account)] -= amount
-    assert difference == 0  # every day closed: no difference on the suspense account
+    assert not difference  # every day closed: no difference on the suspense account
     return {k: v for k, v in balance.items() if v}
+
+
+def read_independently(files: list[Path]) -> dict:
+    """DATEV files read by mloda-community-german-ledger's EXTF reader (not written here),
+    in a virtual environment of its own: their headers, legs and totals per account."""
+    from tests.venvs import tool_env
+
+    python = tool_env("datev-reader", ["mloda-community-german-ledger==0.11.0"]) / "bin/python"
+    probe = Path(__file__).with_name("datev_probe.py")
+    return json.loads(subprocess.run([str(python), str(probe), *map(str, files)], check=True,
+                                     capture_output=True, text=True, timeout=300).stdout)
 
 
 def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path):
     """mloda-community-german-ledger's EXTF reader (not written here, in its own virtual
     environment) reads the files and finds each account's total the warehouse has."""
     from pipeline.export import Selection, export
-    from tests.venvs import tool_env
 
     settings = _datev_settings(built, fiscal_year_start="03-28")  # two files
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
                   tmp_path / "datev")
-    python = tool_env("datev-reader", ["mloda-community-german-ledger==0.11.0"]) / "bin/python"
-    probe = Path(__file__).with_name("datev_probe.py")
-    read = json.loads(subprocess.run([str(python), str(probe), *map(str, done.files)],
-                                     check=True, capture_output=True, text=True,
-                                     timeout=300).stdout)
+    read = read_independently(done.files)
     assert [(h["berater"], h["mandant"]) for h in read["headers"]] == [("29098", "55003")] * 2
     assert read["legs"] == 2 * done.rows
     totals = {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}

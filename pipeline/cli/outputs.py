@@ -73,6 +73,53 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
     return 0
 
 
+class PeriodArg(click.ParamType):
+    """A booking period: ``YYYY-MM`` (the period of the month's first day) or a date in it."""
+
+    name = "period"
+
+    def convert(self, value, param, ctx):
+        try:
+            return date.fromisoformat(value if len(value) > 7 else f"{value}-01")
+        except ValueError:
+            self.fail(f"{value!r} is not a month (YYYY-MM) or a date (YYYY-MM-DD)", param, ctx)
+
+
+@cli.command("close-period", short_help="close a booking period (GoBD): its file stays as is",
+             help="close the booking period PERIOD (YYYY-MM): write its DATEV or BMD file and "
+                  "record it and its bookings in the lake. A later change of its days never "
+                  "alters it: the next open period carries correction bookings "
+                  "(rpt_period_corrections), and an export of it gives this file again. "
+                  "Periods are closed in order.")
+@click.argument("period", type=PeriodArg())
+@config_option
+@click.option("--format", "fmt", type=click.Choice(BOOKING_FORMATS), default="datev",
+              show_default=True)
+@click.option("--output", "-o", type=click.Path(),
+              help="folder (default: closed_<format>) or file to write the period's file to")
+def close_period(period: date, config: str | None, fmt: str, output: str | None) -> int:
+    from pipeline.export import ExportError, Selection, close_period, export
+    from pipeline.loader import run_build
+
+    settings = load_settings(config)
+    try:
+        closed = close_period(settings, period, fmt)
+    except ExportError as exc:
+        print(f"close-period: {for_terminal(str(exc))}", file=sys.stderr)
+        return 1
+    print(f"closed {closed.name}: {closed.bookings:,} bookings, {closed.file_name} "
+          f"(sha256 {closed.sha256[:16]}...) recorded in the lake")
+    report = run_build(settings)  # the warehouse learns of the closed period
+    if not report.ok:
+        print(report.summary(), file=sys.stderr)
+        return 1
+    target = Path(output or f"closed_{fmt}")
+    done = export(settings, Selection("rpt_daily_close", closed.period.first,
+                                      closed.period.last, None), fmt, target)
+    print(f"wrote {', '.join(str(f) for f in done.files)}")
+    return 0
+
+
 def _warehouse_found(command: str, path: Path) -> bool:
     """Is there a warehouse file to read? If not, say what to do."""
     if path.is_file():

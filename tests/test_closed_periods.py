@@ -1,0 +1,106 @@
+"""Closed booking periods (GoBD): a month exported and closed keeps its file; a receipt of
+it that the POS corrects afterwards is booked as correction bookings in the next month's
+file, which net to the change. Both files read back by an independent DATEV reader."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from datetime import date, datetime, time
+from decimal import Decimal
+
+import duckdb
+import pytest
+
+from pipeline.export import ExportError, Selection, close_period, export
+from pipeline.loader import run_build, run_load
+from pipeline.reporting import Reporter
+from pos_sandbox.app import SandboxConfig
+from pos_sandbox.receipts import Correction, SandboxData, receipts_on
+from pos_sandbox.server import running_sandbox
+from tests.conftest import make_settings
+from tests.test_accounting import read_independently, warehouse_balance
+
+OCT30, OCT31, NOV1, NOV2 = date(2026, 10, 30), date(2026, 10, 31), date(2026, 11, 1), \
+    date(2026, 11, 2)
+OCTOBER = Selection("rpt_daily_close", date(2026, 10, 1), OCT31, None)
+NOVEMBER = Selection("rpt_daily_close", NOV1, date(2026, 11, 30), None)
+
+
+def _totals(read: dict) -> dict[str, Decimal]:
+    return {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}
+
+
+def _minus(a: dict, b: dict) -> dict[str, Decimal]:
+    out: dict[str, Decimal] = defaultdict(Decimal)
+    for k, v in a.items():
+        out[k] += v
+    for k, v in b.items():
+        out[k] -= v
+    return {k: v for k, v in out.items() if v}
+
+
+def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
+        sandbox_url, tmp_path, sandbox_keys):
+    data_dir = tmp_path / "data"
+    settings = make_settings(sandbox_url, data_dir)
+    assert run_load(settings, OCT30, NOV2, [1001], catalog=False, progress=Reporter()).ok
+
+    closed = close_period(settings, OCT31, "datev")
+    assert closed.name == "2026-10" and closed.bookings > 0
+    with pytest.raises(ExportError, match="run `pos-etl build` first"):
+        export(settings, NOVEMBER, "datev", tmp_path / "early.csv")  # not built since
+    assert run_build(settings, progress=Reporter()).ok
+    first = export(settings, OCTOBER, "datev", tmp_path / "oct.csv")
+    assert (tmp_path / "oct.csv").read_bytes() == closed.content and first.rows == closed.bookings
+    with pytest.raises(ExportError, match="was closed on"):
+        close_period(settings, OCT31, "datev")
+
+    # The POS corrects a receipt of 31 October: moved to the 30th, with a line fewer.
+    before = SandboxData()
+    moved = next(r for r in receipts_on(1001, OCT31, before)
+                 if r.transaction_type == "Abrechnen" and len(r.items) >= 3
+                 and r.payment_group.name == "Umsatzwirksam")
+    after = replace(before, corrections=(Correction(
+        1001, moved.transaction_id, datetime.combine(OCT30, time(12, 0, 7))),))
+    with running_sandbox(SandboxConfig(data=after)) as corrected:
+        again = run_load(make_settings(corrected, data_dir), OCT30, OCT31, [1001],
+                         catalog=False, progress=Reporter())
+    assert again.ok, again.summary()
+    now = warehouse_balance(settings, settings, date(2026, 10, 1), OCT31)
+
+    # October's file stays as it was closed, byte for byte.
+    export(settings, OCTOBER, "datev", tmp_path / "oct-again.csv")
+    assert (tmp_path / "oct-again.csv").read_bytes() == closed.content
+    # rpt_period_corrections lists the change, booked on 1 November.
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        listed = con.execute("select original_date, closed_period, booking_date, "
+                             "sum(amount) from rpt_period_corrections group by all "
+                             "order by 1").fetchall()
+    assert [(d, p, b) for d, p, b, _ in listed] == [(OCT30, "2026-10", NOV1),
+                                                  (OCT31, "2026-10", NOV1)]
+
+    nov = export(settings, NOVEMBER, "datev", tmp_path / "nov.csv")
+    from pipeline.datev import read_datev
+
+    rows = read_datev(tmp_path / "nov.csv")[1]
+    corrections = [r for r in rows if r["Belegfeld 1"].startswith("K1001-")]
+    assert corrections and all(r["Belegdatum"] == "0111" for r in corrections)
+    assert {r["Buchungstext"][:16] for r in corrections} == {"Korr. 30.10.2026",
+                                                             "Korr. 31.10.2026"}
+    # Read by the independent reader: October's file books what October booked; the
+    # November file books November and, on top, the correction: October now minus then.
+    oct_read, nov_read = read_independently([tmp_path / "oct.csv"]), \
+        read_independently([tmp_path / "nov.csv"])
+    change = _minus(now, _totals(oct_read))
+    assert change  # the correction changed October's accounts
+    november = warehouse_balance(settings, settings, NOV1, NOV2)
+    assert _totals(nov_read) == _minus({**november, **{k: november.get(k, 0) + v
+                                                       for k, v in change.items()}}, {})
+    assert nov_read["legs"] == 2 * nov.rows
+
+    # Closing November books the corrections: none are outstanding afterwards.
+    close_period(settings, NOV2, "datev", today=date(2026, 12, 5))
+    assert run_build(settings, progress=Reporter()).ok
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        assert con.execute("select count(*) from rpt_period_corrections").fetchone() == (0,)
