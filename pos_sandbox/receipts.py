@@ -81,6 +81,9 @@ class SandboxData:
     drop_optional: bool = False
     """Optional fields are left out of the wire instead of sent as null (``customer``,
     ``uniqueId``, ``externalId``, ``course``, ``sideDishes`` where empty)."""
+    omitted: tuple[tuple[int, date, str], ...] = ()
+    """Legal fiscal receipts the till did not make: (location id, service day,
+    ``Monatsbeleg`` or ``JahresBeleg``), as a till that missed its RKSV duty."""
 
 
 def guid(rng: random.Random) -> str:
@@ -350,9 +353,11 @@ class _DayBuilder:
         for waiter in self.staff[:3]:
             self.receipt(close - timedelta(minutes=5), "Kellnerabschlag", staff=waiter)
         self.receipt(close, "Tagesabschluss")
-        if (day + timedelta(days=1)).day == 1:
+        omitted = {kind for loc, when, kind in self.data.omitted
+                   if loc == self.loc.id and when == day}
+        if (day + timedelta(days=1)).day == 1 and "Monatsbeleg" not in omitted:
             self.receipt(close + timedelta(seconds=10), "Monatsbeleg")
-        if day.month == 12 and day.day == 31:
+        if day.month == 12 and day.day == 31 and "JahresBeleg" not in omitted:
             self.receipt(close + timedelta(seconds=20), "JahresBeleg")
 
 
