@@ -12,7 +12,9 @@ import os
 import re
 import tomllib
 from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -253,6 +255,32 @@ class BmdSettings(_Strict):
     """``steuercode`` of the revenue lines: 1, domestic VAT."""
 
 
+class VoucherCategory(_Strict):
+    """A kind of voucher the till sells, for VAT (the EU voucher directive): a
+    single-purpose voucher's sale is revenue at its VAT rate and its redemption is not; a
+    multi-purpose voucher's sale is not revenue and its redemption is."""
+
+    name: str = Field(min_length=1)
+    """What it is called (the ledger's ``categoryName``, say)."""
+    purpose: Literal["single", "multi"] = "multi"
+    tax_rate: Decimal | None = Field(None, ge=0, le=100)
+    """The VAT rate of a single-purpose voucher (percent)."""
+    sale_products: list[int] = []
+    """``Item.number`` of the products that sell it on a voucher-sale receipt."""
+    payment_types: list[str] = []
+    """``paymentType.name`` of the payments that redeem it."""
+
+    @model_validator(mode="after")
+    def _single(self) -> VoucherCategory:
+        if self.purpose == "single" and self.tax_rate is None:
+            raise ValueError(f"voucher category {self.name!r}: a single-purpose voucher "
+                             "needs its tax_rate")
+        if not self.sale_products and not self.payment_types:
+            raise ValueError(f"voucher category {self.name!r}: name its sale_products or "
+                             "payment_types (how the till's receipts show it)")
+        return self
+
+
 class AccountingSettings(_Strict):
     voucher_sale_groups: list[str] = ["Gutscheinverkauf"]
     """Payment groups (``paymentGroup.name``) of settlements that sell vouchers."""
@@ -260,6 +288,8 @@ class AccountingSettings(_Strict):
     """Payment types (``paymentType.name``) that redeem a voucher at the till."""
     ledger_timezone: str | None = None
     """Time zone of the voucher ledger's business dates; unset: the first location's."""
+    voucher_categories: list[VoucherCategory] = []
+    """Vouchers by VAT treatment; a voucher of none is multi-purpose (sale not revenue)."""
     datev: DatevSettings = DatevSettings()
     bmd: BmdSettings = BmdSettings()
 

@@ -1,4 +1,5 @@
--- The closed booking periods (pos-etl close-period), without their files' bytes.
+-- The closed booking periods (pos-etl close-period); of each file its size, not its bytes
+-- (they stay in the lake, where an export of the period reads them).
 with
 
 source as (
@@ -18,6 +19,7 @@ renamed as (
         format,
         file_name,
         sha256,
+        octet_length(content) as file_bytes,
         bookings,
         load_id
 
