@@ -305,8 +305,17 @@ def warehouse_balance(built, settings, start: date | None = None,
     balance[accounts.tip_account] -= tips or 0
     for group, amount in query(built, "select payment_group_name, sum(amount) from "
                                       f"rpt_payment_reconciliation {days} and line_number "
-                                      "between 401 and 899 group by all"):
+                                      "between 401 and 799 group by all"):
         balance[accounts.non_revenue_accounts.get(group, accounts.suspense_account)] -= amount
+    # a single-purpose voucher's redemption moves no money: not booked
+    for account, redeemed in query(built, f"""
+            select coalesce(p.fibu_account_nr, '2700'), sum(v.redeemed_amount)
+            from fct_prepaid_vouchers as v inner join (
+                select distinct location_id, business_date, payment_type_name,
+                                fibu_account_nr from rpt_daily_close_payments) as p
+            using (location_id, business_date, payment_type_name)
+            {days} group by all"""):
+        balance[account] -= redeemed
     assert not difference  # every day closed: no difference on the suspense account
     return {k: v for k, v in balance.items() if v}
 
@@ -335,6 +344,60 @@ def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path
     assert read["legs"] == 2 * done.rows
     totals = {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}
     assert totals == warehouse_balance(built, settings)
+
+
+def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(built,
+                                                                           tmp_path):
+    """A voucher category configured single-purpose (the sandbox's 9901 vouchers, redeemed
+    with "Gutschein", at 20 %): its sales move from non-revenue into the 20 % VAT base, its
+    redemptions out of it; every day stays closed, the bookings balance, and the DATEV
+    file read back independently agrees."""
+    from pipeline.export import Selection, export
+    from pipeline.loader import run_build
+    from pipeline.reporting import Reporter
+    from pipeline.settings import VoucherCategory
+
+    data_dir = tmp_path / "copy" / "data"
+    shutil.copytree(built.warehouse.data_dir, data_dir,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    plain = _datev_settings(built)
+    single = plain.model_copy(update={
+        "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir}),
+        "accounting": plain.accounting.model_copy(update={"voucher_categories": [
+            VoucherCategory(name="Restaurant-Gutschein", purpose="single",
+                            tax_rate=Decimal(20), sale_products=[9901],
+                            payment_types=["Gutschein"])]})})
+    assert run_build(single, progress=Reporter()).ok
+
+    def per_day(settings, sql):
+        return {(loc, day): rest for loc, day, *rest in query(settings, sql)}
+
+    sold = per_day(single, "select location_id, business_date, sum(sold_amount), "
+                           "sum(redeemed_amount) from fct_prepaid_vouchers group by all")
+    till = per_day(built, "select location_id, business_date, voucher_sold_amount, "
+                          "voucher_redeemed_amount from rpt_daily_close")
+    assert sum(s for s, _ in sold.values()) > 0 and sum(r for _, r in sold.values()) > 0
+    assert {k: v for k, v in sold.items()} == {k: v for k, v in till.items() if any(v)}
+    base = "select location_id, business_date, gross_after_discount, vat_after_discount " \
+           "from rpt_vat_by_rate where tax_rate_percent = 20"
+    before, after = per_day(built, base), per_day(single, base)
+    for key, (s, r) in sold.items():
+        assert after[key][0] == before[key][0] + s - r
+        assert after[key][1] == cents(after[key][0] - after[key][0] / Decimal("1.2"))
+    close = "select location_id, business_date, non_revenue_amount, difference_amount " \
+            "from rpt_daily_close"
+    before, after = per_day(built, close), per_day(single, close)
+    assert all(after[k][0] == before[k][0] - sold.get(k, (0, 0))[0] for k in after)
+    assert all(d == 0 for _, d in after.values())  # every day still closed
+    done = export(single, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+                  tmp_path / "spv.csv")
+    totals = _totals_of(read_independently(done.files))
+    assert totals == warehouse_balance(single, single)
+    assert totals != warehouse_balance(built, built)
+
+
+def _totals_of(read: dict) -> dict[str, Decimal]:
+    return {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}
 
 
 def _with_cost_centres(settings):

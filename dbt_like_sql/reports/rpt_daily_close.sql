@@ -2,6 +2,8 @@
 -- after discounts (rpt_vat_by_rate, its net and VAT per rate there); tips apart; settlements
 -- of other payment groups (voucher sales, staff meals) apart from revenue. difference_amount
 -- is what the payments leave uncovered (negative) or exceed: 0 means the day is closed.
+-- A single-purpose voucher (fct_prepaid_vouchers) is revenue when sold, not a non-revenue
+-- settlement; what it pays of a receipt was revenue at its sale (prepaid_redeemed_amount).
 with
 
 receipts as (
@@ -19,6 +21,12 @@ vat as (
 payments as (
 
     select * from rpt_daily_close_payments
+
+),
+
+prepaid as (
+
+    select * from fct_prepaid_vouchers
 
 ),
 
@@ -80,6 +88,19 @@ vat_totals as (
 
 ),
 
+prepaid_totals as (
+
+    select
+        location_id,
+        business_date,
+        sum(sold_amount) as sold_amount,
+        sum(redeemed_amount) as redeemed_amount
+
+    from prepaid
+    group by location_id, business_date
+
+),
+
 payment_totals as (
 
     select
@@ -107,15 +128,18 @@ final as (
         cents(coalesce(vat_totals.vat_amount, 0)) as vat_amount,
         days.tip_amount,
         days.non_revenue_receipt_count,
-        days.non_revenue_amount,
+        cents(days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
+            as non_revenue_amount,
         days.voucher_sold_amount,
         cents(coalesce(payment_totals.voucher_redeemed_amount, 0)) as voucher_redeemed_amount,
+        cents(coalesce(prepaid_totals.redeemed_amount, 0)) as prepaid_redeemed_amount,
         cents(coalesce(payment_totals.payment_amount, 0)) as payment_amount,
         cents(
             coalesce(payment_totals.payment_amount, 0)
             - coalesce(vat_totals.revenue_amount, 0)
             - days.tip_amount
-            - days.non_revenue_amount
+            - (days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
+            - coalesce(prepaid_totals.redeemed_amount, 0)
         ) as difference_amount,
         days.reversal_count,
         days.reversal_amount,
@@ -130,6 +154,9 @@ final as (
     left join payment_totals
         on days.location_id = payment_totals.location_id
         and days.business_date = payment_totals.business_date
+    left join prepaid_totals
+        on days.location_id = prepaid_totals.location_id
+        and days.business_date = prepaid_totals.business_date
     left join turnover
         on days.location_id = turnover.location_id
         and days.business_date = turnover.business_date

@@ -2,8 +2,16 @@
 -- after discounts), tips and each non-revenue payment group are credited to their
 -- accounts, each payment type's payments debited to its fibuAccountNr, a day's
 -- difference goes to the suspense account. What the DATEV and BMD exports write; the
--- accounts come from [accounting.datev] (the macros of the config).
+-- accounts come from [accounting.datev] (the macros of the config). A single-purpose
+-- voucher's sale is revenue (in rpt_vat_by_rate), not its group's; a payment that
+-- redeems one moves no money and was revenue at the sale, so it is not booked.
 with
+
+prepaid as (
+
+    select * from fct_prepaid_vouchers
+
+),
 
 revenue as (
 
@@ -44,16 +52,47 @@ tips as (
 
 ),
 
-settled_groups as (
+prepaid_sales as (
 
     select
         location_id,
         business_date,
-        coalesce(payment_group_name, '') as group_name,
-        total_amount
+        transaction_id,
+        sum(sold_amount) as sold_amount
 
-    from fct_receipts
-    where is_settlement and not is_revenue_effective
+    from prepaid
+    group by location_id, business_date, transaction_id
+
+),
+
+settled_groups as (
+
+    select
+        receipts.location_id,
+        receipts.business_date,
+        coalesce(receipts.payment_group_name, '') as group_name,
+        receipts.total_amount - coalesce(prepaid_sales.sold_amount, 0) as total_amount
+
+    from fct_receipts as receipts
+    left join prepaid_sales
+        on receipts.location_id = prepaid_sales.location_id
+        and receipts.business_date = prepaid_sales.business_date
+        and receipts.transaction_id = prepaid_sales.transaction_id
+    where receipts.is_settlement and not receipts.is_revenue_effective
+
+),
+
+prepaid_redemptions as (
+
+    select
+        location_id,
+        business_date,
+        payment_type_name,
+        sum(redeemed_amount) as redeemed_amount
+
+    from prepaid
+    where payment_type_name is not null
+    group by location_id, business_date, payment_type_name
 
 ),
 
@@ -77,22 +116,42 @@ non_revenue as (
 
 ),
 
-payments as (
+payment_types as (
 
     select
         location_id,
         business_date,
+        payment_type_name,
+        fibu_account_nr,
+        sum(payment_amount) as payment_amount
+
+    from rpt_daily_close_payments
+    group by location_id, business_date, payment_type_name, fibu_account_nr
+
+),
+
+payments as (
+
+    select
+        payment_types.location_id,
+        payment_types.business_date,
         4 as line_group,
         'payment' as booking_kind,
-        payment_type_name || chr(31) || coalesce(fibu_account_nr, '') as sort_key,
-        payment_amount as amount,
-        coalesce(fibu_account_nr, booking_account('cash')) as debit_account,
+        payment_types.payment_type_name || chr(31)
+        || coalesce(payment_types.fibu_account_nr, '') as sort_key,
+        payment_types.payment_amount
+        - coalesce(prepaid_redemptions.redeemed_amount, 0) as amount,
+        coalesce(payment_types.fibu_account_nr, booking_account('cash')) as debit_account,
         booking_account('clearing') as credit_account,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
-        payment_type_name as booking_text
+        payment_types.payment_type_name as booking_text
 
-    from rpt_daily_close_payments
+    from payment_types
+    left join prepaid_redemptions
+        on payment_types.location_id = prepaid_redemptions.location_id
+        and payment_types.business_date = prepaid_redemptions.business_date
+        and payment_types.payment_type_name = prepaid_redemptions.payment_type_name
 
 ),
 

@@ -3,7 +3,9 @@
 -- largest-remainder method, so the cents add up per receipt and so per day: per location
 -- and day, gross_after_discount sums to what the receipts were paid net of tips (a data
 -- check holds it). Net is gross_after_discount / (1 + rate) rounded half away from zero;
--- VAT is the rest, so net + VAT = gross on every row.
+-- VAT is the rest, so net + VAT = gross on every row. Single-purpose vouchers
+-- (fct_prepaid_vouchers) are revenue at their rate when sold, and what they pay of a
+-- receipt is taken out of its rate's base (their VAT was due at the sale).
 with
 
 lines as (
@@ -17,6 +19,12 @@ receipts as (
 
     select * from fct_receipts
     where is_revenue_effective
+
+),
+
+prepaid as (
+
+    select * from fct_prepaid_vouchers
 
 ),
 
@@ -115,7 +123,7 @@ allocated as (
 
 ),
 
-daily as (
+line_days as (
 
     select
         location_id,
@@ -124,11 +132,49 @@ daily as (
         count(*) as revenue_receipt_count,
         cast(sum(item_line_count) as bigint) as item_line_count,
         sum(gross_units) as gross_units,
-        sum(discount_units) as discount_units,
-        sum(gross_units) - sum(discount_units) as after_units
+        sum(discount_units) as discount_units
 
     from allocated
     group by location_id, business_date, tax_rate_percent
+
+),
+
+prepaid_days as (
+
+    select
+        location_id,
+        business_date,
+        tax_rate_percent,
+        to_cent_units(sum(sold_amount)) as sold_units,
+        to_cent_units(sum(redeemed_amount)) as redeemed_units
+
+    from prepaid
+    group by location_id, business_date, tax_rate_percent
+
+),
+
+daily as (
+
+    select
+        coalesce(line_days.location_id, prepaid_days.location_id) as location_id,
+        coalesce(line_days.business_date, prepaid_days.business_date) as business_date,
+        coalesce(line_days.tax_rate_percent, prepaid_days.tax_rate_percent)
+            as tax_rate_percent,
+        coalesce(line_days.revenue_receipt_count, 0) as revenue_receipt_count,
+        coalesce(line_days.item_line_count, 0) as item_line_count,
+        coalesce(line_days.gross_units, 0) as gross_units,
+        coalesce(line_days.discount_units, 0) as discount_units,
+        coalesce(prepaid_days.sold_units, 0) as sold_units,
+        coalesce(prepaid_days.redeemed_units, 0) as redeemed_units,
+        coalesce(line_days.gross_units, 0) - coalesce(line_days.discount_units, 0)
+        + coalesce(prepaid_days.sold_units, 0) - coalesce(prepaid_days.redeemed_units, 0)
+            as after_units
+
+    from line_days
+    full outer join prepaid_days
+        on line_days.location_id = prepaid_days.location_id
+        and line_days.business_date = prepaid_days.business_date
+        and line_days.tax_rate_percent = prepaid_days.tax_rate_percent
 
 ),
 
@@ -142,6 +188,8 @@ final as (
         item_line_count,
         from_cent_units(gross_units) as gross_amount,
         from_cent_units(discount_units) as discount_amount,
+        from_cent_units(sold_units) as prepaid_sold_amount,
+        from_cent_units(redeemed_units) as prepaid_redeemed_amount,
         from_cent_units(after_units) as gross_after_discount,
         from_cent_units(net_of_gross_cents(after_units, tax_rate_percent))
             as net_after_discount,

@@ -205,6 +205,31 @@ def config_macros(accounting: AccountingSettings | None = None,
         "create or replace macro ledger_date(instant) as\n"
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
         *_account_macros(accounting.datev),
+        *_voucher_macros(accounting),
+    )
+
+
+def _voucher_macros(accounting: AccountingSettings) -> tuple[str, ...]:
+    """The single-purpose vouchers of ``[[accounting.voucher_categories]]`` as macros: the
+    VAT rate of a product that sells one, and of a payment type that redeems one."""
+    single = [c for c in accounting.voucher_categories if c.purpose == "single"]
+
+    def rates(value: str, pairs: dict[str, Decimal]) -> str:
+        whens = " ".join(f"when {value} = {key} then cast({rate} as decimal(9, 4))"
+                         for key, rate in pairs.items())
+        return f"case {whens} else cast(null as decimal(9, 4)) end" if whens \
+            else "cast(null as decimal(9, 4))"
+
+    sales = {_sql_list([str(p)]): c.tax_rate for c in single for p in c.sale_products}
+    redeems = {_sql_list([t]): c.tax_rate for c in single for t in c.payment_types}
+    return (
+        "-- the VAT rate of the single-purpose voucher a product sells, else null\n"
+        "-- ([[accounting.voucher_categories]])\n"
+        "create or replace macro prepaid_sale_rate(product_nr) as\n"
+        f"    {rates('product_nr', sales)};",
+        "-- the VAT rate of the single-purpose voucher a payment type redeems, else null\n"
+        "create or replace macro prepaid_payment_rate(payment_type_name) as\n"
+        f"    {rates('payment_type_name', redeems)};",
     )
 
 
