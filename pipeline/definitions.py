@@ -11,7 +11,7 @@ from pipeline.assets.freshness import (
     build_freshness_sensor,
     freshness_job,
 )
-from pipeline.assets.ledger import LEDGER_SPEC
+from pipeline.assets.ledger import EXPORTS_SPEC, LEDGER_SPEC
 from pipeline.assets.models import build_warehouse_asset
 from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
@@ -36,7 +36,7 @@ def build_defs(settings: Settings, loggers: dict | None = None,
     return dg.Definitions(
         assets=[build_revenue_asset(settings, business_dates(settings)),
                 *build_snapshot_assets(settings), build_drift_asset(settings),
-                build_warehouse_asset(), LEDGER_SPEC],
+                build_warehouse_asset(), LEDGER_SPEC, EXPORTS_SPEC],
         asset_checks=fresh,
         jobs=jobs,
         schedules=[build_nightly_schedule(settings)],

@@ -20,6 +20,7 @@ close may be any month that has ended), so "the first open period" is one month.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -53,6 +54,24 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
         pa.field("booking_text", pa.string(), False), pa.field("cost_center", pa.string())]),
 }
 """The ledger area's tables: one row per closed period, one per booking it booked."""
+
+
+EXPORTS = "exports"
+EXPORT_TABLES: dict[str, pa.Schema] = {
+    "exported_files": pa.schema([
+        pa.field("export_id", pa.string(), False),
+        pa.field("exported_at", pa.timestamp("us", tz="UTC"), False),
+        pa.field("format", pa.string(), False), pa.field("period", pa.string(), False),
+        pa.field("file_name", pa.string(), False), pa.field("sha256", pa.string(), False),
+        pa.field("bookings", pa.int64(), False),
+        pa.field("is_closed_period", pa.bool_(), False)]),
+    "exported_totals": pa.schema([
+        pa.field("export_id", pa.string(), False), pa.field("period", pa.string(), False),
+        pa.field("location_id", pa.int32(), False), pa.field("account", pa.string(), False),
+        pa.field("debit_amount", MONEY, False), pa.field("credit_amount", MONEY, False)]),
+}
+"""The exports area's tables: every booking file an export wrote, and its totals per
+location and account."""
 
 
 @dataclass(frozen=True)
@@ -187,3 +206,49 @@ def check_closable(period: Period, closed: dict[str, ClosedPeriod], today: date)
             raise BookingError(f"periods are closed in order: the next one to close is the "
                                f"one after {last.name}")
 
+
+
+@dataclass(frozen=True)
+class ExportedFile:
+    period: Period
+    file_name: str
+    content: bytes
+    bookings: list[Booking]
+    is_closed: bool
+
+
+def record_export(lake: LakeStore, fmt: str, files: list[ExportedFile],
+                  exported_at: datetime | None = None) -> str:
+    """Commit what an export wrote (each file's name, hash and bookings, the totals per
+    period, location and account) to the lake's ``exports`` area; returns its id."""
+    exported_at = exported_at or datetime.now(UTC)
+    export_id = f"{exported_at:%Y%m%dT%H%M%S%f}-{uuid.uuid4().hex[:8]}"
+    totals: dict[tuple[str, int, str], list[Decimal]] = {}
+
+    def add(period: str, loc: int, account: str, debit: Decimal, credit: Decimal) -> None:
+        entry = totals.setdefault((period, loc, account), [Decimal(0), Decimal(0)])
+        entry[0] += debit
+        entry[1] += credit
+
+    for f in files:
+        for b in f.bookings:
+            amount = abs(b.amount)
+            debited, credited = (b.account, b.counter) if b.amount >= 0 else \
+                (b.counter, b.account)
+            add(f.period.name, b.location_id, debited, amount, Decimal(0))
+            add(f.period.name, b.location_id, credited, Decimal(0), amount)
+    tables = {
+        "exported_files": pa.Table.from_pylist([{
+            "export_id": export_id, "exported_at": exported_at, "format": fmt,
+            "period": f.period.name, "file_name": f.file_name,
+            "sha256": hashlib.sha256(f.content).hexdigest(), "bookings": len(f.bookings),
+            "is_closed_period": f.is_closed} for f in files],
+            schema=EXPORT_TABLES["exported_files"]),
+        "exported_totals": pa.Table.from_pylist([{
+            "export_id": export_id, "period": period, "location_id": loc, "account": account,
+            "debit_amount": debit, "credit_amount": credit}
+            for (period, loc, account), (debit, credit) in sorted(totals.items())],
+            schema=EXPORT_TABLES["exported_totals"]),
+    }
+    lake.write(EXPORTS, tables, {"export_id": export_id})
+    return export_id

@@ -4,6 +4,7 @@ file, which net to the change. Both files read back by an independent DATEV read
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import replace
 from datetime import date, datetime, time
@@ -12,7 +13,8 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from pipeline.export import ExportError, Selection, close_period, export
+from pipeline.bookfiles import close_period
+from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_build, run_load
 from pipeline.reporting import Reporter
 from pos_sandbox.app import SandboxConfig
@@ -98,6 +100,23 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert _totals(nov_read) == _minus({**november, **{k: november.get(k, 0) + v
                                                        for k, v in change.items()}}, {})
     assert nov_read["legs"] == 2 * nov.rows
+
+    # Every export is on record: its files' hashes and their totals per account.
+    assert run_build(settings, progress=Reporter()).ok
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        files = con.execute("select file_name, period, sha256, is_closed_period from "
+                            "staging.stg_ledger__exported_files order by exported_at").fetchall()
+        nov_id, = con.execute("select export_id from staging.stg_ledger__exported_files "
+                              "where period = '2026-11' order by exported_at desc "
+                              "limit 1").fetchone()
+        booked = dict(con.execute("select account, sum(debit_amount - credit_amount) from "
+                                  "staging.stg_ledger__exported_totals where export_id = ? "
+                                  "group by all", [nov_id]).fetchall())
+    name = "EXTF_Buchungsstapel_2026-10.csv"
+    assert [f for f in files if f[1] == "2026-10"] == [(name, "2026-10", closed.sha256, True)] * 2
+    assert files[-1] == ("EXTF_Buchungsstapel_2026-11.csv", "2026-11",
+                         hashlib.sha256((tmp_path / "nov.csv").read_bytes()).hexdigest(), False)
+    assert {k: v for k, v in booked.items() if v} == _totals(nov_read)
 
     # Closing November books the corrections: none are outstanding afterwards.
     close_period(settings, NOV2, "datev", today=date(2026, 12, 5))

@@ -98,12 +98,13 @@ class PeriodArg(click.ParamType):
 @click.option("--output", "-o", type=click.Path(),
               help="folder (default: closed_<format>) or file to write the period's file to")
 def close_period(period: date, config: str | None, fmt: str, output: str | None) -> int:
-    from pipeline.export import ExportError, Selection, close_period, export
+    from pipeline.bookfiles import close_period as close
+    from pipeline.export import ExportError, Selection, export
     from pipeline.loader import run_build
 
     settings = load_settings(config)
     try:
-        closed = close_period(settings, period, fmt)
+        closed = close(settings, period, fmt)
     except ExportError as exc:
         print(f"close-period: {for_terminal(str(exc))}", file=sys.stderr)
         return 1

@@ -34,7 +34,7 @@ from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.ledger import LEDGER_TABLES
+from pipeline.ledger import EXPORT_TABLES, LEDGER_TABLES
 from pipeline.settings import AccountingSettings, DatevSettings
 
 LAKE_SCHEMA = "lake"
@@ -42,6 +42,7 @@ STAGING_SCHEMA = "staging"
 LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
     "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
     "vouchers": VOUCHER_TABLES, "drift": DRIFT_TABLES, "ledger": LEDGER_TABLES,
+    "exports": EXPORT_TABLES,
 }
 """The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
 LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
