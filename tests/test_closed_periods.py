@@ -123,3 +123,27 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert run_build(settings, progress=Reporter()).ok
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         assert con.execute("select count(*) from rpt_period_corrections").fetchone() == (0,)
+
+
+def test_close_period_command_writes_records_and_refuses_a_second_close(
+        sandbox_url, tmp_path, sandbox_keys, capsys):
+    from pipeline.cli import main
+    from pipeline.resources import load_settings
+    from tests.conftest import write_config
+
+    config = write_config(tmp_path, sandbox_url)
+    assert run_load(load_settings(config), OCT31, NOV1, catalog=False,
+                    progress=Reporter()).ok
+    folder = tmp_path / "closed"
+    assert main(["close-period", "2026-10", "--config", str(config), "--format", "bmd",
+                 "-o", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "closed 2026-10:" in out and "recorded in the lake" in out
+    written = folder / "BMD_Buchungen_2026-10.csv"
+    digest = hashlib.sha256(written.read_bytes()).hexdigest()
+    assert written.is_file() and f"sha256 {digest[:16]}" in out
+    assert main(["close-period", "2026-10", "--config", str(config)]) == 1
+    assert "period 2026-10 was closed on" in capsys.readouterr().err
+    assert main(["close-period", "2026-12", "--config", str(config)]) == 1
+    assert "has not ended" in capsys.readouterr().err
+    assert main(["close-period", "October", "--config", str(config)]) == 2
