@@ -181,6 +181,9 @@ def close_period(settings: Settings, day: date, fmt: str,
         raise ExportError(str(exc)) from None
     sel = Selection("rpt_daily_close", period.first, period.last, None)
     bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))
+    if not bookings:  # closing a month before it is loaded would book all of it later
+        raise ExportError(f"period {period.name}: the warehouse has no daily close in it; "
+                          "load its days first")
     name = BOOKINGS[fmt].format(period.name)
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:

@@ -48,6 +48,8 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     settings = make_settings(sandbox_url, data_dir)
     assert run_load(settings, OCT30, NOV2, [1001], catalog=False, progress=Reporter()).ok
 
+    with pytest.raises(ExportError, match="2026-09: the warehouse has no daily close in it"):
+        close_period(settings, date(2026, 9, 30), "datev")  # not loaded: not closed
     closed = close_period(settings, OCT31, "datev")
     assert closed.name == "2026-10" and closed.bookings > 0
     with pytest.raises(ExportError, match="run `pos-etl build` first"):
