@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import date, time
+from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 
@@ -93,3 +93,17 @@ def source_with(settings: Settings, **options) -> PosSource:
     resource opens it, but through ``options`` (a test's ``transport``, ``sleep``)."""
     keys = {loc.id: os.environ[loc.api_key_env] for loc in settings.locations}
     return PosSource(settings, settings.source.base_url, keys, **options)
+
+
+def moved_receipt(location_id: int, day: date, to: date, data: SandboxData = DATA):
+    """A revenue-effective settlement of ``day`` (three lines or more) and the sandbox's
+    data once the POS corrected it: moved to noon of ``to``, its last line gone."""
+    from dataclasses import replace
+
+    from pos_sandbox.receipts import Correction
+
+    moved = next(r for r in receipts_on(location_id, day, data)
+                 if r.transaction_type == "Abrechnen" and len(r.items) >= 3
+                 and r.payment_group.name == "Umsatzwirksam")
+    return moved, replace(data, corrections=(Correction(
+        location_id, moved.transaction_id, datetime.combine(to, time(12, 0, 7))),))

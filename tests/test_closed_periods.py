@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from dataclasses import replace
-from datetime import date, datetime, time
+from datetime import date
 from decimal import Decimal
 
 import duckdb
@@ -18,9 +17,9 @@ from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_build, run_load
 from pipeline.reporting import Reporter
 from pos_sandbox.app import SandboxConfig
-from pos_sandbox.receipts import Correction, SandboxData, receipts_on
+from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings
+from tests.conftest import make_settings, moved_receipt
 from tests.test_accounting import read_independently, warehouse_balance
 
 OCT30, OCT31, NOV1, NOV2 = date(2026, 10, 30), date(2026, 10, 31), date(2026, 11, 1), \
@@ -62,11 +61,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
 
     # The POS corrects a receipt of 31 October: moved to the 30th, with a line fewer.
     before = SandboxData()
-    moved = next(r for r in receipts_on(1001, OCT31, before)
-                 if r.transaction_type == "Abrechnen" and len(r.items) >= 3
-                 and r.payment_group.name == "Umsatzwirksam")
-    after = replace(before, corrections=(Correction(
-        1001, moved.transaction_id, datetime.combine(OCT30, time(12, 0, 7))),))
+    moved, after = moved_receipt(1001, OCT31, OCT30, before)
     with running_sandbox(SandboxConfig(data=after)) as corrected:
         again = run_load(make_settings(corrected, data_dir), OCT30, OCT31, [1001],
                          catalog=False, progress=Reporter())

@@ -1,17 +1,16 @@
 """Receipts the POS corrects after they were loaded: the newest loaded version wins, with
 exactly its own lines, on its own business date (over real HTTP, through ``pos-etl load``)."""
 
-from dataclasses import replace
-from datetime import date, datetime, time
+from datetime import date
 
 import duckdb
 
 from pipeline.loader import run_load
 from pipeline.reporting import Reporter
 from pos_sandbox.app import SandboxConfig
-from pos_sandbox.receipts import Correction, SandboxData, receipts_on
+from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, moved_receipt, truth_turnover
 
 OLD_DAY, NEW_DAY = date(2026, 11, 17), date(2026, 11, 18)
 
@@ -28,11 +27,7 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
                      catalog=False, progress=Reporter())
     assert first.ok, first.summary()
     before = SandboxData()
-    moved = next(r for r in receipts_on(1001, OLD_DAY, before)
-                 if r.transaction_type == "Abrechnen" and len(r.items) >= 3
-                 and r.payment_group.name == "Umsatzwirksam")
-    after = replace(before, corrections=(Correction(
-        1001, moved.transaction_id, datetime.combine(NEW_DAY, time(12, 0, 7))),))
+    moved, after = moved_receipt(1001, OLD_DAY, NEW_DAY, before)
     assert truth_turnover(1001, OLD_DAY, after) != truth_turnover(1001, OLD_DAY, before)
 
     # The POS now serves the corrected receipt; the nightly run loads only the new day.

@@ -52,36 +52,6 @@ tips as (
 
 ),
 
-prepaid_sales as (
-
-    select
-        location_id,
-        business_date,
-        transaction_id,
-        sum(sold_amount) as sold_amount
-
-    from prepaid
-    group by location_id, business_date, transaction_id
-
-),
-
-settled_groups as (
-
-    select
-        receipts.location_id,
-        receipts.business_date,
-        coalesce(receipts.payment_group_name, '') as group_name,
-        receipts.total_amount - coalesce(prepaid_sales.sold_amount, 0) as total_amount
-
-    from fct_receipts as receipts
-    left join prepaid_sales
-        on receipts.location_id = prepaid_sales.location_id
-        and receipts.business_date = prepaid_sales.business_date
-        and receipts.transaction_id = prepaid_sales.transaction_id
-    where receipts.is_settlement and not receipts.is_revenue_effective
-
-),
-
 prepaid_redemptions as (
 
     select
@@ -103,16 +73,18 @@ non_revenue as (
         business_date,
         3 as line_group,
         'non_revenue' as booking_kind,
-        group_name as sort_key,
-        cents(sum(total_amount)) as amount,
+        coalesce(payment_group_name, '') as sort_key,
+        amount,
         booking_account('clearing') as debit_account,
-        non_revenue_account(group_name) as credit_account,
+        non_revenue_account(coalesce(payment_group_name, '')) as credit_account,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
-        coalesce(nullif(group_name, ''), 'ohne Zahlungsgruppe') as booking_text
+        coalesce(nullif(payment_group_name, ''), 'ohne Zahlungsgruppe') as booking_text
 
-    from settled_groups
-    group by location_id, business_date, group_name
+    -- the non-revenue settlements per payment group, single-purpose voucher sales taken
+    -- out (they are revenue): the reconciliation's lines 401 and on
+    from rpt_payment_reconciliation
+    where line_number between 401 and 799
 
 ),
 
