@@ -149,10 +149,11 @@ def corrections(con: duckdb.DuckDBPyConnection, period: Period, location_ids: li
     out = []
     for loc, original, debit, credit, amount, rate, tax, text in rows:
         place = locations.get(loc)
+        code = place.short_code if place else str(loc)
+        text = text if text.endswith(f" {code}") else f"{text} {code}"  # as booked: with it
         out.append(Booking(
             Decimal(amount), debit, credit, period.first,
-            f"K{loc}-{original:%Y%m%d}",
-            f"Korr. {original:%d.%m.%Y} {text} {place.short_code if place else loc}",
+            f"K{loc}-{original:%Y%m%d}", f"Korr. {original:%d.%m.%Y} {text}",
             f"location {loc}, correction of business date {original}", loc,
             place.cost_center if place else None,
             None if rate is None else Decimal(rate), None if tax is None else Decimal(tax),
@@ -205,7 +206,6 @@ def check_closable(period: Period, closed: dict[str, ClosedPeriod], today: date)
         if period.first != last.period.last + timedelta(days=1):
             raise BookingError(f"periods are closed in order: the next one to close is the "
                                f"one after {last.name}")
-
 
 
 @dataclass(frozen=True)
