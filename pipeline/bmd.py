@@ -39,8 +39,8 @@ BMD_COLUMNS = ("satzart", "konto", "gkonto", "belegnr", "belegdatum", "buchsymbo
                "buchcode", "prozent", "steuercode", "betrag", "steuer", "text", "kost",
                "extbelegnr")
 TEXT_LENGTH = 255
-_ACCOUNT = re.compile(r"[0-9]{1,9}")
-_COST_CENTER = re.compile(r"[0-9]{1,9}")
+_DIGITS = re.compile(r"[0-9]{1,9}")
+"""What BMD takes as an account and as a cost centre."""
 
 
 def _decimal(value: Decimal) -> str:
@@ -51,11 +51,11 @@ def check_booking(b: Booking) -> None:
     """Raise ``BookingError`` unless the booking fits BMD's fields: accounts and the cost
     centre digits."""
     for name, account in (("konto", b.account), ("gkonto", b.counter)):
-        if not _ACCOUNT.fullmatch(account):
+        if not _DIGITS.fullmatch(account):
             raise BookingError(f"{b.where}: {name} {account!r} is not a BMD account (1 to 9 "
                                "digits); correct the payment type's fibuAccountNr in the "
                                "POS or the account in [accounting.datev]")
-    if b.cost_center and not _COST_CENTER.fullmatch(b.cost_center):
+    if b.cost_center and not _DIGITS.fullmatch(b.cost_center):
         raise BookingError(f"location {b.location_id}: cost_center {b.cost_center!r} is not "
                            "a BMD cost centre (1 to 9 digits)")
 
