@@ -67,8 +67,9 @@ PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": False,
 """How lake files are written: cheap to write, and every page with its CRC (for readers
 that verify them: Spark, pyarrow)."""
 FILES_KEY = "files"
-"""In a commit record's metadata: per table, its file's rows and SHA-256 (JSON), what a
-build checks the files against (``pipeline.warehouse.integrity``)."""
+"""In a commit record's metadata: per table, its file's rows, SHA-256 and ``columns``
+(JSON): what a build checks the files against (``pipeline.warehouse.integrity``), and
+which files have the same columns (``columns_digest``)."""
 
 
 def file_digest(data: bytes | Path) -> str:
@@ -79,12 +80,20 @@ def file_digest(data: bytes | Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
+def columns_digest(schema: pa.Schema) -> str:
+    """What a file's columns are (names and types, not their metadata), as a short hash:
+    files with the same are read together without matching their columns by name."""
+    return hashlib.sha256("\x1f".join(f"{f.name}:{f.type}" for f in schema).encode()
+                          ).hexdigest()[:16]
+
+
 def commit_record(load_id: str, tables: Mapping[str, pa.Table], digests: Mapping[str, str],
                   metadata: Mapping[str, object] | None) -> pa.Table:
-    """The commit record of a load: its id and time, its tables with their files' rows and
-    digests, and the partition's metadata (values as text)."""
+    """The commit record of a load: its id and time, its tables with their files' rows,
+    digests and columns, and the partition's metadata (values as text)."""
     values = {k: str(v) for k, v in (metadata or {}).items()}
-    values[FILES_KEY] = json.dumps({name: {"rows": table.num_rows, "sha256": digests[name]}
+    values[FILES_KEY] = json.dumps({name: {"rows": table.num_rows, "sha256": digests[name],
+                                           "columns": columns_digest(table.schema)}
                                     for name, table in tables.items()})
     return pa.Table.from_pylist([{
         "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),

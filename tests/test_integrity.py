@@ -12,7 +12,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
-from pipeline.lake import FILES_KEY, LOAD_FILE, LOAD_SCHEMA, PARQUET_OPTIONS, Lake, data_file_name
+from pipeline.lake import (
+    FILES_KEY,
+    LOAD_FILE,
+    LOAD_SCHEMA,
+    PARQUET_OPTIONS,
+    Lake,
+    columns_digest,
+    data_file_name,
+    file_digest,
+)
 from pipeline.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
 from pipeline.reporting import Reporter
@@ -175,3 +184,55 @@ def test_a_new_partition_that_is_corrupt_is_left_out_and_the_build_fails(built):
     days = turnovers(settings.warehouse.warehouse_path)
     assert days[(1001, night)] == truth_turnover(1001, night)
     assert (1002, night) not in days  # never built from files that were not committed
+
+
+def rewrite_without(lake: Lake, table: str, location_id: int, day: date, column: str,
+                    record_columns: bool) -> None:
+    """The partition's file of ``table`` as an older pipeline wrote it, before ``column``
+    existed, with a commit record that says so (``record_columns``) or, as a record of
+    that time, says nothing of the file's columns."""
+    path = committed_file(lake, table, location_id, day)
+    data = pq.read_table(path, partitioning=None)
+    pq.write_table(data.drop_columns([column]), path, **PARQUET_OPTIONS)
+    record_path = lake.load_dir("revenue", {"location_id": location_id,
+                                            "business_date": day.isoformat()}) / LOAD_FILE
+    record = pq.read_table(record_path).to_pylist()
+    metadata = json.loads(record[0]["metadata"])
+    files = json.loads(metadata[FILES_KEY])
+    files[table]["sha256"] = file_digest(path)
+    if record_columns:
+        files[table]["columns"] = columns_digest(data.drop_columns([column]).schema)
+    else:
+        for entry in files.values():
+            entry.pop("columns")
+    metadata[FILES_KEY] = json.dumps(files)
+    record[0]["metadata"] = json.dumps(metadata)
+    pq.write_table(pa.Table.from_pylist(record, schema=LOAD_SCHEMA), record_path)
+
+
+@pytest.mark.parametrize("record_columns", [True, False], ids=["recorded", "not recorded"])
+def test_files_of_an_older_layout_are_read_beside_the_current_ones(built, record_columns):
+    """Files of one table with other columns (a load before a column existed) are read
+    together with the others: the missing column is null in their rows only, and every
+    figure stays. The build reads files of the same recorded columns without opening each
+    to match its columns by name."""
+    settings, lake = built
+    target = settings.warehouse.warehouse_path
+    before = turnovers(target)
+    rewrite_without(lake, "receipt_items", *HIT, "tax_name", record_columns)
+    with duckdb.connect(str(target), read_only=True) as con:
+        named = con.execute("select count(*) from fct_receipt_items "
+                            "where tax_name is not null").fetchone()[0]
+    assert named > 0
+
+    result = build_warehouse(lake.root, target, full=True)
+
+    assert result.corrupt == []
+    assert turnovers(target) == before
+    with duckdb.connect(str(target), read_only=True) as con:
+        by_day = dict(con.execute(
+            "select location_id || '/' || business_date, count(tax_name) = count(*) "
+            "from fct_receipt_items group by all").fetchall())
+    hit = f"{HIT[0]}/{HIT[1]}"
+    assert by_day.pop(hit) is False  # the older file's lines have no tax name
+    assert set(by_day.values()) == {True}

@@ -57,6 +57,7 @@ from pipeline.warehouse.models import (
 )
 from pipeline.warehouse.plan import (
     FORMAT_VERSION,
+    PARTS,
     STATE_SCHEMA,
     Manifest,
     Plan,
@@ -245,29 +246,27 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
     warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
     of corrupt partitions are copied, and every lake partition is verified again)."""
-    current = Manifest() if anew_from is not None else previous  # what the file holds
     _macros(con, TARGET, macros)
     _macros(con, SCRATCH, macros)
-    con.execute(f"create schema if not exists {TARGET}.{STATE_SCHEMA}")
-    plan = make_plan(con, lake_dir, models, order, macros, f"{TARGET}.{STATE_SCHEMA}",
+    state = f"{TARGET}.{STATE_SCHEMA}"
+    con.execute(f"create schema if not exists {state}")
+    plan = make_plan(con, lake_dir, models, order, macros, state,
                      verify_all=anew_from is not None)
     existing = _relations(con, TARGET)
     for qualified, kind in existing.items():  # a model no longer defined
         if qualified.split(".")[1] not in models:
             con.execute(f"drop {kind} {TARGET}.{qualified}")
-    stale = plan.stale(models, current.current)
+    held = None if anew_from is not None else f"{state}.{PARTS}"  # the versions the file holds
+    stale = plan.stale(con, held)
     checked = partitioned_checks(models, checks)
-    found = compute_partitioned(con, lake_dir, models, plan, checked, stale, current,
-                                 existing)
+    found = compute_partitioned(con, lake_dir, models, plan, checked, stale, held, existing)
     outcomes = {}
-    manifest = Manifest({(name, group): version for name, versions in plan.versions.items()
-                         for group, version in versions.items()})
+    manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
         if anew_from is not None:
             _copy_kept_rows(con, anew_from, models, plan)
-        manifest.versions.update({
-            (name, group): version for (name, group), version in previous.versions.items()
-            if name in plan.versions and group in plan.kept.get(models[name].area, ())})
+        else:
+            plan.keep_versions(con, held)
     for check, area in checked.items():
         new, sample = found[check]
         carried = {group: n for (key, group), n in previous.check_failures.items()
@@ -280,7 +279,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
             where_of(group) for group in sorted(failures)[:WHERE_LISTED]))
     use_catalog(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
-              for name in plan.versions}
+              for name in plan.partitioned}
     create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
         if model.materialized != "partitioned" for table in model.lake_deps})
@@ -306,7 +305,9 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str,
         return
     con.execute(f"attach '{sql_path(old)}' as _previous (read_only)")
     try:
-        for name in plan.versions:
+        with contextlib.suppress(duckdb.Error):
+            plan.keep_versions(con, f"_previous.{STATE_SCHEMA}.{PARTS}")
+        for name in plan.partitioned:
             groups = sorted(plan.kept.get(models[name].area, ()))
             if groups:
                 with contextlib.suppress(duckdb.Error):

@@ -19,7 +19,7 @@ from pipeline.warehouse.models import (
     qualify_staging,
     references,
 )
-from pipeline.warehouse.plan import Grouping, Manifest, Plan, batches
+from pipeline.warehouse.plan import Grouping, Plan, batches
 
 TARGET = "wh"
 """The copy being built, as the build's connection names it (never stored in it)."""
@@ -44,23 +44,23 @@ def create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name:
 
 def compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                          models: dict[str, Model], plan: Plan, checked: dict[DataCheck, str],
-                         stale: dict[str, dict[str, list[str]]], previous: Manifest,
+                         stale: dict[str, dict[str, list[str]]], previous: str | None,
                          existing: dict[str, str]) -> dict:
     """Replace, in ``TARGET``, the partitioned models' rows of the ``stale`` groups (area ->
     group -> partitions), a batch of groups at a time, and run the partitioned checks
     there. A model whose every group is stale (its SQL changed, a full build) or that the
-    file lacks is created anew. Returns per check its failing rows per group and a sample."""
-    partitioned = list(plan.versions)
+    file lacks is created anew. ``previous`` is the table of the versions the file holds
+    (None: a new file). Returns per check its failing rows per group and a sample."""
+    partitioned = list(plan.partitioned)
     found: dict[DataCheck, tuple[dict[str, int], list]] = {c: ({}, []) for c in checked}
     anew = set()  # made in this build: they hold only the groups computed by it
     first = True
     for name in partitioned:
         model = models[name]
         area = model.area
-        gone = sorted({g for (m, g) in previous.versions if m == name}
-                      - set(plan.members[area]) - plan.kept.get(area, set()))
-        if existing.get(model.qualified) == "table" and plan.members[area] and \
+        if previous and existing.get(model.qualified) == "table" and plan.members[area] and \
                 set(stale.get(area, {})) != set(plan.members[area]):
+            gone = plan.gone(con, name, previous)
             if gone:  # partitions no longer in the lake
                 con.execute(f"delete from {TARGET}.{model.qualified} "
                             f"where {plan.groupings[area].predicate(gone)}")

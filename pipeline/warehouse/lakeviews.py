@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name
+from pipeline.lake import FILES_KEY, LOAD_FILE, LOADS_DIR, data_file_name
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_SCHEMA
 
 LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
@@ -67,6 +67,12 @@ class Committed:
     def without(self, partitions: set[str]) -> Committed:
         """These loads but ``partitions``'."""
         return Committed({p: load for p, load in self.loads.items() if p not in partitions})
+
+    def columns(self, partition: str, table: str) -> str | None:
+        """What the columns of the partition's file of ``table`` are (``columns_digest``);
+        None if its load did not record it."""
+        files = json.loads(self.metadata(partition).get(FILES_KEY, "{}"))
+        return files.get(table, {}).get("columns")
 
     def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
         """(file, partition) of the table's committed parts, of ``partitions`` if given."""
@@ -182,10 +188,22 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                 select * from {lake}._columns_{table}
                 union all by name
                 select data.* exclude (filename), loads.load_id, loads.loaded_at
-                from read_parquet({file_list([f for f, _ in files])}, hive_partitioning = true,
-                                  union_by_name = true, filename = true) as data
+                from ({_read_files(committed[area], table, files)}) as data
                 inner join {lake}._files as loads on data.filename = loads.filename
                 {taken_over}""")
+
+
+def _read_files(committed: Committed, table: str, files: list[tuple[str, str]]) -> str:
+    """SQL reading ``files`` (with their names): those whose load recorded the same
+    columns at once, as the first file has them; the others matching their columns by
+    name (which opens every file to see its columns, each time a query is planned)."""
+    alike: dict[str | None, list[str]] = {}
+    for file, part in files:
+        alike.setdefault(committed.columns(part, table), []).append(file)
+    return " union all by name ".join(
+        f"select * from read_parquet({file_list(found)}, hive_partitioning = true, "
+        f"filename = true{', union_by_name = true' if columns is None else ''})"
+        for columns, found in alike.items())
 
 
 def drop_lake_views(con: duckdb.DuckDBPyConnection) -> None:

@@ -91,7 +91,11 @@ class Grouping:
 
 
 def _literal(value: str) -> str:
-    return value if value.isdigit() else "'" + value.replace("'", "''") + "'"
+    return value if value.isdigit() else _quoted(value)
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 PARTS_SCHEMA = pa.schema([("model", pa.string()), ("part_group", pa.string()),
@@ -99,14 +103,20 @@ PARTS_SCHEMA = pa.schema([("model", pa.string()), ("part_group", pa.string()),
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
                              ("failing_rows", pa.int64())])
 META_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
+PARTS = "parts"
+"""The table (in ``STATE_SCHEMA``) of every partitioned model's groups, with the version of
+the rows the file holds of each."""
+NEXT_PARTS = "next_parts"
+"""The versions a build computes the groups for (in ``STATE_SCHEMA`` of the file being
+built, until they replace ``PARTS``): rows of the file, not Python objects, as there are
+a chain's partitions times the partitioned models of them (over a million)."""
 
 
 @dataclass
 class Manifest:
-    """Every group of every partitioned model in a warehouse, with its version."""
+    """What a warehouse file records of its build besides the versions of its groups
+    (``PARTS``, read in SQL only)."""
 
-    versions: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(model, group) -> version."""
     check_failures: dict[tuple[str, str], int] = field(default_factory=dict)
     """(check, group) -> failing rows, of the checks that run on the groups built."""
     meta: dict[str, str] = field(default_factory=dict)
@@ -122,28 +132,25 @@ class Manifest:
             with duckdb.connect(str(warehouse_path), read_only=True) as con:
                 meta = dict(con.execute(f"select key, value from {STATE_SCHEMA}.meta")
                             .fetchall())
-                parts = con.execute(f"select model, part_group, version "
-                                    f"from {STATE_SCHEMA}.parts").fetchall()
+                con.execute(f"select count(*) from {STATE_SCHEMA}.{PARTS}")
                 failures = con.execute(f"select check_name, part_group, failing_rows "
                                        f"from {STATE_SCHEMA}.check_failures").fetchall()
         except duckdb.Error:
             return cls()
-        return cls({(p[0], p[1]): p[2] for p in parts}, {(f[0], f[1]): f[2] for f in failures},
-                   meta)
-
-    def current(self, model: str, group: str, version: str) -> bool:
-        return self.versions.get((model, group)) == version
+        return cls({(f[0], f[1]): f[2] for f in failures}, meta)
 
     def write(self, con: duckdb.DuckDBPyConnection, catalog: str) -> None:
-        """Store the manifest in the warehouse being built (attached as ``catalog``)."""
-        con.execute(f"create schema if not exists {catalog}.{STATE_SCHEMA}")
+        """Store the manifest in the warehouse being built (attached as ``catalog``), its
+        versions being those the build computed the groups for (``NEXT_PARTS``)."""
+        state = f"{catalog}.{STATE_SCHEMA}"
+        con.execute(f"drop table if exists {state}.{PARTS}")
+        con.execute(f"alter table {state}.{NEXT_PARTS} rename to {PARTS}")
         for table, rows, schema in (
-                ("parts", [(*key, v) for key, v in self.versions.items()], PARTS_SCHEMA),
                 ("check_failures", [(*key, n) for key, n in self.check_failures.items()],
                  FAILURES_SCHEMA),
                 ("meta", list(self.meta.items()), META_SCHEMA)):
-            con.execute(f"drop table if exists {catalog}.{STATE_SCHEMA}.{table}")
-            arrow_insert(con, f"{catalog}.{STATE_SCHEMA}.{table}", rows, schema)
+            con.execute(f"drop table if exists {state}.{table}")
+            arrow_insert(con, f"{state}.{table}", rows, schema)
 
 
 def chain_hashes(models: dict[str, Model], order: list[str],
@@ -162,30 +169,58 @@ def chain_hashes(models: dict[str, Model], order: list[str],
 
 @dataclass
 class Plan:
-    """What the parts of the partitioned models derive from, and their versions."""
+    """What the parts of the partitioned models derive from. Their versions are the
+    table ``NEXT_PARTS`` of the file being built (``state``)."""
 
     committed: dict[str, Committed]
     superseded: dict[str, list[str]]
     groupings: dict[str, Grouping]
     members: dict[str, dict[str, list[str]]]
     """area -> group -> its partitions."""
-    versions: dict[str, dict[str, str]]
-    """model -> group -> the version its part must have."""
+    partitioned: dict[str, str]
+    """The partitioned models, in build order, with their lake area."""
+    state: str
+    """The schema (``catalog.STATE_SCHEMA``) of the build's bookkeeping."""
     corrupt: list[Corrupt] = field(default_factory=list)
     """Partitions whose files do not hold what their commit record says: left out."""
     kept: dict[str, set[str]] = field(default_factory=dict)
     """area -> the groups of corrupt partitions: their rows stay as they were."""
 
-    def stale(self, models: dict[str, Model], is_current) -> dict[str, dict[str, list[str]]]:
-        """area -> the groups (with their partitions) of which some model's part is not
-        ``is_current(model, group, version)``."""
-        stale: dict[str, dict[str, list[str]]] = {}
-        for name, versions in self.versions.items():
-            area = models[name].area
-            stale.setdefault(area, {}).update(
-                (group, self.members[area][group]) for group, version in versions.items()
-                if not is_current(name, group, version))
+    def stale(self, con: duckdb.DuckDBPyConnection,
+              previous: str | None) -> dict[str, dict[str, list[str]]]:
+        """area -> the groups (with their partitions) of which some model's part has
+        another version than in ``previous`` (the versions the file holds; None: none)."""
+        rows = con.execute(f"""
+            select distinct p.area, v.part_group from {self.state}.{NEXT_PARTS} as v
+            inner join ({_values(self.partitioned.items())}) as p (model, area) using (model)
+            {f"anti join {previous} as o using (model, part_group, version)"
+             if previous else ""}""").fetchall()
+        stale: dict[str, dict[str, list[str]]] = {area: {} for area in self.members}
+        for area, group in sorted(rows):
+            stale[area][group] = self.members[area][group]
         return stale
+
+    def gone(self, con: duckdb.DuckDBPyConnection, model: str, previous: str) -> list[str]:
+        """The groups of ``model`` that ``previous`` has and the lake no longer does (but
+        for those kept)."""
+        groups = [row[0] for row in con.execute(f"""
+            select part_group from {previous} as o where model = '{model}' and not exists (
+                select 1 from {self.state}.{NEXT_PARTS} as v
+                where v.model = o.model and v.part_group = o.part_group)""").fetchall()]
+        return sorted(set(groups) - self.kept.get(self.partitioned[model], set()))
+
+    def keep_versions(self, con: duckdb.DuckDBPyConnection, previous: str) -> None:
+        """Add to ``NEXT_PARTS`` the versions ``previous`` has of the kept groups."""
+        for model, area in self.partitioned.items():
+            groups = sorted(self.kept.get(area, ()))
+            if groups:
+                con.execute(f"insert into {self.state}.{NEXT_PARTS} select * from {previous} "
+                            f"where model = '{model}' and part_group in "
+                            f"({', '.join(map(_quoted, groups))})")
+
+
+def _values(rows) -> str:
+    return "values " + ", ".join("(" + ", ".join(map(_quoted, row)) + ")" for row in rows)
 
 
 def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
@@ -193,7 +228,8 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
               verify_all: bool = False) -> Plan:
     """The committed lake, its partitions not verified before checked (``integrity``;
     all with ``verify_all``) and the corrupt ones left out, and the version of every part
-    it calls for. ``state`` is the schema of the warehouse's bookkeeping."""
+    it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
+    bookkeeping."""
     committed = committed_loads(con, lake_dir)
     corrupt = verify_lake(con, lake_dir, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
@@ -201,27 +237,39 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
     superseded = superseded_receipts(con, lake_dir, committed["revenue"],
                                      f"{state}.receipt_keys")
     hashes = chain_hashes(models, order, macros)
-    partitioned = [n for n in order if models[n].materialized == "partitioned"]
+    partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}
     groupings: dict[str, Grouping] = {}
     members: dict[str, dict[str, list[str]]] = {}
-    for area in {models[n].area for n in partitioned}:
+    for area in set(partitioned.values()):
         loads = committed[area].loads
         groupings[area] = Grouping(tuple(k.split("=")[0] for k in next(iter(loads), "").split("/")))
         members[area] = {}
         for part in sorted(loads):
             members[area].setdefault(groupings[area].group(part), []).append(part)
-    versions: dict[str, dict[str, str]] = {}
-    for name in partitioned:
-        area = models[name].area
-        loads = committed[area].loads
-        versions[name] = {group: digest(hashes[name], *(
-            f"{part}:{loads[part][0]}:{','.join(superseded.get(part, []))}" for part in parts))
-            for group, parts in members[area].items()}
+    # A group is a partition (``Grouping.group``): its version hashes the model's and the
+    # partition's committed load and the receipts other partitions took over from it.
+    arrow_insert(con, "_plan_models", [(n, area, hashes[n]) for n, area in partitioned.items()],
+                 pa.schema([("model", pa.string()), ("area", pa.string()),
+                            ("hash", pa.string())]))
+    arrow_insert(con, "_plan_partitions", [
+        (area, part, committed[area].loads[part][0], ",".join(superseded.get(part, ())))
+        for area in members for part in committed[area].loads],
+        pa.schema([("area", pa.string()), ("part_group", pa.string()),
+                   ("load_id", pa.string()), ("superseded", pa.string())]))
+    con.execute(f"drop table if exists {state}.{NEXT_PARTS}")
+    con.execute(f"""
+        create table {state}.{NEXT_PARTS} as
+        select m.model, p.part_group,
+               left(sha256(m.hash || chr(31) || p.part_group || ':' || p.load_id || ':'
+                           || p.superseded), 16) as version
+        from _plan_models as m inner join _plan_partitions as p using (area)""")
+    con.execute("drop table _plan_models")
+    con.execute("drop table _plan_partitions")
     kept: dict[str, set[str]] = {}
     for bad in corrupt:
         if bad.area in groupings:
             kept.setdefault(bad.area, set()).add(groupings[bad.area].group(bad.partition))
-    return Plan(committed, superseded, groupings, members, versions, corrupt, kept)
+    return Plan(committed, superseded, groupings, members, partitioned, state, corrupt, kept)
 
 
 BATCH_GROUPS = 1095
