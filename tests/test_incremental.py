@@ -1,5 +1,6 @@
 """The incremental warehouse: a build computes what changed, and equals a full rebuild."""
 
+import shutil
 from dataclasses import replace
 from datetime import date, datetime, time
 from pathlib import Path
@@ -16,6 +17,7 @@ from pipeline.lake import Lake
 from pipeline.loader import run_load
 from pipeline.reporting import Reporter
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
+from pipeline.warehouse.plan import Deletions
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
@@ -184,6 +186,43 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     assert not batched.failed_checks
     for name in (m.qualified for m in discover_models().values()):
         assert model_rows(batched.path, name) == model_rows(target, name), name
+
+
+def test_a_night_that_loads_its_lookback_again_checkpoints_what_it_deleted(
+        history, tmp_path, sandbox_url, monkeypatch):
+    """The nightly loads its last days again (new loads of the same receipts), so the build
+    replaces rows the file has. DuckDB keeps deletes in memory until a checkpoint, so the
+    build checkpoints the file it builds once enough rows are deleted (here: after every
+    delete); the night equals a full rebuild."""
+    settings, _ = history
+    data_dir = tmp_path / "data"
+    shutil.copytree(settings.warehouse.data_dir, data_dir)
+    copied = make_settings(sandbox_url, data_dir)
+    lake, target = copied.warehouse.lake_dir, copied.warehouse.warehouse_path
+    load(sandbox_url, data_dir, DAYS[-1], NEXT)
+    checkpoints = []
+    add = Deletions.add
+
+    def counted(self, con, rows):
+        add(self, con, rows)
+        if rows and not self.pending:
+            checkpoints.append(rows)
+
+    monkeypatch.setattr(pipeline.warehouse.plan, "DELETES_PER_CHECKPOINT", 1)
+    monkeypatch.setattr(Deletions, "add", counted)
+    night = build_warehouse(lake, target, memory_limit="64MB")
+    assert night.rebuilt_partitions["revenue"] >= 6  # two days of three locations
+    assert not night.failed_checks
+
+    full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
+    with duckdb.connect(str(full.path), read_only=True) as con:
+        replaced = [m.name for m in discover_models().values()
+                    if m.materialized == "partitioned" and con.execute(
+                        f"select count(*) from {m.qualified} where business_date >= ?",
+                        [DAYS[-1]]).fetchone()[0]]
+    assert len(checkpoints) == 1 + len(replaced)  # the receipts' keys, each model's rows
+    for name in (m.qualified for m in discover_models().values()):
+        assert model_rows(target, name) == model_rows(full.path, name), name
 
 
 def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothing(

@@ -19,7 +19,7 @@ from pipeline.warehouse.models import (
     qualify_staging,
     references,
 )
-from pipeline.warehouse.plan import Grouping, Plan, batches
+from pipeline.warehouse.plan import Deletions, Grouping, Plan, batches
 
 TARGET = "wh"
 """The copy being built, as the build's connection names it (never stored in it)."""
@@ -62,8 +62,9 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                 set(stale.get(area, {})) != set(plan.members[area]):
             gone = plan.gone(con, name, previous)
             if gone:  # partitions no longer in the lake
-                con.execute(f"delete from {TARGET}.{model.qualified} "
-                            f"where {plan.groupings[area].predicate(gone)}")
+                plan.deletions.add(con, con.execute(
+                    f"delete from {TARGET}.{model.qualified} "
+                    f"where {plan.groupings[area].predicate(gone)}").fetchone()[0])
             continue
         if model.qualified in existing:
             con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
@@ -76,7 +77,7 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
         for name in partitioned:
             _compute_batch(con, models, name, plan.groupings[models[name].area],
                            list(batch.get(models[name].area, {})), name in anew,
-                           first=first)
+                           first=first, deletions=plan.deletions)
         for check, area in checked.items():
             if batch.get(area):
                 failures, sample = found[check]
@@ -90,7 +91,8 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection, lake_dir: Path,
 
 
 def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                   grouping: Grouping, groups: list[str], anew: bool, first: bool) -> None:
+                   grouping: Grouping, groups: list[str], anew: bool, first: bool,
+                   deletions: Deletions) -> None:
     """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
     computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
     ``SCRATCH`` shows the model's rows of these groups to the models after it. A model
@@ -104,7 +106,8 @@ def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], nam
         con.execute(f"create table {target} as select * from {model.qualified} limit 0")
     if groups:
         if not anew:
-            con.execute(f"delete from {target} where {predicate}")
+            deletions.add(con, con.execute(f"delete from {target} where {predicate}")
+                          .fetchone()[0])
         try:
             added = con.execute(f"insert into {target} by name "
                                 f"select * from {model.qualified}").fetchone()[0]

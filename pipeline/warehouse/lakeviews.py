@@ -8,6 +8,7 @@ and nothing of them is stored in the warehouse file.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,23 +102,24 @@ def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str,
 
 
 def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue: Committed,
-                        keys_table: str) -> dict[str, list[str]]:
+                        keys_table: str, deleted: Callable[[duckdb.DuckDBPyConnection, int], None]
+                        ) -> dict[str, list[str]]:
     """Receipts a newer load holds in another partition (the POS moved them to another
     day): partition -> their transaction ids. Staging keeps the newest version only.
 
     The keys of every committed receipt are kept in the warehouse (``keys_table``): a
-    build drops those of loads no longer committed and reads only the partitions loaded
-    since from the lake.
+    build drops those of loads no longer committed (telling ``deleted`` how many) and
+    reads only the partitions loaded since from the lake.
     """
     con.execute(f"create table if not exists {keys_table} ({KEYS_COLUMNS})")
     current = [(part, load[0], load[1]) for part, load in revenue.loads.items()]
     arrow_insert(con, "committed_receipts", current, pa.schema(
         [("partition", pa.string()), ("load_id", pa.string()),
          ("loaded_at", pa.timestamp("us", "UTC"))]))
-    con.execute(f"""
+    deleted(con, con.execute(f"""
         delete from {keys_table} as k where not exists (
             select 1 from committed_receipts as c
-            where c.partition = k.partition and c.load_id = k.load_id)""")
+            where c.partition = k.partition and c.load_id = k.load_id)""").fetchone()[0])
     known = {row[0] for row in con.execute(
         f"select distinct partition from {keys_table}").fetchall()}
     files = [(f, part) for f, part in revenue.files(lake_dir, "receipts")
@@ -125,6 +127,9 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
     if files:
         arrow_insert(con, "receipt_files", [(f, part, *revenue.loads[part][:2])
                                             for f, part in files], FILES_SCHEMA)
+        # In the files' (the partitions') order: a partition's keys are then deleted from
+        # a few vectors of the table, not from all (``Deletions``).
+        con.execute("set preserve_insertion_order = true")
         con.execute(f"""
             insert into {keys_table}
             select f.partition, f.load_id, r.location_id, r.business_date,
@@ -132,6 +137,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
             from read_parquet({file_list([f for f, _ in files])}, hive_partitioning = true,
                               filename = true) as r
             inner join receipt_files as f on r.filename = f.filename""")
+        con.execute("set preserve_insertion_order = false")
         con.execute("drop table receipt_files")
     con.execute("drop table committed_receipts")
     # Only receipts found more than once are ranked (a hash aggregate over every key,

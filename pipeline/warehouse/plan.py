@@ -167,6 +167,28 @@ def chain_hashes(models: dict[str, Model], order: list[str],
     return hashes
 
 
+DELETES_PER_CHECKPOINT = 100_000
+"""Rows a build deletes from the file it builds before it checkpoints that file. DuckDB
+keeps what a delete did in memory it cannot spill until a checkpoint writes it: a chain's
+night that loads the lookback of 200 locations again (800 partitions) deletes some 700,000
+receipt lines from each of two tables and ran out of DuckDB's 256 MB without these
+checkpoints. A night of a few locations deletes fewer and checkpoints only at the end."""
+
+
+@dataclass
+class Deletions:
+    """The rows deleted from ``catalog`` since its last checkpoint."""
+
+    catalog: str
+    pending: int = 0
+
+    def add(self, con: duckdb.DuckDBPyConnection, rows: int) -> None:
+        self.pending += rows
+        if self.pending >= DELETES_PER_CHECKPOINT:
+            con.execute(f"checkpoint {self.catalog}")
+            self.pending = 0
+
+
 @dataclass
 class Plan:
     """What the parts of the partitioned models derive from. Their versions are the
@@ -181,6 +203,7 @@ class Plan:
     """The partitioned models, in build order, with their lake area."""
     state: str
     """The schema (``catalog.STATE_SCHEMA``) of the build's bookkeeping."""
+    deletions: Deletions
     corrupt: list[Corrupt] = field(default_factory=list)
     """Partitions whose files do not hold what their commit record says: left out."""
     kept: dict[str, set[str]] = field(default_factory=dict)
@@ -234,8 +257,9 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
     corrupt = verify_lake(con, lake_dir, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
+    deletions = Deletions(state.split(".")[0])
     superseded = superseded_receipts(con, lake_dir, committed["revenue"],
-                                     f"{state}.receipt_keys")
+                                     f"{state}.receipt_keys", deletions.add)
     hashes = chain_hashes(models, order, macros)
     partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}
     groupings: dict[str, Grouping] = {}
@@ -269,7 +293,8 @@ def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, 
     for bad in corrupt:
         if bad.area in groupings:
             kept.setdefault(bad.area, set()).add(groupings[bad.area].group(bad.partition))
-    return Plan(committed, superseded, groupings, members, partitioned, state, corrupt, kept)
+    return Plan(committed, superseded, groupings, members, partitioned, state, deletions,
+                corrupt, kept)
 
 
 BATCH_GROUPS = 1095
