@@ -11,6 +11,7 @@ import pyarrow.compute
 import pytest
 
 import pipeline.warehouse
+import pipeline.warehouse.lakeviews
 import pipeline.warehouse.plan
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
@@ -181,6 +182,7 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     settings, _ = history
     target = settings.warehouse.warehouse_path
     monkeypatch.setattr(pipeline.warehouse.plan, "BATCH_GROUPS", 1)  # a location-month at a time
+    monkeypatch.setattr(pipeline.warehouse.lakeviews, "KEYS_FILES_AT_ONCE", 1)
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not batched.failed_checks
