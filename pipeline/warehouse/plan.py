@@ -98,8 +98,6 @@ def _quoted(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-PARTS_SCHEMA = pa.schema([("model", pa.string()), ("part_group", pa.string()),
-                          ("version", pa.string())])
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
                              ("failing_rows", pa.int64())])
 META_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
@@ -132,7 +130,7 @@ class Manifest:
             with duckdb.connect(str(warehouse_path), read_only=True) as con:
                 meta = dict(con.execute(f"select key, value from {STATE_SCHEMA}.meta")
                             .fetchall())
-                con.execute(f"select count(*) from {STATE_SCHEMA}.{PARTS}")
+                con.execute(f"select count(*) from {STATE_SCHEMA}.{PARTS}")  # or built anew
                 failures = con.execute(f"select check_name, part_group, failing_rows "
                                        f"from {STATE_SCHEMA}.check_failures").fetchall()
         except duckdb.Error:
