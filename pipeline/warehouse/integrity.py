@@ -18,7 +18,6 @@ remembers the loads it verified); a full build checks every file again.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.lake import FILES_KEY, data_file_name, file_digest, parse_partition
+from pipeline.lake import data_file_name, file_digest, parse_partition
 from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
@@ -84,7 +83,7 @@ def verify_files(lake_dir: Path, area: str, committed: Committed,
     hashing and decoding release the GIL)."""
     jobs = []
     for part in sorted(partitions):
-        recorded = json.loads(committed.metadata(part).get(FILES_KEY, "{}"))
+        recorded = committed.recorded_files(part)
         jobs += [(part, (path, recorded.get(table)))
                  for table, path in _files(lake_dir, committed, part)]
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:

@@ -74,11 +74,15 @@ class Committed:
         """These loads but ``partitions``'."""
         return Committed({p: load for p, load in self.loads.items() if p not in partitions})
 
+    def recorded_files(self, partition: str) -> dict[str, dict]:
+        """What its load recorded of each table's file (``FILES_KEY``): rows, SHA-256,
+        columns; empty for a load before files were recorded."""
+        return json.loads(self.metadata(partition).get(FILES_KEY, "{}"))
+
     def columns(self, partition: str, table: str) -> str | None:
         """What the columns of the partition's file of ``table`` are (``columns_digest``);
         None if its load did not record it."""
-        files = json.loads(self.metadata(partition).get(FILES_KEY, "{}"))
-        return files.get(table, {}).get("columns")
+        return self.recorded_files(partition).get(table, {}).get("columns")
 
     def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
         """(file, partition) of the table's committed parts, of ``partitions`` if given."""
