@@ -77,22 +77,30 @@ def _files(lake_dir: Path, committed: Committed, part: str) -> list[tuple[str, s
     return [(table, str(lake_dir / table / part / data_file_name(load_id))) for table in tables]
 
 
+def _check_files(jobs: list[tuple[str, dict | None]]) -> list[str | None]:
+    return [_check_file(job) for job in jobs]
+
+
 def verify_files(lake_dir: Path, area: str, committed: Committed,
                  partitions: Iterable[str]) -> list[Corrupt]:
-    """Every file of ``partitions`` checked against its commit record (a thread per core:
-    hashing and decoding release the GIL)."""
+    """Every file of ``partitions`` checked against its commit record (a thread per core,
+    each with its share of the files: hashing and decoding release the GIL; a task per
+    file would cost more than hashing it, and hold a future per file of a chain)."""
     jobs = []
     for part in sorted(partitions):
         recorded = committed.recorded_files(part)
         jobs += [(part, (path, recorded.get(table)))
                  for table, path in _files(lake_dir, committed, part)]
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        problems = list(pool.map(_check_file, [job for _, job in jobs]))
+    threads = os.cpu_count() or 1
+    with ThreadPoolExecutor(threads) as pool:
+        shares = list(pool.map(_check_files, [[job for _, job in jobs[i::threads]]
+                                              for i in range(threads)]))
     found: dict[str, Corrupt] = {}
-    for (part, _), problem in zip(jobs, problems, strict=True):
-        if problem is not None:
-            found.setdefault(part, Corrupt(area, part, problem))
-    return list(found.values())
+    for i, share in enumerate(shares):
+        for (part, _), problem in zip(jobs[i::threads], share, strict=True):
+            if problem is not None:
+                found.setdefault(part, Corrupt(area, part, problem))
+    return sorted(found.values(), key=lambda c: c.partition)
 
 
 def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Committed,
