@@ -216,8 +216,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
     # before it publishes; the log of a killed build goes with its file.
     con.execute(f"set checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
     # Text is not compressed with FSST: choosing and building its symbol tables is a fifth
-    # of what writing a model's rows costs (a chain's receipt lines), for a file 4 % smaller
-    # (dictionary and the other methods still apply; every DuckDB reads it the same).
+    # of what writing a model's rows costs, about 40 s of a chain's full build; the file
+    # is larger for it (the chain's 20.0 GB instead of 16.5: dictionary and the other
+    # methods still apply; every DuckDB reads it the same). docs/benchmarks.md
     con.execute("set disabled_compression_methods = 'fsst'")
 
 
