@@ -15,6 +15,7 @@ from pipeline.assets.ledger import EXPORTS_SPEC, LEDGER_SPEC
 from pipeline.assets.models import build_warehouse_asset
 from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
+from pipeline.housekeeping import build_housekeeping
 from pipeline.partitions import business_dates
 from pipeline.reporting import Reporter
 from pipeline.resources import PosResource, build_resources, load_settings
@@ -32,14 +33,16 @@ def build_defs(settings: Settings, loggers: dict | None = None,
     cluster); ``reporter``: what the runs tell as they go (``pipeline.reporting``);
     ``pos``: the POS its runs read (default: the configured one, ``pos_resource``)."""
     fresh = build_freshness_checks(settings)
-    jobs = [*build_jobs(apart=fresh), freshness_job(fresh)]
+    housekeeping, weekly = build_housekeeping(settings.lake.retention_hours,
+                                              settings.schedule.timezone)
+    jobs = [*build_jobs(apart=fresh), freshness_job(fresh), housekeeping]
     return dg.Definitions(
         assets=[build_revenue_asset(settings, business_dates(settings)),
                 *build_snapshot_assets(settings), build_drift_asset(settings),
                 build_warehouse_asset(), LEDGER_SPEC, EXPORTS_SPEC],
         asset_checks=fresh,
         jobs=jobs,
-        schedules=[build_nightly_schedule(settings)],
+        schedules=[build_nightly_schedule(settings), weekly],
         sensors=[build_warehouse_sensor(), build_freshness_sensor(settings),
                  *build_alert_sensors(settings, jobs)],
         resources=build_resources(settings, reporter, pos),

@@ -9,12 +9,15 @@ They are replaced together, all new or all old, never mixed:
 2. the commit: one small record ``<lake>/_loads/<area>/<key>=<value>/.../load.parquet``
    (load id, load time, the tables, the partition's metadata) replaces the old record by
    a single rename. Readers only see the files of the committed load id;
-3. the file the commit replaced is kept for ``SUPERSEDED_SECONDS`` (a build that listed
-   it before the commit reads it to the end); older ones, and files of loads killed
-   before their commit, are removed.
+3. the tables' Delta logs take the partition (``pipeline.delta``: a marker in
+   ``_loads/_unpublished`` says which partitions they may lack): engines that read Delta
+   see it from then on. Files of replaced loads, and of loads killed before their commit,
+   stay until the tables are vacuumed (``pipeline.housekeeping``): a build, or a Delta
+   reader of an older snapshot, may still be reading them.
 
 A crash before step 2 leaves the old partition in force (its files are still there) and
-new files nobody reads; a crash after it leaves the new one. (Folders are not fsynced:
+new files nobody reads; a crash after it leaves the new one (and its Delta publication to
+the next write or build of the area). (Folders are not fsynced:
 after a power cut a rename may be lost, which leaves the old partition, and the next run
 writes it again.) Load ids sort by load time,
 so when one receipt turns up in two partitions (the POS moved it to another day) the
@@ -38,15 +41,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from pipeline.delta import Wanted, delta_schema, local_file, publish_table
 
 LOADS_DIR = "_loads"
 """The commit records of every area, beside the tables."""
 LOAD_FILE = "load.parquet"
 LEGACY_FILE = "data.parquet"
 """A partition's only file before commits existed (adopted on the next load)."""
+UNPUBLISHED_DIR = "_unpublished"
+"""In ``_loads``: per area, a marker per load whose partition the tables' Delta logs may not
+hold yet (``pipeline.delta``)."""
 ADOPTED_MARKER = ".no-legacy-files"
 """In ``_loads``: the lake has no partition of the layout before commits left."""
 LOAD_SCHEMA = pa.schema([
@@ -57,9 +66,6 @@ LOAD_SCHEMA = pa.schema([
 ])
 STALE_TEMP_SECONDS = 3600
 """A temp file this old is left by a killed write (a partition is written in seconds)."""
-SUPERSEDED_SECONDS = 3600
-"""How long a replaced data file stays for a build that listed it before the commit (a
-build of a chain's year takes minutes)."""
 
 
 PARQUET_OPTIONS = {"compression": "snappy", "use_dictionary": False,
@@ -98,6 +104,12 @@ def commit_record(load_id: str, tables: Mapping[str, pa.Table], digests: Mapping
     return pa.Table.from_pylist([{
         "load_id": load_id, "loaded_at": datetime.now(UTC), "tables": list(tables),
         "metadata": json.dumps(values)}], schema=LOAD_SCHEMA)
+
+
+def recorded_files(metadata: Mapping[str, str]) -> dict[str, dict]:
+    """What a load recorded of each table's file (``FILES_KEY``, in its record's
+    metadata): rows, SHA-256, columns; empty for a load before files were recorded."""
+    return json.loads(metadata.get(FILES_KEY, "{}"))
 
 
 def new_load_id(now: datetime | None = None) -> str:
@@ -171,6 +183,10 @@ class LoadRecord:
     tables: list[str]
     metadata: dict[str, str]
 
+    @property
+    def files(self) -> dict[str, dict]:
+        return recorded_files(self.metadata)
+
 
 class LakeStore(Protocol):
     """What the pipeline asks of a lake, wherever it is: ``Lake`` (a local folder) and
@@ -187,8 +203,12 @@ class LakeStore(Protocol):
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object], metadata: Mapping[str, object] | None = None,
-              ) -> dict[str, Path | str]:
-        """Replace a partition's tables of ``area`` by one commit; their paths."""
+              publish: bool = True) -> dict[str, Path | str]:
+        """Replace a partition's tables of ``area`` by one commit; their paths. With
+        ``publish``, the tables' Delta logs take it at once, else at the next ``publish``."""
+
+    def publish(self, area: str) -> int:
+        """Bring the Delta logs of ``area``'s tables to its commits (``pipeline.delta``)."""
 
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         """The partition's commit record, or None if it was never committed."""
@@ -213,15 +233,23 @@ class Lake:
         return str(self.root / table) if table else str(self.root)
 
     def sync(self) -> int:
-        return 0  # the local lake is what a build reads
+        """The local lake is what a build reads; its Delta logs are brought to its commits
+        (a load killed before it published; a lake older than its logs)."""
+        folder = self.root / LOADS_DIR
+        areas = sorted(p.name for p in folder.iterdir() if p.is_dir()
+                       and p.name != UNPUBLISHED_DIR) if folder.is_dir() else []
+        return sum(self.publish(area) for area in areas)
 
     def load_dir(self, area: str, partition: Mapping[str, object]) -> Path:
         return partition_dir(self.root / LOADS_DIR, area, partition)
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object],
-              metadata: Mapping[str, object] | None = None) -> dict[str, Path]:
-        """Replace one partition of an area's tables by one commit; returns the files."""
+              metadata: Mapping[str, object] | None = None,
+              publish: bool = True) -> dict[str, Path]:
+        """Replace one partition of an area's tables by one commit; returns the files.
+        With ``publish`` the area's Delta logs take it at once, else with the area's next
+        ``publish`` (a load of many partitions publishes them together)."""
         load_id = new_load_id()
         targets = {name: partition_dir(self.root, name, partition) / data_file_name(load_id)
                    for name in tables}
@@ -235,30 +263,79 @@ class Lake:
                                    {name: file_digest(temp) for name, temp in temps.items()},
                                    metadata)
             commit = self.load_dir(area, partition) / LOAD_FILE
+            self._mark_unpublished(area, load_id, partition)
             with _partition_lock(commit.parent):
-                replaced = self.committed(area, partition)
                 for name, temp in temps.items():
                     os.replace(temp, targets[name])
                 temp_commit = _write_temp(commit, record)
                 _fsync(temp_commit)
                 os.replace(temp_commit, commit)  # the commit point
-                cutoff = time.time() - SUPERSEDED_SECONDS
-                for target in targets.values():
-                    previous = target.with_name(data_file_name(replaced.load_id)) \
-                        if replaced else None
-                    for other in target.parent.glob("*.parquet"):
-                        if other == previous:  # replaced now: its grace period starts
-                            os.utime(other)
-                        elif other != target and other.stat().st_mtime < cutoff:
-                            other.unlink(missing_ok=True)
-                # Temp files a killed write of this partition left behind.
+                # Temp files a killed write of this partition left behind. (Files of
+                # replaced loads stay for readers of older Delta snapshots, until the
+                # tables are vacuumed.)
                 self.remove_stale_temp_files(folders=[commit.parent, *(
                     target.parent for target in targets.values())])
         except BaseException:
             for temp in temps.values():
                 temp.unlink(missing_ok=True)
             raise
+        if publish:
+            self.publish(area)
         return targets
+
+    def _mark_unpublished(self, area: str, load_id: str,
+                          partition: Mapping[str, object]) -> None:
+        folder = self.root / LOADS_DIR / UNPUBLISHED_DIR / area
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = folder / f".{load_id}.tmp"
+        temp.write_text(partition_path(partition))
+        os.replace(temp, folder / load_id)
+
+    def publish(self, area: str) -> int:
+        """Bring the Delta logs of ``area``'s tables to its commit records (``pipeline.delta``):
+        the partitions marked unpublished, or every partition for a table without a log
+        (the first publication of a lake). Returns the partitions a table's commit changed,
+        at most per table."""
+        folder = self.root / LOADS_DIR / UNPUBLISHED_DIR / area
+        markers = sorted(folder.glob("[!.]*")) if folder.is_dir() else []
+        marked = {m.read_text() for m in markers}
+        sample = min(marked, default=None) or self._any_partition(area)
+        record = self.committed(area, parse_partition(sample)) if sample else None
+        tables = list(record.tables) if record else []
+        everything = any(not (self.root / t / "_delta_log").is_dir() for t in tables)
+        if not marked and not everything:
+            return 0
+
+        def records() -> dict[str, LoadRecord | None]:
+            parts = [partition_path(p) for p in self.partitions(area)] if everything \
+                else marked
+            return {p: self.committed(area, parse_partition(p)) for p in parts}
+
+        def wanted(table: str, found: dict[str, LoadRecord | None]) -> dict[str, Wanted]:
+            return {p: local_file(self.root / table, p, data_file_name(r.load_id),
+                                  r.files.get(table, {}).get("rows"))
+                    for p, r in found.items() if r is not None and table in r.tables}
+
+        changed = 0
+        found = records()
+        for table in tables:
+            files = wanted(table, found)
+            if not files:
+                continue
+            newest = max(files.values(), key=lambda w: w.path.rsplit("/", 1)[-1])
+            schema = delta_schema(pq.read_schema(self.root / table / unquote(newest.path)))
+            changed = max(changed, publish_table(
+                str(self.root / table), schema, list(parse_partition(next(iter(files)))),
+                files, everything, reread=lambda t=table: wanted(t, records())))
+        for marker in markers:
+            marker.unlink(missing_ok=True)
+        return changed
+
+    def _any_partition(self, area: str) -> str | None:
+        """One committed partition of ``area`` (None: it has none)."""
+        folder = self.root / LOADS_DIR / area
+        found = next(folder.glob(f"**/{LOAD_FILE}"), None)
+        return found.parent.relative_to(folder).as_posix() if found else None
 
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         """The partition's committed load, or None when it was never written."""
@@ -309,7 +386,8 @@ class Lake:
                 if self.has(area, partition):
                     continue
                 self.write(area, {name: pq.read_table(self.root / name / relative / LEGACY_FILE)
-                                  for name in names}, partition, {"adopted": "true"})
+                                  for name in names}, partition, {"adopted": "true"},
+                           publish=False)
                 adopted += 1
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()

@@ -114,8 +114,10 @@ class ObjectLake:
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object],
-              metadata: Mapping[str, object] | None = None) -> dict[str, str]:
-        """Replace one partition of an area's tables by one commit; returns the objects."""
+              metadata: Mapping[str, object] | None = None,
+              publish: bool = True) -> dict[str, str]:
+        """Replace one partition of an area's tables by one commit; returns the objects.
+        (``publish``: see ``publish``.)"""
         load_id = new_load_id()
         targets = {name: _partition_path(self.base, name, partition=partition)
                    + "/" + data_file_name(load_id) for name in tables}
@@ -136,6 +138,11 @@ class ObjectLake:
                                   f"{dict(partition)}: {exc}") from None
         self._remove_older(area, partition, list(tables))
         return targets
+
+    def publish(self, area: str) -> int:
+        """Nothing yet: the lake on object storage has no Delta logs; builds read its
+        commits through the local mirror (``sync``)."""
+        return 0
 
     def _records_folder(self, area: str, partition: Mapping[str, object]) -> str:
         return _partition_path(self.base, LOADS_DIR, area, partition=partition)

@@ -123,6 +123,9 @@ class LakeSettings(_Strict):
     Credentials and region come from the standard AWS environment variables."""
     endpoint_url: str | None = Field(None, pattern=r"^https?://")
     """An S3-compatible store's address (MinIO, say); unset: AWS S3."""
+    retention_hours: int = Field(168, ge=24)
+    """How long the files of replaced loads stay after their Delta table dropped them, for
+    readers of older snapshots and builds under way (``pipeline.housekeeping``): 7 days."""
 
 
 class LocationSettings(_Strict):

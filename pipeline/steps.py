@@ -12,6 +12,7 @@ unmaterialized).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.settings import ConfigError
 from pipeline.source import PosSource
 
+PUBLISH_SECONDS = 10.0
+"""How long a load commits partitions before the tables' Delta logs take them, together
+(``Lake.publish``: a Delta commit per table costs about as much as writing a partition).
+A load publishes what it committed when it ends, too."""
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
 PARTITIONS_PER_REQUEST_SLOT = 2
@@ -88,7 +93,7 @@ class DayOutcome:
 
 
 def _load_one(source: PosSource, lake: LakeStore, location_id: int, day: date) -> PartitionOutcome:
-    part = load_revenue_partition(source, lake, location_id, day)
+    part = load_revenue_partition(source, lake, location_id, day, publish=False)
     return PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
         pages=part.stats.pages, retries=part.stats.retries,
@@ -143,6 +148,7 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
 
         for _ in range(workers):
             submit_next()
+        published = time.monotonic()
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -160,8 +166,12 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
+                    if time.monotonic() - published > PUBLISH_SECONDS:
+                        lake.publish("revenue")
+                        published = time.monotonic()
                     yield _day(lake, day, done.pop(day), location_ids, configured_ids)
                 submit_next()
+    lake.publish("revenue")
 
 
 def _day(lake: LakeStore, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],

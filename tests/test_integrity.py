@@ -37,8 +37,9 @@ HIT = (1001, DAYS[1])
 """The partition whose file goes bad."""
 
 
-def commit_days(lake: Lake, location_id: int, days: list[date]) -> None:
-    """The sandbox's receipts of these days, committed as a load commits them."""
+def commit_days(lake: Lake, location_id: int, days: list[date], publish: bool = True) -> None:
+    """The sandbox's receipts of these days, committed as a load commits them (and, with
+    ``publish``, each published to the Delta logs at once)."""
     location = world.location(location_id)
     book = RevenueBook(SandboxData(), days_kept=2)
     for day in days:
@@ -46,7 +47,7 @@ def commit_days(lake: Lake, location_id: int, days: list[date]) -> None:
         part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
                                 location_id=location_id, business_date=day, tz=location.tz,
                                 short_code=location.short_code)
-        write_revenue_partition(lake, part)
+        write_revenue_partition(lake, part, publish)
 
 
 def committed_file(lake: Lake, table: str, location_id: int, day: date) -> Path:

@@ -7,6 +7,7 @@ import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
@@ -213,11 +214,12 @@ def test_the_api_key_never_reaches_the_lake(settings, lake, sandbox_url):
 
 
 
-@pytest.mark.parametrize("crash_at", range(6))
+@pytest.mark.parametrize("crash_at", range(7))
 def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
         settings, lake, monkeypatch, crash_at):
-    """Four files and a commit are five renames: a crash at any of them (or none) leaves
-    all four tables of the old load or all four of the new, never a mix."""
+    """The unpublished marker, four files and a commit are six renames: a crash at any of
+    them (or none) leaves all four tables of the old load or all four of the new, never a
+    mix; and the Delta logs, once a build brought them up (``sync``), hold the same."""
     import contextlib
     import os
 
@@ -241,4 +243,11 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
             lake.write("revenue", written.tables, partition)
         monkeypatch.setattr(os, "replace", real_replace)
     seen = {t: lake.read("revenue", t, partition) for t in REVENUE_TABLES}
-    assert seen == (old if crash_at < 5 else new)  # the fifth rename is the commit
+    assert seen == (old if crash_at < 6 else new)  # the sixth rename is the commit
+    lake.sync()
+    for table in REVENUE_TABLES:
+        delta = pa.table(DeltaTable(str(lake.root / table)).to_pyarrow_table(
+            filters=[("business_date", "=", DAY)]))
+        assert delta.num_rows == seen[table].num_rows
+        assert sorted(delta.column("transaction_id").to_pylist()) == sorted(
+            seen[table].column("transaction_id").to_pylist())

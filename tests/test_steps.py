@@ -89,8 +89,8 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
     writing, most_writing = [0], [0]
     write = pipeline.steps.load_revenue_partition
 
-    def slow_write(*args):  # a partition being flattened and written holds no request
-        part = write(*args)
+    def slow_write(*args, **kwargs):  # a partition flattened and written holds no request
+        part = write(*args, **kwargs)
         with lock:
             writing[0] += 1
             most_writing[0] = max(most_writing[0], writing[0])

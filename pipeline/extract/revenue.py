@@ -390,19 +390,22 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     return part
 
 
-def load_revenue_partition(source, lake, location_id: int,
-                           business_date: date) -> RevenuePartition:
+def load_revenue_partition(source, lake, location_id: int, business_date: date,
+                           publish: bool = True) -> RevenuePartition:
     """Extract one partition and replace it in the lake (all four tables, one commit)."""
     return write_revenue_partition(lake, extract_revenue_partition(source, location_id,
-                                                                   business_date))
+                                                                   business_date), publish)
 
 
-def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
-    """Replace the partition in the lake; its commit keeps what drift checks compare."""
+def write_revenue_partition(lake, part: RevenuePartition,
+                            publish: bool = True) -> RevenuePartition:
+    """Replace the partition in the lake; its commit keeps what drift checks compare.
+    Without ``publish`` the Delta logs take it at the lake's next ``publish("revenue")``."""
     part.paths = lake.write(
         "revenue", part.tables,
         {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
         metadata={"receipts": part.row_counts["receipts"],
                   "receipts_seen": part.receipts_seen, "turnover_net": part.turnover_net},
+        publish=publish,
     )
     return part

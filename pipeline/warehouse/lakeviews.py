@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import FILES_KEY, LOAD_FILE, LOADS_DIR, data_file_name
+from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name, recorded_files
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_SCHEMA
 
 LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
@@ -75,9 +75,8 @@ class Committed:
         return Committed({p: load for p, load in self.loads.items() if p not in partitions})
 
     def recorded_files(self, partition: str) -> dict[str, dict]:
-        """What its load recorded of each table's file (``FILES_KEY``): rows, SHA-256,
-        columns; empty for a load before files were recorded."""
-        return json.loads(self.metadata(partition).get(FILES_KEY, "{}"))
+        """What its load recorded of each table's file (``pipeline.lake.recorded_files``)."""
+        return recorded_files(self.metadata(partition))
 
     def columns(self, partition: str, table: str) -> str | None:
         """What the columns of the partition's file of ``table`` are (``columns_digest``);

@@ -1,0 +1,186 @@
+"""Every lake table as a Delta Lake table, for engines that know Delta and not our commits.
+
+The lake's commit records (``pipeline.lake``) stay what a load commits and what our
+warehouse reads: one record names the load whose files of all an area's tables belong
+together. Each table's Delta log (``<lake>/<table>/_delta_log``, written with delta-rs)
+follows the records: a publication makes a table's Delta snapshot hold, for each partition,
+exactly the file its record names, in one Delta commit per table (the files replaced are
+removed, the new ones added, in that same commit; our files are committed as they are,
+nothing is rewritten).
+
+So a reader that knows only Delta (Spark, Trino, Databricks, Polars, ``deltalake``) sees
+each partition of a table once, from one load, never a file being written: a file is only
+added after its record committed it. The tables are separate Delta tables, so between two
+tables' commits of one publication a reader may see one table a publication ahead of
+another (our warehouse reads the records and never sees that).
+
+A write marks its partition unpublished (a marker beside the records) before it commits;
+a publication takes the marked partitions and removes their markers after its commits. A
+load killed after its record and before its publication leaves its marker, so the next
+publication of the area (the next write, or a build: ``Lake.sync``) publishes it. A table
+without a Delta log (a lake of an older version) is published whole, from every record.
+
+Two publications at once may both try to replace a partition's file: Delta refuses the
+second commit (it removes a file the first removed), and the publication reads the
+table's snapshot and the records again and retries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+import pyarrow as pa
+from deltalake import DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from deltalake.transaction import (
+    AddAction,
+    CommitProperties,
+    RemoveAction,
+    create_table_with_add_actions,
+)
+
+ATTEMPTS = 5
+"""How often a publication retries a commit another publication got in first."""
+APP_ID = "pos-etl"
+"""In the ``commitInfo`` of our Delta commits: who wrote them."""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a table's partition should hold: the file its record names."""
+
+    path: str
+    """Relative to the table: ``location_id=1001/business_date=2026-11-20/part-<load>.parquet``."""
+    size: int
+    modified_ms: int
+    rows: int | None
+
+
+def delta_schema(schema: pa.Schema) -> pa.Schema:
+    """A lake table's columns as Delta types them: timestamps in microseconds (Delta has
+    no other unit; the files keep theirs, and readers cast), without field metadata."""
+    return pa.schema([
+        pa.field(f.name, pa.timestamp("us", f.type.tz), f.nullable)
+        if pa.types.is_timestamp(f.type) else f.remove_metadata() for f in schema])
+
+
+def delta_path(partition: str, file_name: str) -> str:
+    """A file's path in the Delta log: relative, percent-encoded (the log holds URIs)."""
+    return quote(f"{partition}/{file_name}", safe="/=")
+
+
+def _partition_of(path: str) -> str:
+    return unquote(path).rsplit("/", 1)[0]
+
+
+def _partition_values(partition: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in partition.split("/"))
+
+
+def _active(table: DeltaTable) -> dict[str, list[tuple[str, int | None]]]:
+    """partition -> its active files (path, size) in the table's snapshot."""
+    adds = pa.table(table.get_add_actions(flatten=False))
+    found: dict[str, list[tuple[str, int | None]]] = {}
+    for path, size in zip(adds.column("path").to_pylist(), adds.column("size_bytes").to_pylist(),
+                          strict=True):
+        found.setdefault(_partition_of(path), []).append((path, size))
+    return found
+
+
+def publish_table(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[str, Wanted],
+                  everything: bool, reread: Callable[[], Mapping[str, Wanted]],
+                  storage_options: dict[str, str] | None = None) -> int:
+    """Make the Delta table at ``uri`` hold ``files`` (partition -> its file) in one
+    commit, creating the table if it has no log. ``schema`` is the columns of the files
+    now written (``delta_schema``): columns the table lacks are added first (older files
+    answer them as null). With ``everything``, ``files`` is every committed partition,
+    and partitions the table holds beyond it are removed. A commit another publication
+    got in first is tried again with what ``reread`` finds then. Returns the partitions
+    the commit changed (0: the table held them already)."""
+    # A partition key that is no column of the files (the drift record's ``detected``)
+    # is one of the table's, as text: Delta readers take it from the partition's path.
+    schema = pa.schema([*schema, *(pa.field(k, pa.string()) for k in keys
+                                   if k not in schema.names)])
+    for attempt in range(ATTEMPTS):
+        if attempt:
+            files = reread()
+        try:
+            table = DeltaTable(uri, storage_options=storage_options)
+        except TableNotFoundError:
+            try:
+                return _create(uri, schema, keys, files, storage_options)
+            except DeltaError:
+                if not DeltaTable.is_deltatable(uri, storage_options):
+                    raise
+                continue  # another publication created it first
+        current = pa.schema(table.schema().to_arrow())
+        added = [f.with_nullable(True) for f in schema if f.name not in current.names]
+        if added:
+            table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(added)).fields)
+            current = pa.schema([*current, *added])
+        actions = _actions(_active(table), files, everything)
+        if not actions:
+            return 0
+        try:
+            table.create_write_transaction(
+                actions, mode="append", schema=DeltaSchema.from_arrow(current),
+                partition_by=keys, commit_properties=_properties(
+                    len({_partition_of(a.path) for a in actions})))
+        except CommitFailedError:
+            continue  # another publication committed first: read both again
+        return len({_partition_of(a.path) for a in actions})
+    raise CommitFailedError(f"{uri}: {ATTEMPTS} commits in a row lost to other writers")
+
+
+def _actions(active: dict[str, list[tuple[str, int | None]]], files: Mapping[str, Wanted],
+             everything: bool) -> list[AddAction | RemoveAction]:
+    """What makes the partitions hold ``files`` (and, with ``everything``, nothing else)."""
+    actions: list[AddAction | RemoveAction] = []
+    now = int(time.time() * 1000)
+    gone = set(active) - set(files) if everything else set()
+    for partition in sorted(gone | set(files)):
+        want = files.get(partition)
+        have = active.get(partition, [])
+        keep = unquote(want.path) if want is not None else None
+        if keep is not None and [unquote(p) for p, _ in have] == [keep]:
+            continue
+        values = _partition_values(partition)
+        actions += [RemoveAction(path, True, now, size, values)
+                    for path, size in have if unquote(path) != keep]
+        if want is not None and keep not in {unquote(p) for p, _ in have}:
+            actions.append(_add(want, values))
+    return actions
+
+
+def _create(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[str, Wanted],
+            storage_options: dict[str, str] | None) -> int:
+    create_table_with_add_actions(
+        uri, DeltaSchema.from_arrow(schema),
+        [_add(files[p], _partition_values(p)) for p in sorted(files)],
+        mode="error", partition_by=keys, name=uri.rstrip("/").rsplit("/", 1)[-1],
+        storage_options=storage_options, commit_properties=_properties(len(files)))
+    return len(files)
+
+
+def _add(want: Wanted, values: dict[str, str]) -> AddAction:
+    stats = json.dumps({"numRecords": want.rows}) if want.rows is not None else "{}"
+    return AddAction(want.path, want.size, values, want.modified_ms, True, stats)
+
+
+def _properties(partitions: int) -> CommitProperties:
+    return CommitProperties(custom_metadata={"engineApp": APP_ID,
+                                             "partitionsReplaced": partitions})
+
+
+def local_file(table_dir: os.PathLike, partition: str, file_name: str,
+               rows: int | None) -> Wanted:
+    """What a partition of a local table should hold: ``file_name`` in its folder."""
+    stat = os.stat(os.path.join(table_dir, partition, file_name))
+    return Wanted(delta_path(partition, file_name), stat.st_size,
+                  int(stat.st_mtime * 1000), rows)

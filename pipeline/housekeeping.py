@@ -1,0 +1,103 @@
+"""Housekeeping of the lake's Delta tables: the Dagster job ``lake_housekeeping_job``, on
+the weekly schedule ``weekly_lake_housekeeping``.
+
+A load replaces a partition's one file per table (``pipeline.lake``), so a partition
+never holds small files to compact: what grows is what replaced files leave behind.
+Housekeeping, per table:
+
+1. publishes what the commit records hold and a log lacks (``Lake.sync``), so that no
+   file a record names is unknown to its log when step 2 runs;
+2. vacuums: deletes the files no snapshot newer than ``lake.retention_hours`` holds (the
+   files of replaced loads) and files no log names that are as old (of loads killed
+   before their commit). A reader of an older snapshot, or a build that listed a file
+   before it was replaced, has that long to finish;
+3. writes a checkpoint of the log and removes log entries older than the log's retention
+   (Delta's ``logRetentionDuration``, 30 days): a reader replays at most the commits
+   since the checkpoint, and time travel reaches back that far.
+"""
+
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+from deltalake import DeltaTable
+
+from pipeline.lake import Lake, LakeStore
+
+HOUSEKEEPING_JOB = "lake_housekeeping_job"
+
+
+@dataclass(frozen=True)
+class Tidied:
+    """One table after housekeeping."""
+
+    table: str
+    version: int
+    files: int
+    """Data files its snapshot holds."""
+    deleted: int
+    """Files the vacuum deleted."""
+    log_entries: int
+    """Commits left in its log (JSON files), and checkpoints."""
+    checkpoints: int
+
+
+def delta_tables(root: Path) -> list[Path]:
+    """The lake's Delta tables: folders with a log."""
+    return sorted(p for p in root.iterdir() if (p / "_delta_log").is_dir()) \
+        if root.is_dir() else []
+
+
+def tidy(lake: Lake, retention_hours: int) -> list[Tidied]:
+    """Publish, vacuum and checkpoint every Delta table of ``lake`` (see the module)."""
+    lake.sync()
+    found = []
+    for folder in delta_tables(lake.root):
+        table = DeltaTable(str(folder))
+        deleted = table.vacuum(retention_hours=retention_hours, dry_run=False,
+                               enforce_retention_duration=False, full=True)
+        table.create_checkpoint()
+        table.cleanup_metadata()
+        log = folder / "_delta_log"
+        found.append(Tidied(folder.name, table.version(), len(table.file_uris()), len(deleted),
+                            len(list(log.glob("*.json"))),
+                            len(list(log.glob("*.checkpoint.parquet")))))
+    lake.remove_stale_temp_files()
+    return found
+
+
+def build_housekeeping(retention_hours: int, timezone: str
+                       ) -> tuple[dg.JobDefinition, dg.ScheduleDefinition]:
+    """The housekeeping job (with the configured retention) and its weekly schedule
+    (Sundays at 05:00 in ``timezone``; stopped until an operator starts it, as the
+    nightly load is)."""
+    @dg.op(description="Publish, vacuum and checkpoint the lake's Delta tables "
+                       "(pipeline.housekeeping).")
+    def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore]):
+        if not isinstance(lake, Lake):
+            context.log.info(f"{lake.describe()}: the lake on object storage has no Delta "
+                             "logs to tidy yet")
+            yield dg.Output(None, metadata={"tables": 0})
+            return
+        tidied = tidy(lake, retention_hours)
+        for t in tidied:
+            context.log.info(f"{t.table}: version {t.version}, {t.files} files, {t.deleted} "
+                             f"deleted, {t.log_entries} log entries, {t.checkpoints} "
+                             f"checkpoints")
+        yield dg.Output(None, metadata={
+            "tables": len(tidied), "files": sum(t.files for t in tidied),
+            "files_deleted": sum(t.deleted for t in tidied),
+            "retention_hours": retention_hours})
+
+    @dg.job(name=HOUSEKEEPING_JOB,
+            description="Vacuum and checkpoint the lake's Delta tables: files of replaced "
+                        f"loads older than {retention_hours} hours are deleted.")
+    def lake_housekeeping_job():
+        tidy_lake()
+
+    schedule = dg.ScheduleDefinition(
+        name="weekly_lake_housekeeping", job=lake_housekeeping_job,
+        cron_schedule="0 5 * * 0", execution_timezone=timezone,
+        default_status=dg.DefaultScheduleStatus.STOPPED)
+    return lake_housekeeping_job, schedule

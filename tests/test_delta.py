@@ -1,0 +1,209 @@
+"""Every lake table is a Delta table that engines other than ours read correctly (#25)."""
+
+import multiprocessing
+import shutil
+from datetime import date, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+
+from pipeline.lake import LOADS_DIR, UNPUBLISHED_DIR, Lake, partition_path
+from pipeline.warehouse import build_warehouse
+from pipeline.warehouse.models import LAKE_TABLES
+from tests.conftest import loaded_warehouse, make_settings
+from tests.test_integrity import commit_days
+
+DAYS = [date(2026, 9, 29) + timedelta(days=n) for n in range(3)]
+REVENUE = ("receipts", "receipt_items", "item_side_dishes", "payments")
+
+
+def delta_files(table: Path) -> dict[str, list[str]]:
+    """partition -> the files the table's current Delta snapshot holds there."""
+    found: dict[str, list[str]] = {}
+    for path in DeltaTable(str(table)).file_uris():
+        folder, name = path.rsplit("/", 1)
+        found.setdefault(folder.split(f"{table.name}/", 1)[1], []).append(name)
+    return found
+
+
+def recorded_files(lake: Lake, area: str, table: str) -> dict[str, list[str]]:
+    """partition -> the file its commit record names."""
+    found = {}
+    for partition in lake.partitions(area):
+        record = lake.committed(area, partition)
+        if table in record.tables:
+            found[partition_path(partition)] = [f"part-{record.load_id}.parquet"]
+    return found
+
+
+def turnover_by_day(receipts: pl.DataFrame, items: pl.DataFrame) -> dict[date, Decimal]:
+    """The revenue rule over a Delta reader's rows: lines of revenue-effective receipts."""
+    with duckdb.connect() as con:
+        from pipeline.macros import macro_sql
+        for sql in macro_sql():
+            con.execute(sql)
+        con.register("r", receipts.to_arrow())
+        con.register("i", items.to_arrow())
+        return dict(con.execute("""
+            select i.business_date, sum(line_amount(i.net_amount, i.quantity))
+            from i join r using (location_id, business_date, transaction_id)
+            where is_revenue_effective(r.payment_group_name, r.transaction_type)
+            group by all""").fetchall())
+
+
+@pytest.fixture(scope="module")
+def loaded(sandbox_url, tmp_path_factory):
+    """Every area loaded from the sandbox over HTTP and built, as a night does."""
+    settings = loaded_warehouse(sandbox_url, tmp_path_factory.mktemp("delta") / "data",
+                                date(2026, 10, 30), date(2026, 11, 1))
+    return settings, Lake(settings.warehouse.lake_dir)
+
+
+def test_every_lake_table_is_a_delta_table_that_polars_and_deltalake_read_like_the_warehouse(
+        loaded):
+    settings, lake = loaded
+    tables = [t for t in LAKE_TABLES if (lake.root / t).is_dir()]
+    assert {"receipts", "receipt_items", "products", "menus", "vouchers"} <= set(tables)
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        for table in tables:
+            frame = pl.read_delta(str(lake.root / table))
+            arrow = pa.table(DeltaTable(str(lake.root / table)).to_pyarrow_table())
+            assert frame.height == arrow.num_rows > 0, table
+            # The lake's columns and types, DECIMAL as DECIMAL (timestamps in Delta's unit).
+            for field in LAKE_TABLES[table]:
+                read = arrow.schema.field(field.name).type
+                assert read == field.type or (pa.types.is_timestamp(read)
+                                              and read.tz == field.type.tz), (table, field)
+            assert delta_files(lake.root / table) == recorded_files(
+                lake, _area(lake, table), table), table
+        receipts = pl.read_delta(str(lake.root / "receipts"))
+        items = pl.read_delta(str(lake.root / "receipt_items"))
+        assert receipts["total_amount"].dtype == pl.Decimal(18, 4)
+        warehouse = dict(con.execute("select business_date, sum(turnover_net) "
+                                     "from fct_turnover_daily group by 1").fetchall())
+        assert turnover_by_day(receipts, items) == warehouse
+        assert receipts.height == con.execute("select count(*) from fct_receipts").fetchone()[0]
+
+
+def _area(lake: Lake, table: str) -> str:
+    for folder in (lake.root / LOADS_DIR).iterdir():
+        if folder.name != UNPUBLISHED_DIR and folder.is_dir():
+            sample = next(iter(lake.partitions(folder.name)), None)
+            if sample and table in lake.committed(folder.name, sample).tables:
+                return folder.name
+    raise AssertionError(f"no area writes {table}")
+
+
+@pytest.fixture
+def lake(tmp_path) -> Lake:
+    return Lake(make_settings("http://127.0.0.1:9", tmp_path / "data").warehouse.lake_dir)
+
+
+def test_a_day_loaded_again_is_in_delta_once_and_its_old_file_stays_for_older_snapshots(lake):
+    commit_days(lake, 1001, DAYS)
+    first = DeltaTable(str(lake.root / "receipts")).version()
+    old = delta_files(lake.root / "receipts")
+    commit_days(lake, 1001, DAYS[:1])
+    for table in REVENUE:
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+    receipts = pl.read_delta(str(lake.root / "receipts"))
+    counts = dict(receipts.group_by("business_date").len().iter_rows())
+    assert counts == {  # each day once, as its record counts it
+        day: int(lake.committed("revenue", {"location_id": 1001,
+                                            "business_date": day.isoformat()})
+                 .metadata["receipts"]) for day in DAYS}
+    # A reader of the snapshot before the reload still reads the old day.
+    before = pa.table(DeltaTable(str(lake.root / "receipts"), version=first)
+                      .to_pyarrow_table())
+    assert before.num_rows == receipts.height
+    day = partition_path({"location_id": 1001, "business_date": DAYS[0].isoformat()})
+    assert (lake.root / "receipts" / day / old[day][0]).exists()
+
+
+def test_a_load_killed_before_it_published_is_published_by_the_next_build(lake):
+    commit_days(lake, 1001, DAYS[:1])
+    published = delta_files(lake.root / "receipts")
+    # A load commits (its record) and is killed before its Delta publication.
+    commit_days(lake, 1001, DAYS[1:2], publish=False)
+    assert delta_files(lake.root / "receipts") == published  # Delta readers: the old state
+    assert list((lake.root / LOADS_DIR / UNPUBLISHED_DIR / "revenue").iterdir())
+    assert lake.sync() == 1  # what a build does first
+    for table in REVENUE:
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+    assert not list((lake.root / LOADS_DIR / UNPUBLISHED_DIR / "revenue").iterdir())
+
+
+def test_a_lake_without_delta_logs_is_converted_with_its_turnover_unchanged(lake, tmp_path):
+    for location_id in (1001, 1002):
+        commit_days(lake, location_id, DAYS)
+    for table in REVENUE:
+        shutil.rmtree(lake.root / table / "_delta_log")
+    warehouse = tmp_path / "warehouse.duckdb"
+    build_warehouse(lake.root, warehouse)
+    assert lake.sync() == 6
+    for table in REVENUE:
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+    receipts = pl.read_delta(str(lake.root / "receipts"))
+    items = pl.read_delta(str(lake.root / "receipt_items"))
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert turnover_by_day(receipts, items) == dict(con.execute(
+            "select business_date, sum(turnover_net) from fct_turnover_daily group by 1"
+        ).fetchall())
+    assert lake.sync() == 0  # converted once
+
+
+def _write_location(args: tuple[str, int]) -> None:
+    root, location_id = args
+    commit_days(Lake(Path(root)), location_id, DAYS)
+
+
+def test_two_loads_publishing_at_once_both_land_each_partition_once(lake):
+    commit_days(lake, 1003, DAYS[:1])  # the tables exist: both commit to the same logs
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_write_location, [(str(lake.root), 1001), (str(lake.root), 1002)])
+    for table in REVENUE:
+        files = delta_files(lake.root / table)
+        assert files == recorded_files(lake, "revenue", table)
+        assert len(files) == 7 and all(len(f) == 1 for f in files.values())
+    receipts = pl.read_delta(str(lake.root / "receipts"))
+    assert receipts.n_unique(["location_id", "transaction_id"]) == receipts.height
+
+
+def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_path):
+    from pipeline.definitions import build_defs
+    from pipeline.housekeeping import HOUSEKEEPING_JOB, tidy
+
+    settings = make_settings("http://127.0.0.1:9", tmp_path / "data")
+    lake = Lake(settings.warehouse.lake_dir)
+    commit_days(lake, 1001, DAYS)
+    day = partition_path({"location_id": 1001, "business_date": DAYS[0].isoformat()})
+    replaced = lake.root / "receipts" / day / delta_files(lake.root / "receipts")[day][0]
+    commit_days(lake, 1001, DAYS[:1])
+    killed = replaced.with_name("part-20260101T000000000000Z-deadbeef.parquet")
+    shutil.copy(replaced, killed)  # renamed in by a load killed before its commit
+    warehouse = tmp_path / "warehouse.duckdb"
+    build_warehouse(lake.root, warehouse)
+
+    # Within the retention (the job, as the schedule runs it): nothing goes.
+    result = build_defs(settings).get_job_def(HOUSEKEEPING_JOB).execute_in_process()
+    assert result.success and replaced.exists() and killed.exists()
+    # Past it: the replaced file and the killed load's go, every committed one stays.
+    tidied = {t.table: t for t in tidy(lake, retention_hours=0)}
+    assert not replaced.exists() and not killed.exists()
+    assert tidied["receipts"].deleted == 2 and tidied["receipts"].files == 3
+    assert tidied["receipts"].checkpoints >= 1
+    for table in REVENUE:
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+        assert all((lake.root / table / p / f[0]).exists()
+                   for p, f in recorded_files(lake, "revenue", table).items())
+    rebuilt = tmp_path / "rebuilt.duckdb"
+    build_warehouse(lake.root, rebuilt, full=True)
+    with duckdb.connect(str(warehouse), read_only=True) as before, \
+            duckdb.connect(str(rebuilt), read_only=True) as after:
+        query = "select * from fct_turnover_daily order by all"
+        assert before.execute(query).fetchall() == after.execute(query).fetchall()
