@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.chain import bench_chain  # noqa: E402
+from benchmarks.delta import bench_delta_conversion  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake import Lake  # noqa: E402
@@ -565,7 +566,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
-                                           "status"])
+                                           "status", "delta"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -595,6 +596,7 @@ def main() -> int:
         "partitions": (bench_partitions, (args.chain, 3)),
         "chain": (bench_chain, (args.chain, 365, 300)),
         "status": (bench_status, (365, 3)),
+        "delta": (bench_delta_conversion, (365,)),
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None or name == "chain"):
@@ -609,7 +611,8 @@ def main() -> int:
           and results.get("nightly", {}).get("wall_seconds", 0) <= 300
           and not results.get("nightly", {}).get("failed_partitions")
           and results.get("chain", {}).get("met", True)
-          and results.get("status", {}).get("met", True))
+          and results.get("status", {}).get("met", True)
+          and results.get("delta", {}).get("turnover_unchanged", True))
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

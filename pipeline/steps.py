@@ -203,12 +203,14 @@ class SnapshotOutcome:
 
 
 def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeStore,
-                   location_ids: list[int], day: date) -> list[SnapshotOutcome]:
-    """One snapshot per location (``load(source, lake, location_id, day)``), failures kept."""
+                   location_ids: list[int], day: date, area: str) -> list[SnapshotOutcome]:
+    """One snapshot per location (``load(source, lake, location_id, day, publish=False)``),
+    failures kept; then the snapshots into ``area``'s Delta logs together."""
     outcomes = []
     for loc in location_ids:
         try:
-            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
+            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day, publish=False)))
         except (PosApiError, ConfigError, ObjectLakeError) as exc:
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
+    lake.publish(area)
     return outcomes

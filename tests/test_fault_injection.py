@@ -7,8 +7,10 @@ partition's files and its commit, in the warehouse build. After each kill:
 
 - every committed lake partition is whole (each of its tables has its committed file,
   the receipt count of the commit, no item without its receipt);
+- each revenue table's Delta log (what Spark or Polars read) holds every partition once,
+  in a whole committed file;
 - the warehouse opens and equals either the old or the new state, never a mix;
-- a rerun ends in exactly the new state.
+- a rerun ends in exactly the new state, and the Delta logs hold what the records do.
 
 ``POS_ETL_FAULT_SEEDS`` sets how many seeds (default 3 in ``make test``; ``make faults``
 runs 30).
@@ -33,6 +35,7 @@ import duckdb
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name
 from pos_sandbox.app import SandboxConfig
@@ -73,10 +76,13 @@ def state(folder: Path) -> tuple:
                             "(select count(*) from fct_payments)").fetchall())
 
 
-def assert_lake_whole(folder: Path) -> None:
+def assert_lake_whole(folder: Path, published: bool = False) -> None:
+    """Every committed partition whole; every table's Delta snapshot with each partition
+    once, in a whole file (``published``: the file its record names)."""
     lake = folder / "data" / "lake"
     commits = list((lake / LOADS_DIR / "revenue").glob(f"**/{LOAD_FILE}"))
     assert len(commits) == 2
+    named = {}
     for commit in commits:
         record = pq.read_table(commit).to_pylist()[0]
         partition = commit.parent.relative_to(lake / LOADS_DIR / "revenue")
@@ -86,6 +92,16 @@ def assert_lake_whole(folder: Path) -> None:
         receipts = set(tables["receipts"]["transaction_id"].to_pylist())
         for child in ("receipt_items", "payments"):
             assert set(pc.unique(tables[child]["transaction_id"]).to_pylist()) <= receipts
+        named[partition.as_posix()] = data_file_name(record["load_id"])
+    for table in ("receipts", "receipt_items", "item_side_dishes", "payments"):
+        files = [uri.split(f"/{table}/", 1)[1] for uri in
+                 DeltaTable(str(lake / table)).file_uris()]
+        partitions = [f.rsplit("/", 1)[0] for f in files]
+        assert sorted(partitions) == sorted(named), table  # each day once
+        for file in files:
+            pq.read_table(lake / table / file)  # whole
+        if published:
+            assert sorted(files) == sorted(f"{p}/{n}" for p, n in named.items())
 
 
 @pytest.fixture(scope="module")
@@ -131,5 +147,5 @@ def test_kill_9_at_random_points_keeps_old_or_new_and_reruns_to_new(
         print(f"seed {seed}: killed after {delay:.2f} s: {outcome} state")
         run(config)
         assert state(folder) == new, f"seed {seed}: the rerun after the kill"
-        assert_lake_whole(folder)
+        assert_lake_whole(folder, published=True)
     print(f"fault injection: {SEEDS} kills in a {duration:.1f} s load, outcomes {outcomes}")

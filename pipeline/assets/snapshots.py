@@ -59,7 +59,8 @@ def _snapshot_asset(settings: Settings, area: str, tables: dict, description: st
     def snapshot(config: LoadConfig, pos: PosResource,
                  lake: dg.ResourceParam[LakeStore]):
         location_ids = selected_locations(settings, config)
-        outcomes = take_snapshots(load, pos.source, lake, location_ids, snapshot_date(settings))
+        outcomes = take_snapshots(load, pos.source, lake, location_ids, snapshot_date(settings),
+                                  area)
         yield from snapshot_results(key, outcomes, lake)
 
     return snapshot

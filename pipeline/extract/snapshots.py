@@ -72,8 +72,10 @@ def row_of(schema: pa.Schema, record, **made) -> dict:
 
 def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
                    rows: Mapping[str, list[dict]], snapshot_date: date, where: str,
-                   location_id: int | None = None, stats: ClientStats | None = None) -> Snapshot:
-    """Tables from flattened rows (partition keys added), written as one lake partition."""
+                   location_id: int | None = None, stats: ClientStats | None = None,
+                   publish: bool = True) -> Snapshot:
+    """Tables from flattened rows (partition keys added), written as one lake partition
+    (without ``publish``, into the Delta logs at the area's next ``publish``)."""
     keys: dict = {"location_id": location_id} if location_id is not None else {}
     keys["snapshot_date"] = snapshot_date
     tables = {}
@@ -87,7 +89,8 @@ def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
     snap = Snapshot(snapshot_date, tables, location_id, stats)
     snap.paths = lake.write(
         area, tables,
-        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
+        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()},
+        publish=publish)
     return snap
 
 
