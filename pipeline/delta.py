@@ -12,7 +12,8 @@ So a reader that knows only Delta (Spark, Trino, Databricks, Polars, ``deltalake
 each partition of a table once, from one load, never a file being written: a file is only
 added after its record committed it. The tables are separate Delta tables, so between two
 tables' commits of one publication a reader may see one table a publication ahead of
-another (our warehouse reads the records and never sees that).
+another (our warehouse reads the records and never sees that); each commit names its
+publication (``PUBLICATION_KEY``), so a reader can pick versions that belong together.
 
 A write marks its partition unpublished (a marker beside the records) before it commits;
 a publication takes the marked partitions and removes their markers after its commits. A
@@ -49,6 +50,10 @@ ATTEMPTS = 5
 """How often a publication retries a commit another publication got in first."""
 APP_ID = "pos-etl"
 """In the ``commitInfo`` of our Delta commits: who wrote them."""
+PUBLICATION_KEY = "posEtlPublication"
+"""In the ``commitInfo`` of our Delta commits: the publication they belong to, the same
+in every table one publication commits to. A reader that needs an area's tables to agree
+reads each at the version of the newest publication they all have (``history()``)."""
 
 
 @dataclass(frozen=True)
@@ -95,14 +100,16 @@ def _active(table: DeltaTable) -> dict[str, list[tuple[str, int | None]]]:
 
 def publish_table(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[str, Wanted],
                   everything: bool, reread: Callable[[], Mapping[str, Wanted]],
-                  storage_options: dict[str, str] | None = None) -> int:
+                  publication: str, storage_options: dict[str, str] | None = None) -> int:
     """Make the Delta table at ``uri`` hold ``files`` (partition -> its file) in one
     commit, creating the table if it has no log. ``schema`` is the columns of the files
     now written (``delta_schema``): columns the table lacks are added first (older files
     answer them as null). With ``everything``, ``files`` is every committed partition,
     and partitions the table holds beyond it are removed. A commit another publication
-    got in first is tried again with what ``reread`` finds then. Returns the partitions
-    the commit changed (0: the table held them already)."""
+    got in first is tried again with what ``reread`` finds then. The commit names
+    ``publication`` (``PUBLICATION_KEY``), as the other tables' commits of the same
+    publication do (an empty commit if the table held ``files`` already). Returns the
+    partitions the commit changed."""
     # A partition key that is no column of the files (the drift record's ``detected``)
     # is one of the table's, as text: Delta readers take it from the partition's path.
     schema = pa.schema([*schema, *(pa.field(k, pa.string()) for k in keys
@@ -114,7 +121,7 @@ def publish_table(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[s
             table = DeltaTable(uri, storage_options=storage_options)
         except TableNotFoundError:
             try:
-                return _create(uri, schema, keys, files, storage_options)
+                return _create(uri, schema, keys, files, publication, storage_options)
             except DeltaError:
                 if not DeltaTable.is_deltatable(uri, storage_options):
                     raise
@@ -125,13 +132,13 @@ def publish_table(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[s
             table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(added)).fields)
             current = pa.schema([*current, *added])
         actions = _actions(_active(table), files, everything)
-        if not actions:
-            return 0
+        # With nothing to change the commit is empty, but made: every table of a
+        # publication has it in its history (what a reader matches versions by).
         try:
             table.create_write_transaction(
                 actions, mode="append", schema=DeltaSchema.from_arrow(current),
                 partition_by=keys, commit_properties=_properties(
-                    len({_partition_of(a.path) for a in actions})))
+                    publication, len({_partition_of(a.path) for a in actions})))
         except CommitFailedError:
             continue  # another publication committed first: read both again
         return len({_partition_of(a.path) for a in actions})
@@ -159,12 +166,13 @@ def _actions(active: dict[str, list[tuple[str, int | None]]], files: Mapping[str
 
 
 def _create(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[str, Wanted],
-            storage_options: dict[str, str] | None) -> int:
+            publication: str, storage_options: dict[str, str] | None) -> int:
     create_table_with_add_actions(
         uri, DeltaSchema.from_arrow(schema),
         [_add(files[p], _partition_values(p)) for p in sorted(files)],
         mode="error", partition_by=keys, name=uri.rstrip("/").rsplit("/", 1)[-1],
-        storage_options=storage_options, commit_properties=_properties(len(files)))
+        storage_options=storage_options,
+        commit_properties=_properties(publication, len(files)))
     return len(files)
 
 
@@ -173,9 +181,24 @@ def _add(want: Wanted, values: dict[str, str]) -> AddAction:
     return AddAction(want.path, want.size, values, want.modified_ms, True, stats)
 
 
-def _properties(partitions: int) -> CommitProperties:
-    return CommitProperties(custom_metadata={"engineApp": APP_ID,
+def _properties(publication: str, partitions: int) -> CommitProperties:
+    return CommitProperties(custom_metadata={"engineApp": APP_ID, PUBLICATION_KEY: publication,
                                              "partitionsReplaced": partitions})
+
+
+def versions_that_agree(uris: list[str],
+                        storage_options: dict[str, str] | None = None) -> dict[str, int]:
+    """Per table, the version of the newest publication all ``uris`` have: what a reader
+    loads (``DeltaTable(uri, version=...)``) to see an area's tables of the same loads,
+    even while a publication is under way or after one was cut short."""
+    histories = [{c[PUBLICATION_KEY]: c["version"]
+                  for c in DeltaTable(uri, storage_options=storage_options).history()
+                  if PUBLICATION_KEY in c} for uri in uris]
+    common = set.intersection(*(set(h) for h in histories))
+    if not common:
+        raise ValueError(f"no publication is in every one of {uris}")
+    newest = max(common, key=lambda p: histories[0][p])
+    return {uri: history[newest] for uri, history in zip(uris, histories, strict=True)}
 
 
 def local_file(table_dir: os.PathLike, partition: str, file_name: str,

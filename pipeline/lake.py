@@ -318,6 +318,7 @@ class Lake:
 
         changed = 0
         found = records()
+        publication = uuid.uuid4().hex
         for table in tables:
             files = wanted(table, found)
             if not files:
@@ -326,7 +327,8 @@ class Lake:
             schema = delta_schema(pq.read_schema(self.root / table / unquote(newest.path)))
             changed = max(changed, publish_table(
                 str(self.root / table), schema, list(parse_partition(next(iter(files)))),
-                files, everything, reread=lambda t=table: wanted(t, records())))
+                files, everything, reread=lambda t=table: wanted(t, records()),
+                publication=publication))
         for marker in markers:
             marker.unlink(missing_ok=True)
         return changed

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
+from pipeline.delta import versions_that_agree
 from pipeline.lake import LOADS_DIR, UNPUBLISHED_DIR, Lake, partition_path
 from pipeline.warehouse import build_warehouse
 from pipeline.warehouse.models import LAKE_TABLES
@@ -207,3 +208,37 @@ def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_pa
             duckdb.connect(str(rebuilt), read_only=True) as after:
         query = "select * from fct_turnover_daily order by all"
         assert before.execute(query).fetchall() == after.execute(query).fetchall()
+
+
+def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
+        lake, monkeypatch):
+    import pipeline.lake
+
+    commit_days(lake, 1001, DAYS[:1])
+    uris = [str(lake.root / t) for t in REVENUE]
+    before = {t: delta_files(lake.root / t) for t in REVENUE}
+    publish, calls = pipeline.lake.publish_table, []
+
+    def killed_at_the_third_table(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 3:
+            raise OSError("killed")
+        return publish(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline.lake, "publish_table", killed_at_the_third_table)
+    with pytest.raises(OSError):
+        commit_days(lake, 1001, DAYS[:1])  # the day loaded again, its publication cut
+    monkeypatch.undo()
+    ahead = [t for t in REVENUE if delta_files(lake.root / t) != before[t]]
+    assert len(ahead) == 2  # two tables hold the new load, two the old
+    # A reader that matches versions by publication reads the old load in all four.
+    versions = versions_that_agree(uris)
+    for table, uri in zip(REVENUE, uris, strict=True):
+        at = DeltaTable(uri, version=versions[uri]).file_uris()
+        assert [u.rsplit("/", 1)[1] for u in at] == [
+            f[0] for f in before[table].values()], table
+    lake.sync()  # the next build: all four hold the new load, in one publication again
+    versions = versions_that_agree(uris)
+    for table, uri in zip(REVENUE, uris, strict=True):
+        assert versions[uri] == DeltaTable(uri).version()
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
