@@ -31,8 +31,10 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
@@ -199,6 +201,85 @@ def versions_that_agree(uris: list[str],
         raise ValueError(f"no publication is in every one of {uris}")
     newest = max(common, key=lambda p: histories[0][p])
     return {uri: history[newest] for uri, history in zip(uris, histories, strict=True)}
+
+
+class DeltaSource(Protocol):
+    """What a lake gives its publication (``Lake`` and ``ObjectLake`` are one)."""
+
+    storage_options: dict[str, str] | None
+
+    def marked(self, area: str) -> dict[str, str]:
+        """The unpublished marks of ``area``: mark -> partition path."""
+
+    def unmark(self, area: str, marks: list[str]) -> None:
+        """Remove these marks (their partitions are published)."""
+
+    def partition_paths(self, area: str, first_only: bool = False) -> list[str]:
+        """Every committed partition's path (or one of them)."""
+
+    def record(self, area: str, partition: str) -> Record | None:
+        """The partition's commit record."""
+
+    def table_uri(self, table: str) -> str:
+        """Where the table and its ``_delta_log`` are."""
+
+    def has_log(self, table: str) -> bool:
+        """Does the table have a Delta log?"""
+
+    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
+        """What the partition of ``table`` should hold: ``file_name`` there (its size)."""
+
+    def file_schema(self, table: str, path: str) -> pa.Schema:
+        """The columns of a file of ``table`` (``path`` relative to the table)."""
+
+
+class Record(Protocol):
+    load_id: str
+    tables: list[str]
+
+    @property
+    def files(self) -> dict[str, dict]: ...
+
+
+def publish_area(lake: DeltaSource, area: str) -> int:
+    """Bring the Delta logs of ``area``'s tables to its commit records: the partitions
+    marked unpublished, or every partition for a table without a log (the first
+    publication of a lake), in one commit per table, all naming one publication. Returns
+    the partitions a table's commit changed, at most per table."""
+    marks = lake.marked(area)
+    marked = set(marks.values())
+    sample = min(marked, default=None) or next(iter(lake.partition_paths(area, True)), None)
+    record = lake.record(area, sample) if sample else None
+    tables = list(record.tables) if record else []
+    everything = any(not lake.has_log(t) for t in tables)
+    if not marked and not everything:
+        return 0
+
+    def records() -> dict[str, Record | None]:
+        parts = lake.partition_paths(area) if everything else marked
+        return {p: lake.record(area, p) for p in parts}
+
+    def wanted(table: str, found: dict[str, Record | None]) -> dict[str, Wanted]:
+        return {p: lake.wanted(table, p, f"part-{r.load_id}.parquet",
+                               r.files.get(table, {}).get("rows"))
+                for p, r in found.items() if r is not None and table in r.tables}
+
+    changed = 0
+    found = records()
+    publication = uuid.uuid4().hex
+    for table in tables:
+        files = wanted(table, found)
+        if not files:
+            continue
+        newest = max(files.values(), key=lambda w: w.path.rsplit("/", 1)[-1])
+        schema = delta_schema(lake.file_schema(table, unquote(newest.path)))
+        keys = list(_partition_values(next(iter(files))))
+        changed = max(changed, publish_table(
+            lake.table_uri(table), schema, keys, files, everything,
+            reread=lambda t=table: wanted(t, records()), publication=publication,
+            storage_options=lake.storage_options))
+    lake.unmark(area, list(marks))
+    return changed
 
 
 def local_file(table_dir: os.PathLike, partition: str, file_name: str,

@@ -18,7 +18,6 @@ Housekeeping, per table:
 
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import dagster as dg
 from deltalake import DeltaTable
@@ -38,32 +37,22 @@ class Tidied:
     """Data files its snapshot holds."""
     deleted: int
     """Files the vacuum deleted."""
-    log_entries: int
-    """Commits left in its log (JSON files), and checkpoints."""
-    checkpoints: int
 
 
-def delta_tables(root: Path) -> list[Path]:
-    """The lake's Delta tables: folders with a log."""
-    return sorted(p for p in root.iterdir() if (p / "_delta_log").is_dir()) \
-        if root.is_dir() else []
-
-
-def tidy(lake: Lake, retention_hours: int) -> list[Tidied]:
+def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
     """Publish, vacuum and checkpoint every Delta table of ``lake`` (see the module)."""
     lake.sync()
     found = []
-    for folder in delta_tables(lake.root):
-        table = DeltaTable(str(folder))
+    for name in lake.delta_tables():
+        table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)
         deleted = table.vacuum(retention_hours=retention_hours, dry_run=False,
                                enforce_retention_duration=False, full=True)
         table.create_checkpoint()
         table.cleanup_metadata()
-        log = folder / "_delta_log"
-        found.append(Tidied(folder.name, table.version(), len(table.file_uris()), len(deleted),
-                            len(list(log.glob("*.json"))),
-                            len(list(log.glob("*.checkpoint.parquet")))))
-    lake.remove_stale_temp_files()
+        table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)
+        found.append(Tidied(name, table.version(), len(table.file_uris()), len(deleted)))
+    if isinstance(lake, Lake):
+        lake.remove_stale_temp_files()
     return found
 
 
@@ -75,16 +64,10 @@ def build_housekeeping(retention_hours: int, timezone: str
     @dg.op(description="Publish, vacuum and checkpoint the lake's Delta tables "
                        "(pipeline.housekeeping).")
     def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore]):
-        if not isinstance(lake, Lake):
-            context.log.info(f"{lake.describe()}: the lake on object storage has no Delta "
-                             "logs to tidy yet")
-            yield dg.Output(None, metadata={"tables": 0})
-            return
         tidied = tidy(lake, retention_hours)
         for t in tidied:
             context.log.info(f"{t.table}: version {t.version}, {t.files} files, {t.deleted} "
-                             f"deleted, {t.log_entries} log entries, {t.checkpoints} "
-                             f"checkpoints")
+                             f"deleted, checkpointed")
         yield dg.Output(None, metadata={
             "tables": len(tidied), "files": sum(t.files for t in tidied),
             "files_deleted": sum(t.deleted for t in tidied),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import time
@@ -41,12 +42,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
-from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.delta import Wanted, delta_schema, local_file, publish_table
+from pipeline.delta import Wanted, local_file, publish_area
 
 LOADS_DIR = "_loads"
 """The commit records of every area, beside the tables."""
@@ -210,6 +210,15 @@ class LakeStore(Protocol):
     def publish(self, area: str) -> int:
         """Bring the Delta logs of ``area``'s tables to its commits (``pipeline.delta``)."""
 
+    storage_options: dict[str, str] | None
+    """delta-rs' settings for ``table_uri`` (None: a local path)."""
+
+    def delta_tables(self) -> list[str]:
+        """The tables with a Delta log."""
+
+    def table_uri(self, table: str) -> str:
+        """Where a table and its Delta log are."""
+
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         """The partition's commit record, or None if it was never committed."""
 
@@ -292,52 +301,47 @@ class Lake:
         os.replace(temp, folder / load_id)
 
     def publish(self, area: str) -> int:
-        """Bring the Delta logs of ``area``'s tables to its commit records (``pipeline.delta``):
-        the partitions marked unpublished, or every partition for a table without a log
-        (the first publication of a lake). Returns the partitions a table's commit changed,
-        at most per table."""
+        """Bring the Delta logs of ``area``'s tables to its commit records
+        (``pipeline.delta.publish_area``)."""
+        return publish_area(self, area)
+
+    # --- what a publication asks of the lake (``pipeline.delta.DeltaSource``) -----------
+
+    storage_options = None
+
+    def marked(self, area: str) -> dict[str, str]:
         folder = self.root / LOADS_DIR / UNPUBLISHED_DIR / area
-        markers = sorted(folder.glob("[!.]*")) if folder.is_dir() else []
-        marked = {m.read_text() for m in markers}
-        sample = min(marked, default=None) or self._any_partition(area)
-        record = self.committed(area, parse_partition(sample)) if sample else None
-        tables = list(record.tables) if record else []
-        everything = any(not (self.root / t / "_delta_log").is_dir() for t in tables)
-        if not marked and not everything:
-            return 0
+        return {m.name: m.read_text() for m in folder.glob("[!.]*")} if folder.is_dir() else {}
 
-        def records() -> dict[str, LoadRecord | None]:
-            parts = [partition_path(p) for p in self.partitions(area)] if everything \
-                else marked
-            return {p: self.committed(area, parse_partition(p)) for p in parts}
+    def unmark(self, area: str, marks: list[str]) -> None:
+        for mark in marks:
+            (self.root / LOADS_DIR / UNPUBLISHED_DIR / area / mark).unlink(missing_ok=True)
 
-        def wanted(table: str, found: dict[str, LoadRecord | None]) -> dict[str, Wanted]:
-            return {p: local_file(self.root / table, p, data_file_name(r.load_id),
-                                  r.files.get(table, {}).get("rows"))
-                    for p, r in found.items() if r is not None and table in r.tables}
-
-        changed = 0
-        found = records()
-        publication = uuid.uuid4().hex
-        for table in tables:
-            files = wanted(table, found)
-            if not files:
-                continue
-            newest = max(files.values(), key=lambda w: w.path.rsplit("/", 1)[-1])
-            schema = delta_schema(pq.read_schema(self.root / table / unquote(newest.path)))
-            changed = max(changed, publish_table(
-                str(self.root / table), schema, list(parse_partition(next(iter(files)))),
-                files, everything, reread=lambda t=table: wanted(t, records()),
-                publication=publication))
-        for marker in markers:
-            marker.unlink(missing_ok=True)
-        return changed
-
-    def _any_partition(self, area: str) -> str | None:
-        """One committed partition of ``area`` (None: it has none)."""
+    def partition_paths(self, area: str, first_only: bool = False) -> list[str]:
         folder = self.root / LOADS_DIR / area
-        found = next(folder.glob(f"**/{LOAD_FILE}"), None)
-        return found.parent.relative_to(folder).as_posix() if found else None
+        found = (c.parent.relative_to(folder).as_posix()
+                 for c in folder.glob(f"**/{LOAD_FILE}"))
+        return list(itertools.islice(found, 1) if first_only else found)
+
+    def record(self, area: str, partition: str) -> LoadRecord | None:
+        return self.committed(area, parse_partition(partition))
+
+    def table_uri(self, table: str) -> str:
+        return str(self.root / table)
+
+    def has_log(self, table: str) -> bool:
+        return (self.root / table / "_delta_log").is_dir()
+
+    def delta_tables(self) -> list[str]:
+        """The tables with a Delta log."""
+        return sorted(p.name for p in self.root.iterdir()
+                      if (p / "_delta_log").is_dir()) if self.root.is_dir() else []
+
+    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
+        return local_file(self.root / table, partition, file_name, rows)
+
+    def file_schema(self, table: str, path: str) -> pa.Schema:
+        return pq.read_schema(self.root / table / path)
 
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         """The partition's committed load, or None when it was never written."""

@@ -8,12 +8,14 @@ Object stores have no rename, so a partition is committed by one PUT instead:
 2. the commit: one small record ``<prefix>/_loads/<area>/<partition>/load-<load_id>.parquet``
    is PUT (a single object write is atomic). The partition's committed load is the newest
    record: load ids sort by load time, so a reader listing the folder takes the highest;
-3. records and files of older loads are deleted, never those of the newest record nor of
-   loads newer than it (a concurrent writer's, still uncommitted).
+3. older records are deleted; the tables' Delta logs on the store take the partition
+   (``pipeline.delta``: a mark under ``_loads/_unpublished`` PUT before the record says
+   which partitions they may lack). Files of older loads stay for Delta readers of older
+   snapshots until housekeeping vacuums them.
 
-A crash before step 2 leaves files nobody reads (removed by a later commit of the
-partition); a crash after it leaves the new partition in force. Listing is strongly
-consistent on S3, so a build that lists after a commit sees it.
+A crash before step 2 leaves files nobody reads (vacuumed by housekeeping); a crash after
+it leaves the new partition in force, published by the next write or build of the area.
+Listing is strongly consistent on S3, so a build that lists after a commit sees it.
 
 The warehouse stays local. Before a build, ``sync`` mirrors the committed state into a
 local folder in the layout of the local lake (``pipeline.lake``): it lists the commit
@@ -39,11 +41,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from pipeline.delta import Wanted, delta_path, publish_area
 from pipeline.lake import (
     LOAD_FILE,
     LOAD_SCHEMA,
     LOADS_DIR,
     PARQUET_OPTIONS,
+    UNPUBLISHED_DIR,
     LoadRecord,
     commit_record,
     data_file_name,
@@ -55,7 +59,6 @@ from pipeline.lake import (
 from pipeline.outcomes import ErrorKind
 
 RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
-PART = re.compile(r"^part-(?P<load_id>.+)\.parquet$")
 MIRROR_INDEX = "_mirror.json"
 
 
@@ -132,17 +135,86 @@ class ObjectLake:
                     out.write(data)
             record = commit_record(load_id, tables, digests, metadata)
             folder = self._records_folder(area, partition)
+            with self.fs.open_output_stream(f"{self._marks_folder(area)}/{load_id}") as out:
+                out.write(partition_path(partition).encode())
             pq.write_table(record, f"{folder}/load-{load_id}.parquet", filesystem=self.fs)
         except OSError as exc:
             raise ObjectLakeError(f"lake {self.url}: cannot write {area} partition "
                                   f"{dict(partition)}: {exc}") from None
-        self._remove_older(area, partition, list(tables))
+        self._remove_older(area, partition)
+        if publish:
+            self.publish(area)
         return targets
 
     def publish(self, area: str) -> int:
-        """Nothing yet: the lake on object storage has no Delta logs; builds read its
-        commits through the local mirror (``sync``)."""
-        return 0
+        """Bring the Delta logs of ``area``'s tables to its commit records
+        (``pipeline.delta.publish_area``, through delta-rs' own S3 client)."""
+        try:
+            return publish_area(self, area)
+        except OSError as exc:
+            raise ObjectLakeError(f"lake {self.url}: cannot publish {area}: {exc}") from None
+
+    # --- what a publication asks of the lake (``pipeline.delta.DeltaSource``) -----------
+
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """delta-rs' S3 settings: the endpoint; credentials and region from the standard
+        AWS environment variables, as pyarrow reads them."""
+        options = {}
+        if self.endpoint_url:
+            options["AWS_ENDPOINT_URL"] = self.endpoint_url
+            if self.endpoint_url.startswith("http://"):
+                options["AWS_ALLOW_HTTP"] = "true"
+        return options
+
+    def _marks_folder(self, area: str) -> str:
+        return f"{self.base}/{LOADS_DIR}/{UNPUBLISHED_DIR}/{area}"
+
+    def marked(self, area: str) -> dict[str, str]:
+        infos = self.fs.get_file_info(pafs.FileSelector(self._marks_folder(area),
+                                                        allow_not_found=True))
+        marks = {}
+        for info in infos:
+            if info.type == pafs.FileType.File:
+                with self.fs.open_input_stream(info.path) as source:
+                    marks[info.base_name] = source.read().decode()
+        return marks
+
+    def unmark(self, area: str, marks: list[str]) -> None:
+        for mark in marks:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.delete_file(f"{self._marks_folder(area)}/{mark}")
+
+    def partition_paths(self, area: str, first_only: bool = False) -> list[str]:
+        paths = [key.removeprefix(f"{area}/") for key in self.committed_loads()
+                 if key.startswith(f"{area}/")]
+        return paths[:1] if first_only else paths
+
+    def record(self, area: str, partition: str) -> LoadRecord | None:
+        return self.committed(area, parse_partition(partition))
+
+    def table_uri(self, table: str) -> str:
+        return f"s3://{self.base}/{table}"
+
+    def has_log(self, table: str) -> bool:
+        return any(info.type == pafs.FileType.File for info in self.fs.get_file_info(
+            pafs.FileSelector(f"{self.base}/{table}/_delta_log", allow_not_found=True)))
+
+    def delta_tables(self) -> list[str]:
+        """The tables with a Delta log."""
+        folders = self.fs.get_file_info(pafs.FileSelector(self.base, allow_not_found=True))
+        return sorted(f.base_name for f in folders if f.type == pafs.FileType.Directory
+                      and not f.base_name.startswith("_") and self.has_log(f.base_name))
+
+    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
+        info = self.fs.get_file_info(f"{self.base}/{table}/{partition}/{file_name}")
+        if info.type != pafs.FileType.File:
+            raise FileNotFoundError(f"{self.base}/{table}/{partition}/{file_name}")
+        return Wanted(delta_path(partition, file_name), info.size,
+                      int(info.mtime.timestamp() * 1000) if info.mtime else 0, rows)
+
+    def file_schema(self, table: str, path: str) -> pa.Schema:
+        return pq.read_schema(f"{self.base}/{table}/{path}", filesystem=self.fs)
 
     def _records_folder(self, area: str, partition: Mapping[str, object]) -> str:
         return _partition_path(self.base, LOADS_DIR, area, partition=partition)
@@ -160,14 +232,12 @@ class ObjectLake:
                 found[match["load_id"]] = info.path
         return found
 
-    def _remove_older(self, area: str, partition: Mapping[str, object],
-                      tables: list[str]) -> None:
+    def _remove_older(self, area: str, partition: Mapping[str, object]) -> None:
+        """The records older than the newest. (Their files stay for Delta readers of
+        older snapshots until housekeeping vacuums them.)"""
         records = self._listing(self._records_folder(area, partition), RECORD)
         newest = max(records)
         stale = [path for load_id, path in records.items() if load_id < newest]
-        for name in tables:
-            files = self._listing(_partition_path(self.base, name, partition=partition), PART)
-            stale += [path for load_id, path in files.items() if load_id < newest]
         for path in stale:
             with contextlib.suppress(FileNotFoundError):
                 self.fs.delete_file(path)
@@ -217,8 +287,11 @@ class ObjectLake:
         return newest
 
     def sync(self) -> int:
-        """Bring the local mirror (``root``) to the committed state of the store: only the
-        partitions whose load changed are downloaded; returns how many."""
+        """Bring the tables' Delta logs and the local mirror (``root``) to the committed
+        state of the store: only the partitions whose load changed are downloaded;
+        returns how many."""
+        for area in sorted({key.split("/", 1)[0] for key in self.committed_loads()}):
+            self.publish(area)
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".sync.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

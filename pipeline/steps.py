@@ -148,13 +148,14 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
 
         for _ in range(workers):
             submit_next()
-        published = time.monotonic()
+        published, unpublished = time.monotonic(), 0  # partitions committed since
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 day, loc, attempt = running.pop(future)
                 try:
                     outcome = future.result()
+                    unpublished += 1
                 except TransientError as exc:
                     if attempt < PARTITION_ATTEMPTS and not isinstance(exc, Unreachable):
                         jobs.insert(0, (day, loc, attempt + 1))
@@ -166,12 +167,13 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                 done[day].append(outcome)
                 pending[day] -= 1
                 if not pending[day]:
-                    if time.monotonic() - published > PUBLISH_SECONDS:
+                    if unpublished and time.monotonic() - published > PUBLISH_SECONDS:
                         lake.publish("revenue")
-                        published = time.monotonic()
+                        published, unpublished = time.monotonic(), 0
                     yield _day(lake, day, done.pop(day), location_ids, configured_ids)
                 submit_next()
-    lake.publish("revenue")
+    if unpublished:  # none committed, none to publish (a store that is down would fail it)
+        lake.publish("revenue")
 
 
 def _day(lake: LakeStore, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],
@@ -212,5 +214,6 @@ def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeS
             outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day, publish=False)))
         except (PosApiError, ConfigError, ObjectLakeError) as exc:
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
-    lake.publish(area)
+    if any(o.snapshot for o in outcomes):
+        lake.publish(area)
     return outcomes

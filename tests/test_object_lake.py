@@ -2,21 +2,27 @@
 a load lands there, a build mirrors only what changed, a write killed before its commit
 leaves the committed partition in force, and a store that is down fails by name."""
 
+import multiprocessing
 from datetime import date
+from pathlib import Path
 
 import boto3
 import duckdb
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 from moto.server import ThreadedMotoServer
 
+from pipeline.housekeeping import tidy
 from pipeline.loader import run_load
 from pipeline.objectlake import ObjectLake, ObjectLakeError
 from pipeline.reporting import Reporter
 from pipeline.resources import make_lake
 from pipeline.settings import LakeSettings
 from tests.conftest import make_settings, truth_turnover
+from tests.test_delta import turnover_by_day
 
 DAYS = [date(2026, 11, 18), date(2026, 11, 19)]
 BUCKET = "pos-lake"
@@ -48,6 +54,22 @@ def keys(s3, prefix: str) -> list[str]:
                   if not o["Key"].endswith("/"))
 
 
+def data_files(s3, prefix: str) -> list[str]:
+    """The Parquet files under ``prefix``, not the Delta log."""
+    return [k for k in keys(s3, prefix) if "/_delta_log/" not in k]
+
+
+def delta_files(s3, table: str) -> list[str]:
+    """The files the table's Delta snapshot holds."""
+    return DeltaTable(f"s3://{BUCKET}/{table}", storage_options={
+        "AWS_ENDPOINT_URL": s3, "AWS_ALLOW_HTTP": "true"}).file_uris()
+
+
+def delta_rows(s3, table: str) -> list[int]:
+    return sorted(pl.read_delta(f"s3://{BUCKET}/{table}", storage_options={
+        "AWS_ENDPOINT_URL": s3, "AWS_ALLOW_HTTP": "true"})["n"].to_list())
+
+
 def s3_settings(sandbox_url, data_dir, s3, prefix):
     settings = make_settings(sandbox_url, data_dir)
     return settings.model_copy(update={"lake": LakeSettings(
@@ -60,7 +82,7 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, progress=Reporter())
     assert report.ok, report.summary()
     stored = keys(s3, "chain/")
-    receipts = [k for k in stored if k.startswith("chain/receipts/")]
+    receipts = data_files(s3, "chain/receipts/")
     assert len(receipts) == 6 and all(k.endswith(".parquet") for k in receipts)
     assert len([k for k in stored if k.startswith("chain/_loads/revenue/")]) == 6
     assert not (tmp_path / "data" / "lake").exists()  # nothing of the lake on local disk
@@ -70,6 +92,16 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
         ).fetchall())
     assert turnover == {(loc, day): truth_turnover(loc, day)
                         for loc in (1001, 1002, 1003) for day in DAYS}
+    # What a Delta reader of the store (Polars, through delta-rs' own S3 client) reads.
+    options = make_lake(settings).storage_options
+    receipts = pl.read_delta(f"s3://{BUCKET}/chain/receipts", storage_options=options)
+    items = pl.read_delta(f"s3://{BUCKET}/chain/receipt_items", storage_options=options)
+    assert receipts.height == sum(
+        int(make_lake(settings).committed("revenue", {"location_id": loc,
+                                                      "business_date": day.isoformat()})
+            .metadata["receipts"]) for loc in (1001, 1002, 1003) for day in DAYS)
+    assert turnover_by_day(receipts, items) == {
+        day: sum(truth_turnover(loc, day) for loc in (1001, 1002, 1003)) for day in DAYS}
 
     # Loaded again: one record and one file per table and partition stay in the store, and
     # the next build downloads only the partition that changed.
@@ -79,7 +111,8 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
                      progress=Reporter())
     assert again.ok
     assert keys(s3, "chain/") != stored
-    assert len(keys(s3, "chain/receipts/")) == 6
+    assert len(data_files(s3, "chain/receipts/")) == 7  # the replaced one stays, for now
+    assert len(delta_files(s3, "chain/receipts")) == 6  # each partition once
     assert len(keys(s3, "chain/_loads/revenue/location_id=1001/business_date=2026-11-18/")) == 1
     assert lake.sync() == 1
 
@@ -105,14 +138,20 @@ def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypa
     monkeypatch.setattr(pq, "write_table", real)
     assert lake.committed("revenue", partition) == first
     assert lake.read("revenue", "receipts", partition).column("n").to_pylist() == [1, 2]
-    assert len(keys(s3, "atomic/receipts/")) == 2  # the new file, read by nobody
+    assert len(data_files(s3, "atomic/receipts/")) == 2  # the new file, read by nobody
+    assert delta_rows(s3, "atomic/receipts") == [1, 2]  # nor by Delta readers
     lake.write("revenue", {"receipts": pa.table({"n": [3]}, schema=schema)}, partition)
-    assert len(keys(s3, "atomic/receipts/")) == 1  # the next commit removes both old ones
     assert lake.read("revenue", "receipts", partition).column("n").to_pylist() == [3]
+    assert delta_rows(s3, "atomic/receipts") == [3]
+    assert len(data_files(s3, "atomic/receipts/")) == 3  # until housekeeping's vacuum
     assert lake.sync() == 1
     mirrored = tmp_path / "mirror" / "receipts" / "location_id=1" / "business_date=2026-11-18"
     assert [pq.read_table(f).column("n").to_pylist() for f in mirrored.glob("*.parquet")] \
         == [[3]]
+    (tidied,) = tidy(lake, retention_hours=0)
+    assert tidied.deleted == 2 and data_files(s3, "atomic/receipts/") == [
+        f"atomic/receipts/location_id=1/business_date=2026-11-18/part-"
+        f"{lake.committed('revenue', partition).load_id}.parquet"]
 
 
 def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path,
@@ -152,3 +191,22 @@ def test_the_local_and_the_s3_lake_are_one_interface():
             assert list(inspect.signature(getattr(lake, name)).parameters) == \
                 list(inspect.signature(getattr(LakeStore, name)).parameters), (lake, name)
         assert "root" in {f.name for f in dataclasses.fields(lake)}
+
+
+def _write_partitions(args: tuple[str, str, int]) -> None:
+    url, endpoint, location_id = args
+    lake = ObjectLake(url, Path("/nonexistent"), endpoint)
+    schema = pa.schema([("n", pa.int64())])
+    for day in range(3):
+        lake.write("revenue", {"receipts": pa.table({"n": [location_id * 10 + day]},
+                                                    schema=schema)},
+                   {"location_id": location_id, "business_date": f"2026-11-1{day}"})
+
+
+def test_two_writers_of_different_partitions_at_once_both_land_once(s3):
+    url = f"s3://{BUCKET}/together"
+    _write_partitions((url, s3, 3))  # the table exists: both commit to one log
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_write_partitions, [(url, s3, 1), (url, s3, 2)])
+    assert delta_rows(s3, "together/receipts") == [10, 11, 12, 20, 21, 22, 30, 31, 32]
+    assert len(delta_files(s3, "together/receipts")) == 9
