@@ -34,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from urllib.parse import quote, unquote
 
@@ -48,6 +49,8 @@ from deltalake.transaction import (
     create_table_with_add_actions,
 )
 
+MARK_SECONDS = 3600
+"""A mark whose load has not committed this long after it was made is of a killed write."""
 ATTEMPTS = 5
 """How often a publication retries a commit another publication got in first."""
 APP_ID = "pos-etl"
@@ -241,17 +244,17 @@ class Record(Protocol):
     def files(self) -> dict[str, dict]: ...
 
 
-def publish_area(lake: DeltaSource, area: str) -> int:
+def publish_area(lake: DeltaSource, area: str, everything: bool = False) -> int:
     """Bring the Delta logs of ``area``'s tables to its commit records: the partitions
-    marked unpublished, or every partition for a table without a log (the first
-    publication of a lake), in one commit per table, all naming one publication. Returns
-    the partitions a table's commit changed, at most per table."""
+    marked unpublished, or every partition (``everything``, or for a table without a
+    log: the first publication of a lake), in one commit per table, all naming one
+    publication. Returns the partitions a table's commit changed, at most per table."""
     marks = lake.marked(area)
     marked = set(marks.values())
     sample = min(marked, default=None) or next(iter(lake.partition_paths(area, True)), None)
     record = lake.record(area, sample) if sample else None
     tables = list(record.tables) if record else []
-    everything = any(not lake.has_log(t) for t in tables)
+    everything = everything or any(not lake.has_log(t) for t in tables)
     if not marked and not everything:
         return 0
 
@@ -278,7 +281,13 @@ def publish_area(lake: DeltaSource, area: str) -> int:
             lake.table_uri(table), schema, keys, files, everything,
             reread=lambda t=table: wanted(t, records()), publication=publication,
             storage_options=lake.storage_options))
-    lake.unmark(area, list(marks))
+    # A mark goes once its load is published, or once it is older than any write takes
+    # (its load was killed before its commit). A mark whose record is older than it is a
+    # write under way: its own publication, or the next, takes it.
+    stale = f"{datetime.now(UTC) - timedelta(seconds=MARK_SECONDS):%Y%m%dT%H%M%S%fZ}"
+    lake.unmark(area, [mark for mark, partition in marks.items()
+                       if (found.get(partition) is not None
+                           and found[partition].load_id >= mark) or mark < stale])
     return changed
 
 

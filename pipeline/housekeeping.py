@@ -5,8 +5,9 @@ A load replaces a partition's one file per table (``pipeline.lake``), so a parti
 never holds small files to compact: what grows is what replaced files leave behind.
 Housekeeping, per table:
 
-1. publishes what the commit records hold and a log lacks (``Lake.sync``), so that no
-   file a record names is unknown to its log when step 2 runs;
+1. publishes every commit record's files its table's log lacks (all records, not only
+   the partitions marked unpublished), so that no file a record names is unknown to its
+   log when step 2 runs;
 2. vacuums: deletes the files no snapshot newer than ``lake.retention_hours`` holds (the
    files of replaced loads) and files no log names that are as old (of loads killed
    before their commit). A reader of an older snapshot, or a build that listed a file
@@ -41,7 +42,10 @@ class Tidied:
 
 def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
     """Publish, vacuum and checkpoint every Delta table of ``lake`` (see the module)."""
-    lake.sync()
+    # Every record against its table's log, not only the marked ones: a file no log
+    # names is deleted by the vacuum once it is old enough.
+    for area in lake.areas():
+        lake.publish(area, everything=True)
     found = []
     for name in lake.delta_tables():
         table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)

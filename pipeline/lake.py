@@ -207,8 +207,12 @@ class LakeStore(Protocol):
         """Replace a partition's tables of ``area`` by one commit; their paths. With
         ``publish``, the tables' Delta logs take it at once, else at the next ``publish``."""
 
-    def publish(self, area: str) -> int:
-        """Bring the Delta logs of ``area``'s tables to its commits (``pipeline.delta``)."""
+    def publish(self, area: str, everything: bool = False) -> int:
+        """Bring the Delta logs of ``area``'s tables to its commits (``pipeline.delta``):
+        the partitions marked unpublished, or ``everything``."""
+
+    def areas(self) -> list[str]:
+        """The areas with commit records."""
 
     storage_options: dict[str, str] | None
     """delta-rs' settings for ``table_uri`` (None: a local path)."""
@@ -244,10 +248,13 @@ class Lake:
     def sync(self) -> int:
         """The local lake is what a build reads; its Delta logs are brought to its commits
         (a load killed before it published; a lake older than its logs)."""
+        return sum(self.publish(area) for area in self.areas())
+
+    def areas(self) -> list[str]:
+        """The areas with commit records."""
         folder = self.root / LOADS_DIR
-        areas = sorted(p.name for p in folder.iterdir() if p.is_dir()
-                       and p.name != UNPUBLISHED_DIR) if folder.is_dir() else []
-        return sum(self.publish(area) for area in areas)
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()
+                      and p.name != UNPUBLISHED_DIR) if folder.is_dir() else []
 
     def load_dir(self, area: str, partition: Mapping[str, object]) -> Path:
         return partition_dir(self.root / LOADS_DIR, area, partition)
@@ -300,10 +307,10 @@ class Lake:
         temp.write_text(partition_path(partition))
         os.replace(temp, folder / load_id)
 
-    def publish(self, area: str) -> int:
+    def publish(self, area: str, everything: bool = False) -> int:
         """Bring the Delta logs of ``area``'s tables to its commit records
         (``pipeline.delta.publish_area``)."""
-        return publish_area(self, area)
+        return publish_area(self, area, everything)
 
     # --- what a publication asks of the lake (``pipeline.delta.DeltaSource``) -----------
 

@@ -146,11 +146,11 @@ class ObjectLake:
             self.publish(area)
         return targets
 
-    def publish(self, area: str) -> int:
+    def publish(self, area: str, everything: bool = False) -> int:
         """Bring the Delta logs of ``area``'s tables to its commit records
         (``pipeline.delta.publish_area``, through delta-rs' own S3 client)."""
         try:
-            return publish_area(self, area)
+            return publish_area(self, area, everything)
         except OSError as exc:
             raise ObjectLakeError(f"lake {self.url}: cannot publish {area}: {exc}") from None
 
@@ -166,6 +166,10 @@ class ObjectLake:
             if self.endpoint_url.startswith("http://"):
                 options["AWS_ALLOW_HTTP"] = "true"
         return options
+
+    def areas(self) -> list[str]:
+        """The areas with commit records."""
+        return sorted({key.split("/", 1)[0] for key in self.committed_loads()})
 
     def _marks_folder(self, area: str) -> str:
         return f"{self.base}/{LOADS_DIR}/{UNPUBLISHED_DIR}/{area}"
@@ -290,7 +294,7 @@ class ObjectLake:
         """Bring the tables' Delta logs and the local mirror (``root``) to the committed
         state of the store: only the partitions whose load changed are downloaded;
         returns how many."""
-        for area in sorted({key.split("/", 1)[0] for key in self.committed_loads()}):
+        for area in self.areas():
             self.publish(area)
         self.root.mkdir(parents=True, exist_ok=True)
         with open(self.root / ".sync.lock", "w") as lock:

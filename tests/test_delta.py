@@ -242,3 +242,17 @@ def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
     for table, uri in zip(REVENUE, uris, strict=True):
         assert versions[uri] == DeltaTable(uri).version()
         assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+
+
+def test_a_mark_stays_while_its_write_has_not_committed(lake):
+    commit_days(lake, 1001, DAYS[:1])
+    marks = lake.root / LOADS_DIR / UNPUBLISHED_DIR / "revenue"
+    day = partition_path({"location_id": 1001, "business_date": DAYS[0].isoformat()})
+    # A write under way: marked, its record not written yet (a later load id).
+    under_way = marks / "29991231T000000000000Z-0000abcd"
+    under_way.write_text(day)
+    killed = marks / "20200101T000000000000Z-0000dead"  # a write killed long ago
+    killed.write_text(day)
+    lake.sync()
+    assert under_way.exists()  # its own publication, or the next, takes it
+    assert not killed.exists()
