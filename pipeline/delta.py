@@ -29,7 +29,6 @@ table's snapshot and the records again and retries.
 from __future__ import annotations
 
 import json
-import os
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -229,8 +228,8 @@ class DeltaSource(Protocol):
     def has_log(self, table: str) -> bool:
         """Does the table have a Delta log?"""
 
-    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
-        """What the partition of ``table`` should hold: ``file_name`` there (its size)."""
+    def wanted(self, table: str, partition: str, load_id: str, rows: int | None) -> Wanted:
+        """What the partition of ``table`` should hold: the file of load ``load_id``."""
 
     def file_schema(self, table: str, path: str) -> pa.Schema:
         """The columns of a file of ``table`` (``path`` relative to the table)."""
@@ -263,8 +262,7 @@ def publish_area(lake: DeltaSource, area: str, everything: bool = False) -> int:
         return {p: lake.record(area, p) for p in parts}
 
     def wanted(table: str, found: dict[str, Record | None]) -> dict[str, Wanted]:
-        return {p: lake.wanted(table, p, f"part-{r.load_id}.parquet",
-                               r.files.get(table, {}).get("rows"))
+        return {p: lake.wanted(table, p, r.load_id, r.files.get(table, {}).get("rows"))
                 for p, r in found.items() if r is not None and table in r.tables}
 
     changed = 0
@@ -289,11 +287,3 @@ def publish_area(lake: DeltaSource, area: str, everything: bool = False) -> int:
                        if (found.get(partition) is not None
                            and found[partition].load_id >= mark) or mark < stale])
     return changed
-
-
-def local_file(table_dir: os.PathLike, partition: str, file_name: str,
-               rows: int | None) -> Wanted:
-    """What a partition of a local table should hold: ``file_name`` in its folder."""
-    stat = os.stat(os.path.join(table_dir, partition, file_name))
-    return Wanted(delta_path(partition, file_name), stat.st_size,
-                  int(stat.st_mtime * 1000), rows)

@@ -46,7 +46,7 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.delta import Wanted, local_file, publish_area
+from pipeline.delta import Wanted, delta_path, publish_area
 
 LOADS_DIR = "_loads"
 """The commit records of every area, beside the tables."""
@@ -344,8 +344,11 @@ class Lake:
         return sorted(p.name for p in self.root.iterdir()
                       if (p / "_delta_log").is_dir()) if self.root.is_dir() else []
 
-    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
-        return local_file(self.root / table, partition, file_name, rows)
+    def wanted(self, table: str, partition: str, load_id: str, rows: int | None) -> Wanted:
+        name = data_file_name(load_id)
+        stat = (self.root / table / partition / name).stat()
+        return Wanted(delta_path(partition, name), stat.st_size, int(stat.st_mtime * 1000),
+                      rows)
 
     def file_schema(self, table: str, path: str) -> pa.Schema:
         return pq.read_schema(self.root / table / path)
@@ -366,9 +369,7 @@ class Lake:
 
     def partitions(self, area: str) -> list[dict[str, str]]:
         """Every committed partition of ``area`` (its keys and values, as strings)."""
-        folder = self.root / LOADS_DIR / area
-        return [parse_partition(commit.parent.relative_to(folder).as_posix())
-                for commit in folder.glob(f"**/{LOAD_FILE}")]
+        return [parse_partition(p) for p in self.partition_paths(area)]
 
     def read(self, area: str, table: str, partition: Mapping[str, object]) -> pa.Table:
         """The committed rows of one table's partition."""

@@ -210,11 +210,12 @@ class ObjectLake:
         return sorted(f.base_name for f in folders if f.type == pafs.FileType.Directory
                       and not f.base_name.startswith("_") and self.has_log(f.base_name))
 
-    def wanted(self, table: str, partition: str, file_name: str, rows: int | None) -> Wanted:
-        info = self.fs.get_file_info(f"{self.base}/{table}/{partition}/{file_name}")
+    def wanted(self, table: str, partition: str, load_id: str, rows: int | None) -> Wanted:
+        name = data_file_name(load_id)
+        info = self.fs.get_file_info(f"{self.base}/{table}/{partition}/{name}")
         if info.type != pafs.FileType.File:
-            raise FileNotFoundError(f"{self.base}/{table}/{partition}/{file_name}")
-        return Wanted(delta_path(partition, file_name), info.size,
+            raise FileNotFoundError(f"{self.base}/{table}/{partition}/{name}")
+        return Wanted(delta_path(partition, name), info.size,
                       int(info.mtime.timestamp() * 1000) if info.mtime else 0, rows)
 
     def file_schema(self, table: str, path: str) -> pa.Schema:
