@@ -29,6 +29,7 @@ path), the cheapest settings to write.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import itertools
@@ -192,14 +193,12 @@ class LakeStore(Protocol):
     """What the pipeline asks of a lake, wherever it is: ``Lake`` (a local folder) and
     ``pipeline.objectlake.ObjectLake`` (S3) both are one. The Dagster resource ``lake``."""
 
-    root: Path
-    """The local folder a warehouse build reads (the lake itself, or its mirror)."""
-
     def describe(self, table: str | None = None) -> str:
         """Where the lake (or one table) is, for people."""
 
     def sync(self) -> int:
-        """Bring ``root`` up to the lake's commits; returns the partitions brought."""
+        """Bring the tables' Delta logs to the lake's commits (a load killed before it
+        published); returns the loads published."""
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object], metadata: Mapping[str, object] | None = None,
@@ -317,8 +316,12 @@ class Lake:
     storage_options = None
 
     def marked(self, area: str) -> dict[str, str]:
-        folder = self.root / LOADS_DIR / UNPUBLISHED_DIR / area
-        return {m.name: m.read_text() for m in folder.glob("[!.]*")} if folder.is_dir() else {}
+        marks = {}
+        for mark in (self.root / LOADS_DIR / UNPUBLISHED_DIR / area).glob("[!.]*"):
+            # another writer's publication may remove it between listing and reading
+            with contextlib.suppress(FileNotFoundError):
+                marks[mark.name] = mark.read_text()
+        return marks
 
     def unmark(self, area: str, marks: list[str]) -> None:
         for mark in marks:

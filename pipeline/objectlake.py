@@ -17,10 +17,10 @@ A crash before step 2 leaves files nobody reads (vacuumed by housekeeping); a cr
 it leaves the new partition in force, published by the next write or build of the area.
 Listing is strongly consistent on S3, so a build that lists after a commit sees it.
 
-The warehouse stays local. Before a build, ``sync`` mirrors the committed state into a
-local folder in the layout of the local lake (``pipeline.lake``): it lists the commit
-records (their names carry the load ids, so nothing else is read to find what changed)
-and downloads only the partitions whose load changed. Credentials and region come from
+The warehouse stays local; a build reads the store where it is
+(``pipeline.warehouse.lakefiles``): one listing of the commit records (their names carry
+the load ids), the records themselves, then the data files they name, through the same
+Arrow S3 client. Nothing of the lake is copied to local disk. Credentials and region come from
 the standard AWS environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
 ``AWS_SESSION_TOKEN``, ``AWS_REGION``/``AWS_DEFAULT_REGION``), never from the config file.
 """
@@ -28,14 +28,12 @@ the standard AWS environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCE
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -43,7 +41,6 @@ import pyarrow.parquet as pq
 
 from pipeline.delta import Wanted, delta_path, publish_area
 from pipeline.lake import (
-    LOAD_FILE,
     LOAD_SCHEMA,
     LOADS_DIR,
     PARQUET_OPTIONS,
@@ -59,7 +56,6 @@ from pipeline.lake import (
 from pipeline.outcomes import ErrorKind
 
 RECORD = re.compile(r"^load-(?P<load_id>.+)\.parquet$")
-MIRROR_INDEX = "_mirror.json"
 
 
 class ObjectLakeError(Exception):
@@ -90,11 +86,10 @@ def _filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
 
 @dataclass(frozen=True)
 class ObjectLake:
-    """The lake at ``url`` (``s3://bucket/prefix``), a ``LakeStore``; ``root`` is the local
-    mirror a build reads. The Dagster resource ``lake`` when ``[lake] url`` is configured."""
+    """The lake at ``url`` (``s3://bucket/prefix``), a ``LakeStore``. The Dagster resource
+    ``lake`` when ``[lake] url`` is configured."""
 
     url: str
-    root: Path
     endpoint_url: str | None = None
 
     def __post_init__(self) -> None:
@@ -180,7 +175,9 @@ class ObjectLake:
         marks = {}
         for info in infos:
             if info.type == pafs.FileType.File:
-                with self.fs.open_input_stream(info.path) as source:
+                # another writer's publication may remove it between listing and reading
+                with contextlib.suppress(FileNotFoundError), \
+                        self.fs.open_input_stream(info.path) as source:
                     marks[info.base_name] = source.read().decode()
         return marks
 
@@ -272,7 +269,7 @@ class ObjectLake:
         return pq.read_table(_partition_path(self.base, table, partition=partition) + "/"
                              + data_file_name(record.load_id), filesystem=self.fs)
 
-    # --- the local mirror a build reads ----------------------------------------------------
+    # --- what a build reads (``pipeline.warehouse.lakefiles.StoreFiles``) ---------------
 
     def committed_loads(self) -> dict[str, str]:
         """Every committed partition (``area/key=value/...``) and its load id, from one
@@ -292,44 +289,6 @@ class ObjectLake:
         return newest
 
     def sync(self) -> int:
-        """Bring the tables' Delta logs and the local mirror (``root``) to the committed
-        state of the store: only the partitions whose load changed are downloaded;
-        returns how many."""
-        for area in self.areas():
-            self.publish(area)
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / ".sync.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            index_path = self.root / MIRROR_INDEX
-            index = json.loads(index_path.read_text()) if index_path.exists() else {}
-            current = self.committed_loads()
-            changed = [key for key, load_id in current.items() if index.get(key) != load_id]
-            for key in changed:
-                self._mirror(key, current[key])
-                index[key] = current[key]
-                # the index after each partition: a killed sync resumes where it stopped
-                temp = index_path.with_suffix(".tmp")
-                temp.write_text(json.dumps(index, sort_keys=True))
-                os.replace(temp, index_path)
-            return len(changed)
-
-    def _mirror(self, key: str, load_id: str) -> None:
-        area, _, partition = key.partition("/")
-        source = f"{self.base}/{LOADS_DIR}/{key}/load-{load_id}.parquet"
-        record = pq.read_table(source, filesystem=self.fs, schema=LOAD_SCHEMA)
-        for table in record.column("tables")[0].as_py():
-            local = self.root / table / partition
-            local.mkdir(parents=True, exist_ok=True)
-            target = local / data_file_name(load_id)
-            pafs.copy_files(f"{self.base}/{table}/{partition}/{data_file_name(load_id)}",
-                            str(target) + ".tmp", source_filesystem=self.fs,
-                            destination_filesystem=pafs.LocalFileSystem())
-            os.replace(str(target) + ".tmp", target)
-            for other in local.glob("part-*.parquet"):
-                if other != target:
-                    other.unlink(missing_ok=True)
-        folder = self.root / LOADS_DIR / key
-        folder.mkdir(parents=True, exist_ok=True)
-        temp = folder / f".{LOAD_FILE}.tmp"
-        pq.write_table(record, temp)
-        os.replace(temp, folder / LOAD_FILE)  # the mirror's commit of the partition
+        """Bring the tables' Delta logs to the store's commit records (a load killed before
+        it published); returns the loads published. Builds read the store where it is."""
+        return sum(self.publish(area) for area in self.areas())

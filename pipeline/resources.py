@@ -161,11 +161,10 @@ def load_settings(path: str | Path | None = None) -> Settings:
 
 
 def make_lake(settings: Settings) -> LakeStore:
-    """The local lake, or the lake on object storage where ``[lake] url`` is set (its local
-    mirror, what builds read, in ``<data_dir>/lake_mirror``)."""
+    """The local lake, or the lake on object storage where ``[lake] url`` is set (builds
+    read it where it is)."""
     if settings.lake.url:
-        return ObjectLake(settings.lake.url, settings.warehouse.data_dir / "lake_mirror",
-                          settings.lake.endpoint_url)
+        return ObjectLake(settings.lake.url, settings.lake.endpoint_url)
     return Lake(settings.warehouse.lake_dir)
 
 

@@ -1,10 +1,11 @@
 """The lake on object storage, against a real S3 server (moto's server mode) over HTTP:
-a load lands there, a build mirrors only what changed, a write killed before its commit
-leaves the committed partition in force, and a store that is down fails by name."""
+a load lands there, a build reads it where it is (nothing of it on local disk), a write
+killed before its commit leaves the committed partition in force, two writers land
+together, a file changed in the store is left out by name, and a store that is down fails
+by name."""
 
 import multiprocessing
 from datetime import date
-from pathlib import Path
 
 import boto3
 import duckdb
@@ -19,8 +20,11 @@ from pipeline.housekeeping import tidy
 from pipeline.loader import run_load
 from pipeline.objectlake import ObjectLake, ObjectLakeError
 from pipeline.reporting import Reporter
-from pipeline.resources import make_lake
+from pipeline.resources import build_resources, make_lake
 from pipeline.settings import LakeSettings
+from pipeline.warehouse import Warehouse
+from pipeline.warehouse.lakefiles import lake_files
+from pipeline.warehouse.lakeviews import committed_loads, file_list
 from tests.conftest import make_settings, truth_turnover
 from tests.test_delta import turnover_by_day
 
@@ -85,7 +89,10 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     receipts = data_files(s3, "chain/receipts/")
     assert len(receipts) == 6 and all(k.endswith(".parquet") for k in receipts)
     assert len([k for k in stored if k.startswith("chain/_loads/revenue/")]) == 6
-    assert not (tmp_path / "data" / "lake").exists()  # nothing of the lake on local disk
+    # Nothing of the lake on local disk: the build read the store.
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == sorted(
+        p.name for p in (tmp_path / "data").iterdir() if "lake" not in p.name)
+    assert not list((tmp_path / "data").rglob("*.parquet"))
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         turnover = dict(((r[0], r[1]), r[2]) for r in con.execute(
             "select location_id, business_date, turnover_net from fct_turnover_daily"
@@ -103,10 +110,9 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     assert turnover_by_day(receipts, items) == {
         day: sum(truth_turnover(loc, day) for loc in (1001, 1002, 1003)) for day in DAYS}
 
-    # Loaded again: one record and one file per table and partition stay in the store, and
-    # the next build downloads only the partition that changed.
+    # Loaded again: one record and one file per table and partition stay in the store.
     lake = make_lake(settings)
-    assert lake.sync() == 0
+    assert lake.sync() == 0  # every load published
     again = run_load(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
                      progress=Reporter())
     assert again.ok
@@ -114,11 +120,63 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     assert len(data_files(s3, "chain/receipts/")) == 7  # the replaced one stays, for now
     assert len(delta_files(s3, "chain/receipts")) == 6  # each partition once
     assert len(keys(s3, "chain/_loads/revenue/location_id=1001/business_date=2026-11-18/")) == 1
-    assert lake.sync() == 1
+
+
+def _turnover(warehouse: Warehouse) -> dict:
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        return dict(((r[0], r[1]), r[2]) for r in con.execute(
+            "select location_id, business_date, turnover_net from fct_turnover_daily"
+        ).fetchall())
+
+
+def test_a_build_reads_the_store_where_it_is(sandbox_url, s3, tmp_path, sandbox_keys,
+                                             monkeypatch):
+    settings = s3_settings(sandbox_url, tmp_path / "data", s3, "where")
+    assert run_load(settings, DAYS[0], DAYS[0], [1001, 1002], catalog=False,
+                    progress=Reporter()).ok
+    lake = make_lake(settings)
+    warehouse = build_resources(settings)["warehouse"]
+    truth = {(loc, DAYS[0]): truth_turnover(loc, DAYS[0]) for loc in (1001, 1002)}
+    assert _turnover(warehouse) == truth
+    partition = {"location_id": 1001, "business_date": DAYS[0].isoformat()}
+    record = lake.committed("revenue", partition)
+
+    # A write killed before its commit (half the receipts, its record never PUT): its
+    # files are in the store, and neither the build nor a Delta reader takes them.
+    half = {t: lake.read("revenue", t, partition) for t in record.tables}
+    half["receipts"] = half["receipts"].slice(0, half["receipts"].num_rows // 2)
+    real = pq.write_table
+
+    def killed_at_commit(table, where, **kwargs):
+        if "/_loads/" in str(where):
+            raise OSError("connection reset")
+        return real(table, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", killed_at_commit)
+    with pytest.raises(ObjectLakeError):
+        lake.write("revenue", half, partition)
+    monkeypatch.setattr(pq, "write_table", real)
+    assert len(data_files(s3, "where/receipts/location_id=1001/")) == 2
+    assert warehouse.build().corrupt == []
+    assert _turnover(warehouse) == truth
+
+    # A file changed in the store after its commit: named by its s3:// path and left
+    # out; the figures the warehouse had for it stay.
+    other = {"location_id": 1002, "business_date": DAYS[0].isoformat()}
+    name = f"where/receipt_items/location_id=1002/business_date={DAYS[0]}/" \
+        f"part-{lake.committed('revenue', other).load_id}.parquet"
+    client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1")
+    items = client.get_object(Bucket=BUCKET, Key=name)["Body"].read()
+    client.put_object(Bucket=BUCKET, Key=name, Body=items[:-100] + bytes(100))
+    result = warehouse.build(full=True)
+    (corrupt,) = result.corrupt
+    assert corrupt.partition == f"location_id=1002/business_date={DAYS[0]}"
+    assert f"s3://{BUCKET}/{name} is not the file its load committed" in corrupt.problem
+    assert _turnover(warehouse) == truth
 
 
 def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypatch):
-    lake = ObjectLake(f"s3://{BUCKET}/atomic", tmp_path / "mirror", s3)
+    lake = ObjectLake(f"s3://{BUCKET}/atomic", s3)
     partition = {"location_id": 1, "business_date": "2026-11-18"}
     schema = pa.schema([("n", pa.int64())])
     lake.write("revenue", {"receipts": pa.table({"n": [1, 2]}, schema=schema)}, partition)
@@ -144,10 +202,7 @@ def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypa
     assert lake.read("revenue", "receipts", partition).column("n").to_pylist() == [3]
     assert delta_rows(s3, "atomic/receipts") == [3]
     assert len(data_files(s3, "atomic/receipts/")) == 3  # until housekeeping's vacuum
-    assert lake.sync() == 1
-    mirrored = tmp_path / "mirror" / "receipts" / "location_id=1" / "business_date=2026-11-18"
-    assert [pq.read_table(f).column("n").to_pylist() for f in mirrored.glob("*.parquet")] \
-        == [[3]]
+    assert lake.sync() == 0
     (tidied,) = tidy(lake, retention_hours=0)
     assert tidied.deleted == 2 and data_files(s3, "atomic/receipts/") == [
         f"atomic/receipts/location_id=1/business_date=2026-11-18/part-"
@@ -177,7 +232,6 @@ def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
 
 
 def test_the_local_and_the_s3_lake_are_one_interface():
-    import dataclasses
     import inspect
 
     from pipeline.lake import Lake, LakeStore
@@ -190,12 +244,11 @@ def test_the_local_and_the_s3_lake_are_one_interface():
         for name in methods:
             assert list(inspect.signature(getattr(lake, name)).parameters) == \
                 list(inspect.signature(getattr(LakeStore, name)).parameters), (lake, name)
-        assert "root" in {f.name for f in dataclasses.fields(lake)}
 
 
 def _write_partitions(args: tuple[str, str, int]) -> None:
     url, endpoint, location_id = args
-    lake = ObjectLake(url, Path("/nonexistent"), endpoint)
+    lake = ObjectLake(url, endpoint)
     schema = pa.schema([("n", pa.int64())])
     for day in range(3):
         lake.write("revenue", {"receipts": pa.table({"n": [location_id * 10 + day]},
@@ -210,3 +263,11 @@ def test_two_writers_of_different_partitions_at_once_both_land_once(s3):
         pool.map(_write_partitions, [(url, s3, 1), (url, s3, 2)])
     assert delta_rows(s3, "together/receipts") == [10, 11, 12, 20, 21, 22, 30, 31, 32]
     assert len(delta_files(s3, "together/receipts")) == 9
+    # What a build reads of the store: every partition of both writers, their files.
+    files = lake_files(ObjectLake(url, s3))
+    with duckdb.connect() as con:
+        files.prepare(con)
+        committed = committed_loads(con, files)["revenue"]
+        paths = [path for path, _ in committed.files(files.base, "receipts")]
+        assert con.execute(f"select n from read_parquet({file_list(paths)}) order by n"
+                           ).fetchall() == [(n,) for n in (10, 11, 12, 20, 21, 22, 30, 31, 32)]

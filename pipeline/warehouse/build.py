@@ -29,7 +29,7 @@ import duckdb
 
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.docs import apply_comments
-from pipeline.lake import Lake, LakeStore
+from pipeline.lake import LakeStore
 from pipeline.macros import macro_sql
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.warehouse.compute import (
@@ -43,10 +43,10 @@ from pipeline.warehouse.compute import (
     where_of,
 )
 from pipeline.warehouse.integrity import Corrupt
+from pipeline.warehouse.lakefiles import LakeFiles, lake_files
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
-    LAKE_AREAS,
     STAGING_SCHEMA,
     Model,
     ModelError,
@@ -111,10 +111,10 @@ class Warehouse:
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
-        checks on the new file, then switch it in. A lake on object storage is mirrored
-        first (what changed since the last build)."""
+        checks on the new file, then switch it in. The lake's Delta logs are brought to its
+        commits first; a lake on object storage is read where it is (``lakefiles``)."""
         self.lake.sync()
-        return build_warehouse(self.lake.root, self.path, models, full=full,
+        return build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                memory_limit=self.memory_limit, macros=self.macros,
                                storage_version=self.storage_version)
 
@@ -130,14 +130,14 @@ def _build_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def build_warehouse(lake_dir: Path, warehouse_path: Path,
+def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     models: dict[str, Model] | None = None,
                     checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
                     memory_limit: str = DEFAULT_MEMORY_LIMIT,
                     macros: tuple[str, ...] = config_macros(),
                     storage_version: str = DEFAULT_STORAGE_VERSION) -> BuildResult:
-    """Build the models from the lake, run the data checks, then switch the new file in
-    atomically.
+    """Build the models from the lake (its files, or a local lake's folder), run the data
+    checks, then switch the new file in atomically.
 
     Partitioned models are computed for the groups (a location's day) whose input
     changed since the warehouse in place was built; everything else is
@@ -147,7 +147,7 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
     """
     models = models or discover_models()
     order = build_order(models)
-    lake_dir = Path(lake_dir).resolve()
+    files = lake_files(lake)
     warehouse_path = Path(warehouse_path).absolute()
     with _build_lock(warehouse_path):
         # Under the lock no other build runs: any half-built file (or the folder DuckDB
@@ -156,7 +156,6 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
             if stale.is_dir():
                 shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
-        Lake(lake_dir).adopt_uncommitted_layout(LAKE_AREAS)
         previous = Manifest.read(warehouse_path)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         incremental = not full and previous.meta == wanted
@@ -166,10 +165,11 @@ def build_warehouse(lake_dir: Path, warehouse_path: Path,
                 shutil.copyfile(warehouse_path, temp)
             with duckdb.connect() as con:
                 _prepare(con, memory_limit, Path(f"{temp}.tmp"))
+                files.prepare(con)
                 con.execute(f"attach '{sql_path(temp)}' as {TARGET}"
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
                 manifest, plan, stale, counts, outcomes = _build_models(
-                    con, lake_dir, models, order, checks, macros, previous,
+                    con, files, models, order, checks, macros, previous,
                     None if incremental else warehouse_path)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
@@ -242,7 +242,7 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
     return dict(rows)
 
 
-def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
+def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
                   order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
                   previous: Manifest, anew_from: Path | None):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
@@ -255,7 +255,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     _macros(con, SCRATCH, macros)
     state = f"{TARGET}.{STATE_SCHEMA}"
     con.execute(f"create schema if not exists {state}")
-    plan = make_plan(con, lake_dir, models, order, macros, state,
+    plan = make_plan(con, files, models, order, macros, state,
                      verify_all=anew_from is not None)
     existing = _relations(con, TARGET)
     for qualified, kind in existing.items():  # a model no longer defined
@@ -264,7 +264,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     held = None if anew_from is not None else f"{state}.{PARTS}"  # the versions the file holds
     stale = plan.stale(con, held)
     checked = partitioned_checks(models, checks)
-    found = compute_partitioned(con, lake_dir, models, plan, checked, stale, held, existing)
+    found = compute_partitioned(con, files.base, models, plan, checked, stale, held, existing)
     outcomes = {}
     manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
@@ -285,7 +285,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[s
     use_catalog(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
               for name in plan.partitioned}
-    create_lake_views(con, lake_dir, plan.committed, plan.superseded, partitions={
+    create_lake_views(con, files.base, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
         if model.materialized != "partitioned" for table in model.lake_deps})
     for name in order:

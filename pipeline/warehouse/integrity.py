@@ -23,13 +23,12 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from pipeline.lake import data_file_name, file_digest, parse_partition
+from pipeline.lake import data_file_name, parse_partition
+from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
@@ -58,30 +57,25 @@ class Corrupt:
         return f"lake {self.area} partition {where}: {self.problem}"
 
 
-def _check_file(job: tuple[str, dict | None]) -> str | None:
+def _check_file(files: LakeFiles, path: str, recorded: dict | None) -> str | None:
     """What is wrong with a file, given what its commit record says of it (or None)."""
-    path, recorded = job
     try:
         if recorded is not None:
-            if file_digest(Path(path)) != recorded["sha256"]:
+            if files.digest(path) != recorded["sha256"]:
                 return f"{path} is not the file its load committed (its SHA-256 differs)"
             return None
-        pq.ParquetFile(path, page_checksum_verification=True).read()
+        files.parquet(path).read()
     except (OSError, pa.ArrowException) as exc:
         return f"{path} cannot be read as written: {str(exc).splitlines()[0]}"
     return None
 
 
-def _files(lake_dir: Path, committed: Committed, part: str) -> list[tuple[str, str]]:
+def _files(base: str, committed: Committed, part: str) -> list[tuple[str, str]]:
     load_id, _, tables = committed.loads[part][:3]
-    return [(table, str(lake_dir / table / part / data_file_name(load_id))) for table in tables]
+    return [(table, f"{base}/{table}/{part}/{data_file_name(load_id)}") for table in tables]
 
 
-def _check_files(jobs: list[tuple[str, dict | None]]) -> list[str | None]:
-    return [_check_file(job) for job in jobs]
-
-
-def verify_files(lake_dir: Path, area: str, committed: Committed,
+def verify_files(files: LakeFiles, area: str, committed: Committed,
                  partitions: Iterable[str]) -> list[Corrupt]:
     """Every file of ``partitions`` checked against its commit record (a thread per core,
     each with its share of the files: hashing and decoding release the GIL; a task per
@@ -90,11 +84,15 @@ def verify_files(lake_dir: Path, area: str, committed: Committed,
     for part in sorted(partitions):
         recorded = committed.recorded_files(part)
         jobs += [(part, (path, recorded.get(table)))
-                 for table, path in _files(lake_dir, committed, part)]
+                 for table, path in _files(files.base, committed, part)]
     threads = os.cpu_count() or 1
+
+    def check_share(share: list[tuple[str, dict | None]]) -> list[str | None]:
+        return [_check_file(files, path, recorded) for path, recorded in share]
+
     with ThreadPoolExecutor(threads) as pool:
-        shares = list(pool.map(_check_files, [[job for _, job in jobs[i::threads]]
-                                              for i in range(threads)]))
+        shares = list(pool.map(check_share, [[job for _, job in jobs[i::threads]]
+                                             for i in range(threads)]))
     found: dict[str, Corrupt] = {}
     for i, share in enumerate(shares):
         for (part, _), problem in zip(jobs[i::threads], share, strict=True):
@@ -103,7 +101,7 @@ def verify_files(lake_dir: Path, area: str, committed: Committed,
     return sorted(found.values(), key=lambda c: c.partition)
 
 
-def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Committed,
+def verify_revenue(con: duckdb.DuckDBPyConnection, base: str, committed: Committed,
                    partitions: Iterable[str]) -> list[Corrupt]:
     """Each revenue partition's receipts and turnover, computed from its files with the
     revenue rule's macros (in the catalog in use), against its commit record."""
@@ -112,7 +110,7 @@ def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Co
                 if "receipts" in meta and "turnover_net" in meta}
     if not recorded:
         return []
-    files = {table: committed.files(lake_dir, table, recorded)
+    files = {table: committed.files(base, table, recorded)
              for table in ("receipts", "receipt_items")}
     rows = [(f, part, *committed.loads[part][:2]) for found in files.values()
             for f, part in found]
@@ -157,7 +155,7 @@ def verify_revenue(con: duckdb.DuckDBPyConnection, lake_dir: Path, committed: Co
     return found
 
 
-def verify_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+def verify_lake(con: duckdb.DuckDBPyConnection, files: LakeFiles,
                 committed: dict[str, Committed], table: str,
                 everything: bool = False) -> list[Corrupt]:
     """Check every committed partition that ``table`` (the loads verified before, in the
@@ -170,12 +168,13 @@ def verify_lake(con: duckdb.DuckDBPyConnection, lake_dir: Path,
     corrupt: list[Corrupt] = []
     for area, loads in committed.items():
         todo = sorted(p for p, load in loads.loads.items() if (area, p, load[0]) not in known)
-        bad = verify_files(lake_dir, area, loads, todo)
+        bad = verify_files(files, area, loads, todo)
         if area == "revenue":
             unreadable = {c.partition for c in bad}
             readable = [p for p in todo if p not in unreadable]
             for start in range(0, len(readable), CHUNK):
-                bad += verify_revenue(con, lake_dir, loads, readable[start:start + CHUNK])
+                bad += verify_revenue(con, files.base, loads,
+                                      readable[start:start + CHUNK])
         corrupt += bad
     failed = {(c.area, c.partition) for c in corrupt}
     con.execute(f"delete from {table}")

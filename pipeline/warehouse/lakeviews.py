@@ -11,12 +11,16 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name, recorded_files
+from pipeline.lake import data_file_name, recorded_files
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_SCHEMA
+
+if TYPE_CHECKING:
+    from pipeline.warehouse.lakefiles import LakeFiles
 
 LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
                           pa.field("loaded_at", pa.timestamp("us", tz="UTC"))])
@@ -83,33 +87,23 @@ class Committed:
         None if its load did not record it."""
         return self.recorded_files(partition).get(table, {}).get("columns")
 
-    def files(self, lake_dir: Path, table: str, partitions=None) -> list[tuple[str, str]]:
-        """(file, partition) of the table's committed parts, of ``partitions`` if given."""
+    def files(self, base: str, table: str, partitions=None) -> list[tuple[str, str]]:
+        """(file, partition) of the table's committed parts, of ``partitions`` if given;
+        ``base`` is where the lake is (``LakeFiles.base``)."""
         keys = self.loads if partitions is None else partitions
-        return [(str(lake_dir / table / part / data_file_name(self.loads[part][0])), part)
+        return [(f"{base}/{table}/{part}/{data_file_name(self.loads[part][0])}", part)
                 for part in sorted(keys) if table in self.loads[part][2]]
 
 
-def committed_loads(con: duckdb.DuckDBPyConnection, lake_dir: Path) -> dict[str, Committed]:
+def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[str, Committed]:
     """Every area's committed partitions, read from the commit records in one pass each."""
-    result = {}
-    for area in LAKE_AREAS:
-        folder = lake_dir / LOADS_DIR / area
-        loads = {}
-        if next(folder.glob(f"**/{LOAD_FILE}"), None) is not None:
-            rows = con.execute(f"""
-                select filename, load_id, loaded_at, tables, metadata
-                from read_parquet('{sql_path(folder)}/**/{LOAD_FILE}', filename = true,
-                                  hive_partitioning = false)""").fetchall()
-            root = str(folder.resolve()) + "/"
-            for filename, load_id, loaded_at, tables, metadata in rows:
-                partition = filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}")
-                loads[partition] = (load_id, loaded_at, tuple(tables), metadata)
-        result[area] = Committed(loads)
-    return result
+    return {area: Committed({part: (load_id, loaded_at, tables, metadata)
+                             for part, load_id, loaded_at, tables, metadata
+                             in files.records(con, area)})
+            for area in LAKE_AREAS}
 
 
-def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue: Committed,
+def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Committed,
                         keys_table: str, deleted: Callable[[duckdb.DuckDBPyConnection, int], None]
                         ) -> dict[str, list[str]]:
     """Receipts a newer load holds in another partition (the POS moved them to another
@@ -130,7 +124,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
             where c.partition = k.partition and c.load_id = k.load_id)""").fetchone()[0])
     known = {row[0] for row in con.execute(
         f"select distinct partition from {keys_table}").fetchall()}
-    files = [(f, part) for f, part in revenue.files(lake_dir, "receipts")
+    files = [(f, part) for f, part in revenue.files(base, "receipts")
              if part not in known]
     if files:
         arrow_insert(con, "receipt_files", [(f, part, *revenue.loads[part][:2])
@@ -163,7 +157,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, lake_dir: Path, revenue:
         from ranked where n > 1 group by partition""").fetchall())
 
 
-def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
+def create_lake_views(con: duckdb.DuckDBPyConnection, base: str,
                       committed: dict[str, Committed], superseded: dict[str, list[str]],
                       partitions: dict[str, set[str] | None]) -> None:
     """A view per lake table over the files of committed loads (``pipeline.lake``), in a
@@ -178,7 +172,7 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, lake_dir: Path,
                  [(part, t) for part, ids in superseded.items() for t in ids], SUPERSEDED_SCHEMA)
     for area, tables in LAKE_AREAS.items():
         for table, schema in tables.items():
-            files = committed[area].files(lake_dir, table, partitions[area]) \
+            files = committed[area].files(base, table, partitions[area]) \
                 if area in partitions else []
             empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
             if not files:

@@ -26,6 +26,7 @@ import pyarrow as pa
 from pipeline.lake import parse_partition
 from pipeline.macros import macro_sql
 from pipeline.warehouse.integrity import Corrupt, verify_lake
+from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import (
     Committed,
     arrow_insert,
@@ -244,19 +245,19 @@ def _values(rows) -> str:
     return "values " + ", ".join("(" + ", ".join(map(_quoted, row)) + ")" for row in rows)
 
 
-def make_plan(con: duckdb.DuckDBPyConnection, lake_dir: Path, models: dict[str, Model],
+def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
               order: list[str], macros: tuple[str, ...], state: str,
               verify_all: bool = False) -> Plan:
     """The committed lake, its partitions not verified before checked (``integrity``;
     all with ``verify_all``) and the corrupt ones left out, and the version of every part
     it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
     bookkeeping."""
-    committed = committed_loads(con, lake_dir)
-    corrupt = verify_lake(con, lake_dir, committed, f"{state}.verified", verify_all)
+    committed = committed_loads(con, files)
+    corrupt = verify_lake(con, files, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
     deletions = Deletions(state.split(".")[0])
-    superseded = superseded_receipts(con, lake_dir, committed["revenue"],
+    superseded = superseded_receipts(con, files.base, committed["revenue"],
                                      f"{state}.receipt_keys", deletions.add)
     hashes = chain_hashes(models, order, macros)
     partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}

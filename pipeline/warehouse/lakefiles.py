@@ -1,0 +1,140 @@
+"""Where a build reads the lake: a local folder, or the object store itself.
+
+A build reads the files its commit records name (``pipeline.lake``): the records through
+the lake, the data files with DuckDB's Parquet reader by path. ``LocalFiles`` are paths
+on disk. ``StoreFiles`` read a lake on S3 where it is, no copy on local disk: DuckDB
+reads ``s3://`` paths through Arrow's S3 client (the lake's own ``pyarrow.fs``
+filesystem, registered with DuckDB as an fsspec filesystem: DuckDB's httpfs extension is
+a download a build cannot count on), and the integrity check hashes each file as it
+streams from the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import duckdb
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from fsspec.implementations.arrow import ArrowFSWrapper
+
+from pipeline.lake import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, Lake, LakeStore, file_digest
+from pipeline.objectlake import ObjectLake
+from pipeline.warehouse.lakeviews import sql_path
+from pipeline.warehouse.models import LAKE_AREAS
+
+Record = tuple[str, str, object, tuple[str, ...], str]
+"""A committed partition: (partition, load id, loaded at, tables, metadata as JSON)."""
+HASH_CHUNK = 1 << 20
+
+
+class LakeFiles(Protocol):
+    """What a build reads of a lake."""
+
+    base: str
+    """The lake as the start of its files' paths: ``/data/lake``, ``s3://bucket/prefix``."""
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Make the lake readable by the build's connection."""
+
+    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
+        """Every committed partition of ``area``."""
+
+    def digest(self, path: str) -> str:
+        """The SHA-256 of a file (hex)."""
+
+    def parquet(self, path: str) -> pq.ParquetFile:
+        """A file to read through, verifying each page's CRC."""
+
+
+@dataclass(frozen=True)
+class LocalFiles:
+    """The lake in a local folder."""
+
+    root: Path
+
+    @property
+    def base(self) -> str:
+        return str(self.root)
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        Lake(self.root).adopt_uncommitted_layout(LAKE_AREAS)
+
+    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
+        """The area's records, read by DuckDB in one pass."""
+        folder = self.root / LOADS_DIR / area
+        if next(folder.glob(f"**/{LOAD_FILE}"), None) is None:
+            return []
+        rows = con.execute(f"""
+            select filename, load_id, loaded_at, tables, metadata
+            from read_parquet('{sql_path(folder)}/**/{LOAD_FILE}', filename = true,
+                              hive_partitioning = false)""").fetchall()
+        root = str(folder.resolve()) + "/"
+        return [(filename.removeprefix(root).removesuffix(f"/{LOAD_FILE}"), load_id,
+                 loaded_at, tuple(tables), metadata)
+                for filename, load_id, loaded_at, tables, metadata in rows]
+
+    def digest(self, path: str) -> str:
+        return file_digest(Path(path))
+
+    def parquet(self, path: str) -> pq.ParquetFile:
+        return pq.ParquetFile(path, page_checksum_verification=True)
+
+
+@dataclass(frozen=True)
+class StoreFiles:
+    """A lake on object storage, read where it is."""
+
+    lake: ObjectLake
+
+    @property
+    def base(self) -> str:
+        return self.lake.url.rstrip("/")
+
+    def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
+        con.register_filesystem(ArrowFSWrapper(self.lake.fs))
+
+    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
+        """The newest record of each partition (one listing), read by Arrow's dataset
+        scanner, many at once."""
+        newest = {key.removeprefix(f"{area}/"): load_id
+                  for key, load_id in self.lake.committed_loads().items()
+                  if key.startswith(f"{area}/")}
+        if not newest:
+            return []
+        prefix = f"{self.lake.base}/{LOADS_DIR}/{area}"
+        paths = [f"{prefix}/{part}/load-{load_id}.parquet" for part, load_id in newest.items()]
+        table = ds.dataset(paths, schema=LOAD_SCHEMA, format="parquet",
+                           filesystem=self.lake.fs).to_table()
+        partition_of = {load_id: part for part, load_id in newest.items()}
+        return [(partition_of[row["load_id"]], row["load_id"], row["loaded_at"],
+                 tuple(row["tables"]), row["metadata"]) for row in table.to_pylist()]
+
+    def _key(self, path: str) -> str:
+        return path.removeprefix("s3://")
+
+    def digest(self, path: str) -> str:
+        sha = hashlib.sha256()
+        with self.lake.fs.open_input_stream(self._key(path)) as source:
+            while chunk := source.read(HASH_CHUNK):
+                sha.update(chunk)
+        return sha.hexdigest()
+
+    def parquet(self, path: str) -> pq.ParquetFile:
+        return pq.ParquetFile(self.lake.fs.open_input_file(self._key(path)),
+                              page_checksum_verification=True)
+
+
+def lake_files(lake: LakeStore | Path | str) -> LakeFiles:
+    """What a build reads of ``lake`` (a lake, or a local lake's folder)."""
+    if isinstance(lake, ObjectLake):
+        return StoreFiles(lake)
+    if isinstance(lake, Lake):
+        return LocalFiles(lake.root.resolve())
+    if isinstance(lake, LocalFiles | StoreFiles):
+        return lake
+    return LocalFiles(Path(lake).resolve())
+
