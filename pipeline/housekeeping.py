@@ -5,9 +5,12 @@ A load replaces a partition's one file per table (``pipeline.lake``), so a parti
 never holds small files to compact: what grows is what replaced files leave behind.
 Housekeeping, per table:
 
-1. publishes every commit record's files its table's log lacks (all records, not only
-   the partitions marked unpublished), so that no file a record names is unknown to its
-   log when step 2 runs;
+1. publishes what loads left unpublished (the marked partitions), then asks the vacuum
+   which files it would delete and checks each against its partition's commit record:
+   a file a record names must never go. Marks make that impossible (a mark goes only
+   once its load is published), so this costs a record read per file to delete, not per
+   partition of the history; should one be found anyway, every record of its area is
+   published and the files asked for again;
 2. vacuums: deletes the files no snapshot newer than ``lake.retention_hours`` holds (the
    files of replaced loads) and files no log names that are as old (of loads killed
    before their commit). A reader of an older snapshot, or a build that listed a file
@@ -19,13 +22,18 @@ Housekeeping, per table:
 
 
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import dagster as dg
 from deltalake import DeltaTable
 
-from pipeline.lake import Lake, LakeStore
+from pipeline.lake import Lake, LakeStore, data_file_name
 
 HOUSEKEEPING_JOB = "lake_housekeeping_job"
+
+
+class UnpublishedFiles(Exception):
+    """A table's vacuum would delete a committed file; it is left as it is."""
 
 
 @dataclass(frozen=True)
@@ -40,17 +48,44 @@ class Tidied:
     """Files the vacuum deleted."""
 
 
+def _vacuum(table: DeltaTable, retention_hours: int, dry_run: bool) -> list[str]:
+    return table.vacuum(retention_hours=retention_hours, dry_run=dry_run,
+                        enforce_retention_duration=False, full=True)
+
+
+def committed_among(lake: LakeStore, table: str, paths: list[str]) -> set[str]:
+    """The areas whose commit records name one of ``paths`` (files of ``table``, relative
+    to it, as Delta names them) as their partition's committed file."""
+    areas = set()
+    for path in paths:
+        partition, _, name = unquote(path).rpartition("/")
+        for area in lake.areas():
+            record = lake.record(area, partition)
+            if record is not None and table in record.tables \
+                    and data_file_name(record.load_id) == name:
+                areas.add(area)
+    return areas
+
+
 def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
     """Publish, vacuum and checkpoint every Delta table of ``lake`` (see the module)."""
-    # Every record against its table's log, not only the marked ones: a file no log
-    # names is deleted by the vacuum once it is old enough.
     for area in lake.areas():
-        lake.publish(area, everything=True)
+        lake.publish(area)
     found = []
     for name in lake.delta_tables():
-        table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)
-        deleted = table.vacuum(retention_hours=retention_hours, dry_run=False,
-                               enforce_retention_duration=False, full=True)
+        uri = lake.table_uri(name)
+        table = DeltaTable(uri, storage_options=lake.storage_options)
+        # A committed file the log lacks would be deleted as a killed load's.
+        unpublished = committed_among(lake, name, _vacuum(table, retention_hours, True))
+        for area in sorted(unpublished):
+            lake.publish(area, everything=True)
+        if unpublished:
+            table = DeltaTable(uri, storage_options=lake.storage_options)
+            if committed_among(lake, name, _vacuum(table, retention_hours, True)):
+                raise UnpublishedFiles(f"{lake.describe(name)}: a committed file is still "
+                                       f"not in the Delta log after its publication; the "
+                                       f"table was not vacuumed")
+        deleted = _vacuum(table, retention_hours, False)
         table.create_checkpoint()
         table.cleanup_metadata()
         table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)

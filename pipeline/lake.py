@@ -225,6 +225,9 @@ class LakeStore(Protocol):
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         """The partition's commit record, or None if it was never committed."""
 
+    def record(self, area: str, partition: str) -> LoadRecord | None:
+        """``committed`` of a partition given as its path (``key=value/...``)."""
+
     def has(self, area: str, partition: Mapping[str, object]) -> bool:
         """Is the partition committed?"""
 

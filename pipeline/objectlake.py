@@ -174,11 +174,16 @@ class ObjectLake:
                                                         allow_not_found=True))
         marks = {}
         for info in infos:
-            if info.type == pafs.FileType.File:
-                # another writer's publication may remove it between listing and reading
-                with contextlib.suppress(FileNotFoundError), \
-                        self.fs.open_input_stream(info.path) as source:
+            if info.type != pafs.FileType.File:
+                continue
+            # Another writer's publication may remove it between listing and reading (or
+            # while it is read: a store may then fail the read as a broken stream).
+            try:
+                with self.fs.open_input_stream(info.path) as source:
                     marks[info.base_name] = source.read().decode()
+            except OSError:
+                if self.fs.get_file_info(info.path).type != pafs.FileType.NotFound:
+                    raise
         return marks
 
     def unmark(self, area: str, marks: list[str]) -> None:

@@ -13,7 +13,14 @@ import pytest
 from deltalake import DeltaTable
 
 from pipeline.delta import versions_that_agree
-from pipeline.lake import LOADS_DIR, UNPUBLISHED_DIR, Lake, partition_path
+from pipeline.lake import (
+    LOADS_DIR,
+    UNPUBLISHED_DIR,
+    Lake,
+    data_file_name,
+    parse_partition,
+    partition_path,
+)
 from pipeline.warehouse import build_warehouse
 from pipeline.warehouse.models import LAKE_TABLES
 from tests.conftest import loaded_warehouse, make_settings
@@ -208,6 +215,25 @@ def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_pa
             duckdb.connect(str(rebuilt), read_only=True) as after:
         query = "select * from fct_turnover_daily order by all"
         assert before.execute(query).fetchall() == after.execute(query).fetchall()
+
+
+def test_housekeeping_never_deletes_a_committed_file_its_log_lacks(lake):
+    from pipeline.housekeeping import tidy
+
+    commit_days(lake, 1001, DAYS[:1])
+    day = partition_path({"location_id": 1001, "business_date": DAYS[0].isoformat()})
+    # Committed, its mark lost (as if removed by hand): no log names the new file.
+    lake.write("revenue", {t: lake.read("revenue", t, {"location_id": 1001,
+                                                      "business_date": DAYS[0].isoformat()})
+                           for t in REVENUE}, parse_partition(day), publish=False)
+    shutil.rmtree(lake.root / LOADS_DIR / UNPUBLISHED_DIR)
+    committed = lake.record("revenue", day).load_id
+    assert delta_files(lake.root / "receipts")[day] != [data_file_name(committed)]
+    tidied = {t.table: t for t in tidy(lake, retention_hours=0)}
+    for table in REVENUE:
+        assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
+        assert (lake.root / table / day / data_file_name(committed)).exists()
+        assert tidied[table].deleted == 1  # the replaced file only
 
 
 def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
