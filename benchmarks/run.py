@@ -19,6 +19,11 @@
    200-location chain's 365 days (``benchmarks/chain.py``). Target: <= 600 s, <= 1.5 GB.
 9. status: ``pos-etl status`` on a year of 3 locations, a new interpreter each time
    (``benchmarks/status.py``). Target: < 2 s.
+10. delta: an existing lake of 1,095 partitions converted to Delta tables
+    (``benchmarks/delta.py``). Target: the turnover unchanged.
+11. housekeeping (``make bench-housekeeping``, only with ``--only housekeeping``): three
+    years of a 200-location chain's nights in the Delta tables and what the weekly
+    housekeeping keeps (``benchmarks/housekeeping.py``): files and commits counted.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -48,6 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.chain import bench_chain  # noqa: E402
 from benchmarks.delta import bench_delta_conversion  # noqa: E402
+from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake import Lake  # noqa: E402
@@ -566,7 +572,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
-                                           "status", "delta"])
+                                           "status", "delta", "housekeeping"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -597,9 +603,10 @@ def main() -> int:
         "chain": (bench_chain, (args.chain, 365, 300)),
         "status": (bench_status, (365, 3)),
         "delta": (bench_delta_conversion, (365,)),
+        "housekeeping": (bench_housekeeping, (args.chain, 3)),
     }
     for name, (bench, bench_args) in runs.items():
-        if args.only != name and (args.only is not None or name == "chain"):
+        if args.only != name and (args.only is not None or name in ("chain", "housekeeping")):
             continue
         results[name] = _isolated(bench, bench_args)
         print(f"{name}:", json.dumps(results[name]), flush=True)

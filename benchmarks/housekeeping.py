@@ -1,0 +1,188 @@
+"""Three years of a 200-location chain's nights in the lake's Delta tables, and what the
+weekly housekeeping keeps of them (``make bench-housekeeping``, ``benchmarks/run.py
+--only housekeeping``; not part of ``make bench``: more than an hour on two cores).
+
+1,095 nights are played as the nightly schedule runs them, by the pipeline's own code:
+
+- each location's yesterday and the ``lookback_days`` (3) before it written again into
+  the revenue area (4 tables), and the night's voucher snapshot (2 tables), committed
+  with ``Lake.write``, a process per core;
+- the revenue published as a 200-location nightly does (every ``PUBLISH_SECONDS`` of its
+  67.3 s, ``--only nightly``, and at its end), the snapshot once;
+- on Sundays at 05:00, housekeeping: ``pipeline.housekeeping.tidy`` with the default
+  retention (``[lake] retention_hours``, 168).
+
+The partitions hold no rows: files and commits, what is counted, do not depend on them.
+Delta's retentions compare times, so the nights run in a process under libfaketime
+(Debian's ``faketime``; ``make bench-housekeeping`` installs it) whose clock is set to
+each night; file modification times, which the kernel sets, are set to the night's
+(``os.utime``) once the night is done, as if it had happened then. The lake lies in
+``/dev/shm`` where there is one (fsyncs would otherwise take most of the time).
+
+Measured: per table, before and after the last housekeeping, its data files on disk, the
+files of its snapshot, its log's commit files and checkpoints; the seconds of the first
+and the last housekeeping and of a night's publications in the first and the last week.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIRST_DAY = date(2023, 6, 1)
+"""The first business date: every night lies before the real date, so a file the kernel
+stamped with the real time is one the simulation has not stamped yet."""
+NIGHTLY_SECONDS = 67.3
+"""The 200-location nightly's wall time (``benchmarks/run.py --only nightly``)."""
+LOOKBACK_DAYS = 3
+RETENTION_HOURS = 168
+FAKETIME = "/usr/lib/*/faketime/libfaketimeMT.so.1"
+REVENUE = ("receipts", "receipt_items", "item_side_dishes", "payments")
+VOUCHERS = ("vouchers", "voucher_transactions")
+
+
+def bench_housekeeping(locations: int, years: int) -> dict:
+    """Play the nights in a process under libfaketime; its figures."""
+    libraries = glob.glob(FAKETIME)
+    if not libraries:
+        raise SystemExit("libfaketime is missing: make bench-housekeeping installs Debian's "
+                         "faketime")
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as tmp:
+        clock = Path(tmp) / "clock"
+        _set_clock(clock, datetime.combine(FIRST_DAY, datetime.min.time()))
+        env = os.environ | {"LD_PRELOAD": libraries[0], "FAKETIME_TIMESTAMP_FILE": str(clock),
+                            "FAKETIME_NO_CACHE": "1", "DONT_FAKE_MONOTONIC": "1",
+                            "PYTHONPATH": str(ROOT)}
+        out = Path(tmp) / "result.json"
+        subprocess.run([sys.executable, __file__, str(Path(tmp) / "lake"), str(clock),
+                        str(locations), str(years * 365), str(out)], env=env, check=True)
+        return json.loads(out.read_text())
+
+
+def _set_clock(clock: Path, at: datetime) -> None:
+    temp = clock.with_suffix(".tmp")
+    temp.write_text(f"@{at:%Y-%m-%d %H:%M:%S}\n")
+    os.replace(temp, clock)
+
+
+def _write(args: tuple[str, list[int], list[date], date]) -> list[str]:
+    """The night's partitions of ``locations``: revenue of ``days``, the voucher snapshot
+    of ``snapshot_day``; the files written."""
+    from pipeline.lake import Lake
+    from pipeline.warehouse.models import LAKE_AREAS
+
+    root, locations, days, snapshot_day = args
+    lake = Lake(Path(root))
+    revenue = {t: LAKE_AREAS["revenue"][t].empty_table() for t in REVENUE}
+    vouchers = {t: LAKE_AREAS["vouchers"][t].empty_table() for t in VOUCHERS}
+    written = []
+    for location_id in locations:
+        for day in days:
+            written += map(str, lake.write("revenue", revenue, {
+                "location_id": location_id, "business_date": day.isoformat()},
+                publish=False).values())
+        written += map(str, lake.write("vouchers", vouchers, {
+            "location_id": location_id, "snapshot_date": snapshot_day.isoformat()},
+            publish=False).values())
+    return written
+
+
+def _stamp(paths: list[str], now: float) -> None:
+    """Give files the kernel stamped with the real time the simulated one."""
+    for path in paths:
+        if os.stat(path).st_mtime > now + 3600:
+            os.utime(path, (now, now))
+
+
+def _logs(root: Path) -> list[str]:
+    return [str(p) for t in (*REVENUE, *VOUCHERS) for p in (root / t / "_delta_log").glob("*")]
+
+
+def _count(root: Path) -> dict:
+    from deltalake import DeltaTable
+
+    found = {}
+    for table in (*REVENUE, *VOUCHERS):
+        log = root / table / "_delta_log"
+        found[table] = {
+            "files_on_disk": sum(1 for _ in (root / table).rglob("part-*.parquet")),
+            "files_in_snapshot": len(DeltaTable(str(root / table)).file_uris()),
+            "log_commits": len(list(log.glob("*.json"))),
+            "log_checkpoints": len(list(log.glob("*.checkpoint.parquet"))),
+            "version": DeltaTable(str(root / table)).version()}
+    return found
+
+
+def play(root: Path, clock: Path, locations: int, nights: int) -> dict:
+    """The nights, one after another (see the module)."""
+    from pipeline.housekeeping import tidy
+    from pipeline.lake import Lake
+    from pipeline.steps import PUBLISH_SECONDS
+
+    lake = Lake(root)
+    workers = os.cpu_count() or 1
+    chain = list(range(1, locations + 1))
+    publications = max(1, math.ceil(NIGHTLY_SECONDS / PUBLISH_SECONDS))
+    groups = [chain[i::publications] for i in range(publications)]
+    publish_seconds: list[float] = []
+    tidy_seconds: list[float] = []
+    before = after = None
+    started = time.perf_counter()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for n in range(nights):
+            day = FIRST_DAY + timedelta(days=n)
+            night = datetime.combine(day + timedelta(days=1), datetime.min.time())
+            _set_clock(clock, night.replace(hour=3))
+            days = [day - timedelta(days=k) for k in range(LOOKBACK_DAYS, -1, -1)
+                    if day - timedelta(days=k) >= FIRST_DAY]
+            written: list[str] = []
+            seconds = 0.0
+            for group in groups:
+                for paths in pool.map(_write, [(str(root), group[w::workers], days,
+                                                night.date()) for w in range(workers)]):
+                    written += paths
+                t0 = time.perf_counter()
+                lake.publish("revenue")
+                seconds += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            lake.publish("vouchers")
+            publish_seconds.append(seconds + time.perf_counter() - t0)
+            _stamp(written + _logs(root), time.time())
+            if night.weekday() == 6:  # Sunday
+                last = n + 7 >= nights
+                _set_clock(clock, night.replace(hour=5))
+                before = _count(root) if last else before
+                t0 = time.perf_counter()
+                tidy(lake, RETENTION_HOURS)
+                tidy_seconds.append(time.perf_counter() - t0)
+                _stamp(_logs(root), time.time())
+                after = _count(root) if last else after
+    week = min(7, len(publish_seconds))
+    return {
+        "locations": locations, "nights": nights, "lookback_days": LOOKBACK_DAYS,
+        "revenue_publications_per_night": publications, "retention_hours": RETENTION_HOURS,
+        "housekeeping_runs": len(tidy_seconds),
+        "before_last_housekeeping": before, "after_last_housekeeping": after,
+        "publish_seconds_per_night_first_week": round(sum(publish_seconds[:week]) / week, 2),
+        "publish_seconds_per_night_last_week": round(sum(publish_seconds[-week:]) / week, 2),
+        "housekeeping_seconds_first": round(tidy_seconds[0], 1) if tidy_seconds else None,
+        "housekeeping_seconds_last": round(tidy_seconds[-1], 1) if tidy_seconds else None,
+        "wall_seconds": round(time.perf_counter() - started, 1)}
+
+
+if __name__ == "__main__":
+    lake_root, clock_file, chain_size, night_count, result = sys.argv[1:]
+    figures = play(Path(lake_root), Path(clock_file), int(chain_size), int(night_count))
+    Path(result).write_text(json.dumps(figures))
