@@ -22,7 +22,7 @@ from pipeline.objectlake import ObjectLake, ObjectLakeError
 from pipeline.reporting import Reporter
 from pipeline.resources import build_resources, make_lake
 from pipeline.settings import LakeSettings
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Warehouse, lakefiles
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
 from tests.conftest import make_settings, truth_turnover
@@ -158,6 +158,24 @@ def test_a_build_reads_the_store_where_it_is(sandbox_url, s3, tmp_path, sandbox_
     monkeypatch.setattr(pq, "write_table", real)
     assert len(data_files(s3, "where/receipts/location_id=1001/")) == 2
     assert warehouse.build().corrupt == []
+    assert _turnover(warehouse) == truth
+
+    # A build reads only the records it does not keep from the last (they never change).
+    read = []
+    real_dataset = lakefiles.ds.dataset
+
+    def dataset(paths, **kwargs):
+        read.extend(paths)
+        return real_dataset(paths, **kwargs)
+
+    monkeypatch.setattr(lakefiles.ds, "dataset", dataset)
+    assert run_load(settings, DAYS[0], DAYS[0], [1002], catalog=False,
+                    progress=Reporter()).ok
+    reloaded = lake.committed("revenue", {"location_id": 1002,
+                                          "business_date": DAYS[0].isoformat()})
+    assert read == [f"{BUCKET}/where/_loads/revenue/location_id=1002/business_date={DAYS[0]}"
+                    f"/load-{reloaded.load_id}.parquet"]
+    monkeypatch.undo()
     assert _turnover(warehouse) == truth
 
     # A file changed in the store after its commit: named by its s3:// path and left

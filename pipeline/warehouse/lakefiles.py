@@ -17,18 +17,23 @@ from pathlib import Path
 from typing import Protocol
 
 import duckdb
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
 from pipeline.lake import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, Lake, LakeStore, file_digest
 from pipeline.objectlake import ObjectLake
-from pipeline.warehouse.lakeviews import sql_path
+from pipeline.warehouse.lakeviews import arrow_insert, sql_path
 from pipeline.warehouse.models import LAKE_AREAS
 
 Record = tuple[str, str, object, tuple[str, ...], str]
 """A committed partition: (partition, load id, loaded at, tables, metadata as JSON)."""
 HASH_CHUNK = 1 << 20
+RECORDS_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
+                            ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC")),
+                            ("tables", pa.list_(pa.string())), ("metadata", pa.string())])
+"""The records a build of a lake on object storage read (``StoreFiles.records``)."""
 
 
 class LakeFiles(Protocol):
@@ -40,8 +45,9 @@ class LakeFiles(Protocol):
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """Make the lake readable by the build's connection."""
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
-        """Every committed partition of ``area``."""
+    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
+        """Every committed partition of ``area``. ``known`` is a table of the warehouse
+        being built (created if missing) where a lake may keep the records it read."""
 
     def digest(self, path: str) -> str:
         """The SHA-256 of a file (hex)."""
@@ -63,8 +69,9 @@ class LocalFiles:
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         Lake(self.root).adopt_uncommitted_layout(LAKE_AREAS)
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
-        """The area's records, read by DuckDB in one pass."""
+    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
+        """The area's records, read by DuckDB in one pass (a local read costs less than
+        keeping them)."""
         folder = self.root / LOADS_DIR / area
         if next(folder.glob(f"**/{LOAD_FILE}"), None) is None:
             return []
@@ -97,21 +104,35 @@ class StoreFiles:
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         con.register_filesystem(ArrowFSWrapper(self.lake.fs))
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
-        """The newest record of each partition (one listing), read by Arrow's dataset
-        scanner, many at once."""
+    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
+        """The newest record of each partition (one listing: their names carry the load
+        ids). A record never changes, so those ``known`` keeps (what the warehouse in
+        place read) are not read again; the others are read by Arrow's dataset scanner,
+        many at once, and kept."""
         newest = {key.removeprefix(f"{area}/"): load_id
                   for key, load_id in self.lake.committed_loads().items()
                   if key.startswith(f"{area}/")}
-        if not newest:
-            return []
-        prefix = f"{self.lake.base}/{LOADS_DIR}/{area}"
-        paths = [f"{prefix}/{part}/load-{load_id}.parquet" for part, load_id in newest.items()]
-        table = ds.dataset(paths, schema=LOAD_SCHEMA, format="parquet",
-                           filesystem=self.lake.fs).to_table()
-        partition_of = {load_id: part for part, load_id in newest.items()}
-        return [(partition_of[row["load_id"]], row["load_id"], row["loaded_at"],
-                 tuple(row["tables"]), row["metadata"]) for row in table.to_pylist()]
+        con.execute(f"create table if not exists {known} (area varchar, partition varchar, "
+                    f"load_id varchar, loaded_at timestamptz, tables varchar[], "
+                    f"metadata varchar)")
+        kept = {(part, load_id): (part, load_id, loaded_at, tuple(tables), metadata)
+                for part, load_id, loaded_at, tables, metadata in con.execute(
+                    f"select partition, load_id, loaded_at, tables, metadata from {known} "
+                    f"where area = ?", [area]).fetchall()}
+        missing = {load_id: part for part, load_id in newest.items()
+                   if (part, load_id) not in kept}
+        read: list[Record] = []
+        if missing:
+            prefix = f"{self.lake.base}/{LOADS_DIR}/{area}"
+            table = ds.dataset([f"{prefix}/{part}/load-{load_id}.parquet"
+                                for load_id, part in missing.items()], schema=LOAD_SCHEMA,
+                               format="parquet", filesystem=self.lake.fs).to_table()
+            read = [(missing[row["load_id"]], row["load_id"], row["loaded_at"],
+                     tuple(row["tables"]), row["metadata"]) for row in table.to_pylist()]
+        records = [kept[key] for key in newest.items() if key in kept] + read
+        con.execute(f"delete from {known} where area = ?", [area])
+        arrow_insert(con, known, [(area, *record) for record in records], RECORDS_SCHEMA)
+        return records
 
     def _key(self, path: str) -> str:
         return path.removeprefix("s3://")

@@ -95,11 +95,13 @@ class Committed:
                 for part in sorted(keys) if table in self.loads[part][2]]
 
 
-def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[str, Committed]:
-    """Every area's committed partitions, read from the commit records in one pass each."""
+def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles,
+                    known: str = "_records") -> dict[str, Committed]:
+    """Every area's committed partitions, read from the commit records in one pass each
+    (``known``: the table where a lake may keep those it read, ``LakeFiles.records``)."""
     return {area: Committed({part: (load_id, loaded_at, tables, metadata)
                              for part, load_id, loaded_at, tables, metadata
-                             in files.records(con, area)})
+                             in files.records(con, area, known)})
             for area in LAKE_AREAS}
 
 

@@ -252,7 +252,7 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
     all with ``verify_all``) and the corrupt ones left out, and the version of every part
     it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
     bookkeeping."""
-    committed = committed_loads(con, files)
+    committed = committed_loads(con, files, f"{state}.records")
     corrupt = verify_lake(con, files, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
