@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -82,8 +83,10 @@ def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Pa
     t0 = time.perf_counter()
     tasks = [(str(folder / "lake"), 1001 + k, FIRST_DAY, days, volume)
              for k in range(locations)]
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        receipts = sum(pool.imap_unordered(write_days, tasks))
+    # (Executors, not Pools: a Pool stops its workers with SIGTERM, which hangs where the
+    # benchmark was started with SIGTERM ignored.)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        receipts = sum(pool.map(write_days, tasks))
     t1 = time.perf_counter()
     published = Lake(folder / "lake").sync()
     made = {"receipts": receipts, "partitions": locations * days,
@@ -130,9 +133,10 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
     # One night more: a day of every location (added to the cached lake, removed after)
     # and the lookback before it loaded again (new loads of the same receipts).
     night = FIRST_DAY + timedelta(days=days)
-    with multiprocessing.get_context("spawn").Pool(os.cpu_count() or 1) as pool:
-        pool.map(write_days, [(str(lake), 1001 + k, night - timedelta(days=LOOKBACK_DAYS),
-                                LOOKBACK_DAYS + 1, volume) for k in range(locations)])
+    with ProcessPoolExecutor(os.cpu_count() or 1,
+                             mp_context=multiprocessing.get_context("spawn")) as pool:
+        list(pool.map(write_days, [(str(lake), 1001 + k, night - timedelta(days=LOOKBACK_DAYS),
+                                    LOOKBACK_DAYS + 1, volume) for k in range(locations)]))
     try:
         nightly = _build(lake, warehouse, full=False)
     finally:
