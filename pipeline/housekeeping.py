@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import dagster as dg
+import pyarrow as pa
 from deltalake import DeltaTable
 
 from pipeline.lake import Lake, LakeStore, data_file_name
@@ -53,12 +54,25 @@ def _vacuum(table: DeltaTable, retention_hours: int, dry_run: bool) -> list[str]
                         enforce_retention_duration=False, full=True)
 
 
-def committed_among(lake: LakeStore, table: str, paths: list[str]) -> set[str]:
+def committed_among(lake: LakeStore, table: str, snapshot: DeltaTable,
+                    paths: list[str]) -> set[str]:
     """The areas whose commit records name one of ``paths`` (files of ``table``, relative
-    to it, as Delta names them) as their partition's committed file."""
+    to it, as Delta names them) as their partition's committed file.
+
+    Only a file of a load newer than the one ``snapshot`` holds for its partition can be
+    (load ids sort by load time, and a partition's record only moves to newer loads):
+    the files replaced loads left, nearly all of ``paths``, are passed over without
+    reading a record."""
+    adds = pa.table(snapshot.get_add_actions(flatten=False)).column("path").to_pylist()
+    newest: dict[str, str] = {}
+    for path in adds:
+        partition, _, name = unquote(path).rpartition("/")
+        newest[partition] = max(newest.get(partition, ""), name)
     areas = set()
     for path in paths:
         partition, _, name = unquote(path).rpartition("/")
+        if name <= newest.get(partition, ""):
+            continue
         for area in lake.areas():
             record = lake.record(area, partition)
             if record is not None and table in record.tables \
@@ -76,12 +90,13 @@ def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
         uri = lake.table_uri(name)
         table = DeltaTable(uri, storage_options=lake.storage_options)
         # A committed file the log lacks would be deleted as a killed load's.
-        unpublished = committed_among(lake, name, _vacuum(table, retention_hours, True))
+        unpublished = committed_among(lake, name, table,
+                                      _vacuum(table, retention_hours, True))
         for area in sorted(unpublished):
             lake.publish(area, everything=True)
         if unpublished:
             table = DeltaTable(uri, storage_options=lake.storage_options)
-            if committed_among(lake, name, _vacuum(table, retention_hours, True)):
+            if committed_among(lake, name, table, _vacuum(table, retention_hours, True)):
                 raise UnpublishedFiles(f"{lake.describe(name)}: a committed file is still "
                                        f"not in the Delta log after its publication; the "
                                        f"table was not vacuumed")
