@@ -21,7 +21,8 @@ Delta's retentions compare times, so the nights run in a process under libfaketi
 (Debian's ``faketime``; ``make bench-housekeeping`` installs it) whose clock is set to
 each night; file modification times, which the kernel sets, are set to the night's
 (``os.utime``) once the night is done, as if it had happened then. The lake lies in
-``/dev/shm`` where there is one (fsyncs would otherwise take most of the time).
+``/dev/shm`` where it has the inodes (some 4.4 million; fsyncs on disk would take most
+of the time), else in the temp folder.
 
 Measured: per table, before and after the last housekeeping, its data files on disk, the
 files of its snapshot, its log's commit files and checkpoints; the seconds of the bulk
@@ -65,8 +66,7 @@ def bench_housekeeping(locations: int, years: int) -> dict:
     if not libraries:
         raise SystemExit("libfaketime is missing: make bench-housekeeping installs Debian's "
                          "faketime")
-    shm = Path("/dev/shm")
-    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as tmp:
+    with tempfile.TemporaryDirectory(dir=_memory_folder(locations, years * 365)) as tmp:
         clock = Path(tmp) / "clock"
         _set_clock(clock, datetime.combine(FIRST_DAY, datetime.min.time()))
         env = os.environ | {"LD_PRELOAD": libraries[0], "FAKETIME_TIMESTAMP_FILE": str(clock),
@@ -76,6 +76,15 @@ def bench_housekeeping(locations: int, years: int) -> dict:
         subprocess.run([sys.executable, __file__, str(Path(tmp) / "lake"), str(clock),
                         str(locations), str(years * 365), str(out)], env=env, check=True)
         return json.loads(out.read_text())
+
+
+def _memory_folder(locations: int, days: int) -> Path | None:
+    """``/dev/shm`` if it has the inodes the lake takes (files and folders: about 20 per
+    partition of both areas), else None (the temp folder on disk)."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        return None
+    return shm if os.statvfs(shm).f_favail > 20 * locations * days else None
 
 
 def _set_clock(clock: Path, at: datetime) -> None:
