@@ -31,13 +31,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
@@ -80,8 +81,11 @@ def delta_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def delta_path(partition: str, file_name: str) -> str:
-    """A file's path in the Delta log: relative, percent-encoded (the log holds URIs)."""
-    return quote(f"{partition}/{file_name}", safe="/=")
+    """A file's path in the Delta log, relative to the table, as delta-rs takes it: not
+    percent-encoded (it encodes the path itself; one encoded before would be encoded
+    twice, and no reader would find the file). The lake's partition values (ids, dates,
+    compact timestamps) need no encoding either way."""
+    return f"{partition}/{file_name}"
 
 
 def _partition_of(path: str) -> str:
@@ -92,9 +96,17 @@ def _partition_values(partition: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in partition.split("/"))
 
 
-def _active(table: DeltaTable) -> dict[str, list[tuple[str, int | None]]]:
-    """partition -> its active files (path, size) in the table's snapshot."""
-    adds = pa.table(table.get_add_actions(flatten=False))
+def _active(table: DeltaTable, partitions: Collection[str] | None = None
+            ) -> dict[str, list[tuple[str, int | None]]]:
+    """partition -> its active files (path, size) in the table's snapshot, of
+    ``partitions`` (None: all). (Picked out by Arrow: a table of 3 years of 200
+    locations has 219,000 files, and a publication a night's few hundred partitions.)"""
+    adds = pa.table(table.get_add_actions(flatten=False)).select(["path", "size_bytes"])
+    if partitions is not None:
+        folders = pc.replace_substring_regex(adds.column("path").cast(pa.string()),
+                                             pattern="/[^/]*$", replacement="")
+        either = {form for p in partitions for form in (p, quote(p, safe="/="))}
+        adds = adds.filter(pc.is_in(folders, value_set=pa.array(sorted(either), pa.string())))
     found: dict[str, list[tuple[str, int | None]]] = {}
     for path, size in zip(adds.column("path").to_pylist(), adds.column("size_bytes").to_pylist(),
                           strict=True):
@@ -135,7 +147,7 @@ def publish_table(uri: str, schema: pa.Schema, keys: list[str], files: Mapping[s
         if added:
             table.alter.add_columns(DeltaSchema.from_arrow(pa.schema(added)).fields)
             current = pa.schema([*current, *added])
-        actions = _actions(_active(table), files, everything)
+        actions = _actions(_active(table, None if everything else files), files, everything)
         # With nothing to change the commit is empty, but made: every table of a
         # publication has it in its history (what a reader matches versions by).
         try:

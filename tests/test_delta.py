@@ -239,6 +239,17 @@ def test_housekeeping_never_deletes_a_committed_file_its_log_lacks(lake):
         assert tidied[table].deleted == 1  # the replaced file only
 
 
+def test_a_partition_value_that_a_uri_encodes_is_read_and_replaced(tmp_path):
+    lake = Lake(tmp_path / "lake")
+    partition = {"detected": "2026-11-24T10:00:00Z", "location_id": 1}
+    schema = pa.schema([("n", pa.int64())])
+    for n in (1, 2):
+        lake.write("drift", {"source_drift": pa.table({"n": [n]}, schema=schema)}, partition)
+    frame = pl.read_delta(str(lake.root / "source_drift"))
+    assert frame["n"].to_list() == [2] and frame["detected"].to_list() == [
+        "2026-11-24T10:00:00Z"]
+
+
 def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
         lake, monkeypatch):
     import pipeline.delta
