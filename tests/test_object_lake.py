@@ -6,6 +6,7 @@ by name."""
 
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from datetime import date
 
 import boto3
@@ -73,6 +74,23 @@ def delta_files(s3, table: str) -> list[str]:
 def delta_rows(s3, table: str) -> list[int]:
     return sorted(pl.read_delta(f"s3://{BUCKET}/{table}", storage_options={
         "AWS_ENDPOINT_URL": s3, "AWS_ALLOW_HTTP": "true"})["n"].to_list())
+
+
+@contextmanager
+def commits_killed(monkeypatch):
+    """Every commit record's PUT fails: a write killed before its commit."""
+    real = pq.write_table
+
+    def killed_at_commit(table, where, **kwargs):
+        if "/_loads/" in str(where):
+            raise OSError("connection reset")
+        return real(table, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", killed_at_commit)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(pq, "write_table", real)
 
 
 def s3_settings(sandbox_url, data_dir, s3, prefix):
@@ -146,17 +164,8 @@ def test_a_build_reads_the_store_where_it_is(sandbox_url, s3, tmp_path, sandbox_
     # files are in the store, and neither the build nor a Delta reader takes them.
     half = {t: lake.read("revenue", t, partition) for t in record.tables}
     half["receipts"] = half["receipts"].slice(0, half["receipts"].num_rows // 2)
-    real = pq.write_table
-
-    def killed_at_commit(table, where, **kwargs):
-        if "/_loads/" in str(where):
-            raise OSError("connection reset")
-        return real(table, where, **kwargs)
-
-    monkeypatch.setattr(pq, "write_table", killed_at_commit)
-    with pytest.raises(ObjectLakeError):
+    with commits_killed(monkeypatch), pytest.raises(ObjectLakeError):
         lake.write("revenue", half, partition)
-    monkeypatch.setattr(pq, "write_table", real)
     assert len(data_files(s3, "where/receipts/location_id=1001/")) == 2
     assert warehouse.build().corrupt == []
     assert _turnover(warehouse) == truth
@@ -201,18 +210,10 @@ def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypa
     lake.write("revenue", {"receipts": pa.table({"n": [1, 2]}, schema=schema)}, partition)
     first = lake.committed("revenue", partition)
 
-    real = pq.write_table
-
-    def killed_at_commit(table, where, **kwargs):
-        if "/_loads/" in str(where):
-            raise OSError("connection reset")
-        return real(table, where, **kwargs)
-
-    monkeypatch.setattr(pq, "write_table", killed_at_commit)
-    with pytest.raises(ObjectLakeError, match=rf"lake s3://{BUCKET}/atomic: cannot write "
-                                              r"revenue partition .*connection reset"):
+    with commits_killed(monkeypatch), pytest.raises(
+            ObjectLakeError, match=rf"lake s3://{BUCKET}/atomic: cannot write revenue "
+                                   r"partition .*connection reset"):
         lake.write("revenue", {"receipts": pa.table({"n": [9]}, schema=schema)}, partition)
-    monkeypatch.setattr(pq, "write_table", real)
     assert lake.committed("revenue", partition) == first
     assert lake.read("revenue", "receipts", partition).column("n").to_pylist() == [1, 2]
     assert len(data_files(s3, "atomic/receipts/")) == 2  # the new file, read by nobody

@@ -12,6 +12,7 @@ streams from the store.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -45,8 +46,9 @@ class LakeFiles(Protocol):
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         """Make the lake readable by the build's connection."""
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
-        """Every committed partition of ``area``. ``known`` is a table of the warehouse
+    def records(self, con: duckdb.DuckDBPyConnection, areas: Iterable[str],
+                known: str) -> dict[str, list[Record]]:
+        """Every committed partition of each area. ``known`` is a table of the warehouse
         being built (created if missing) where a lake may keep the records it read."""
 
     def digest(self, path: str) -> str:
@@ -69,9 +71,13 @@ class LocalFiles:
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         Lake(self.root).adopt_uncommitted_layout(LAKE_AREAS)
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
-        """The area's records, read by DuckDB in one pass (a local read costs less than
+    def records(self, con: duckdb.DuckDBPyConnection, areas: Iterable[str],
+                known: str) -> dict[str, list[Record]]:
+        """Each area's records, read by DuckDB in one pass (a local read costs less than
         keeping them)."""
+        return {area: self._records(con, area) for area in areas}
+
+    def _records(self, con: duckdb.DuckDBPyConnection, area: str) -> list[Record]:
         folder = self.root / LOADS_DIR / area
         if next(folder.glob(f"**/{LOAD_FILE}"), None) is None:
             return []
@@ -104,35 +110,36 @@ class StoreFiles:
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
         con.register_filesystem(ArrowFSWrapper(self.lake.fs))
 
-    def records(self, con: duckdb.DuckDBPyConnection, area: str, known: str) -> list[Record]:
-        """The newest record of each partition (one listing: their names carry the load
-        ids). A record never changes, so those ``known`` keeps (what the warehouse in
-        place read) are not read again; the others are read by Arrow's dataset scanner,
-        many at once, and kept."""
-        newest = {key.removeprefix(f"{area}/"): load_id
-                  for key, load_id in self.lake.committed_loads().items()
-                  if key.startswith(f"{area}/")}
-        con.execute(f"create table if not exists {known} (area varchar, partition varchar, "
-                    f"load_id varchar, loaded_at timestamptz, tables varchar[], "
-                    f"metadata varchar)")
-        kept = {(part, load_id): (part, load_id, loaded_at, tuple(tables), metadata)
-                for part, load_id, loaded_at, tables, metadata in con.execute(
-                    f"select partition, load_id, loaded_at, tables, metadata from {known} "
-                    f"where area = ?", [area]).fetchall()}
-        missing = {load_id: part for part, load_id in newest.items()
-                   if (part, load_id) not in kept}
-        read: list[Record] = []
+    def records(self, con: duckdb.DuckDBPyConnection, areas: Iterable[str],
+                known: str) -> dict[str, list[Record]]:
+        """The newest record of each partition (one listing of them all: their names
+        carry the load ids). A record never changes, so those ``known`` keeps (what the
+        warehouse in place read) are not read again; the others are read by Arrow's
+        dataset scanner, many at once, and kept."""
+        arrow_insert(con, known, [], RECORDS_SCHEMA)
+        kept = {(area, part, load_id): (part, load_id, loaded_at, tuple(tables), metadata)
+                for area, part, load_id, loaded_at, tables, metadata
+                in con.execute(f"select * from {known}").fetchall()}
+        newest = self.lake.committed_loads()  # area/partition -> load id
+        missing = {load_id: key for key, load_id in newest.items()
+                   if tuple(key.split("/", 1)) + (load_id,) not in kept}
         if missing:
-            prefix = f"{self.lake.base}/{LOADS_DIR}/{area}"
-            table = ds.dataset([f"{prefix}/{part}/load-{load_id}.parquet"
-                                for load_id, part in missing.items()], schema=LOAD_SCHEMA,
+            table = ds.dataset([f"{self.lake.base}/{LOADS_DIR}/{key}/load-{load_id}.parquet"
+                                for load_id, key in missing.items()], schema=LOAD_SCHEMA,
                                format="parquet", filesystem=self.lake.fs).to_table()
-            read = [(missing[row["load_id"]], row["load_id"], row["loaded_at"],
-                     tuple(row["tables"]), row["metadata"]) for row in table.to_pylist()]
-        records = [kept[key] for key in newest.items() if key in kept] + read
-        con.execute(f"delete from {known} where area = ?", [area])
-        arrow_insert(con, known, [(area, *record) for record in records], RECORDS_SCHEMA)
-        return records
+            for row in table.to_pylist():
+                area, part = missing[row["load_id"]].split("/", 1)
+                kept[area, part, row["load_id"]] = (part, row["load_id"], row["loaded_at"],
+                                                    tuple(row["tables"]), row["metadata"])
+        found: dict[str, list[Record]] = {area: [] for area in areas}
+        for key, load_id in newest.items():
+            area, part = key.split("/", 1)
+            if area in found:
+                found[area].append(kept[area, part, load_id])
+        con.execute(f"delete from {known}")
+        arrow_insert(con, known, [(area, *record) for area, records in found.items()
+                                  for record in records], RECORDS_SCHEMA)
+        return found
 
     def _key(self, path: str) -> str:
         return path.removeprefix("s3://")

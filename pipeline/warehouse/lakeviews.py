@@ -100,9 +100,8 @@ def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles,
     """Every area's committed partitions, read from the commit records in one pass each
     (``known``: the table where a lake may keep those it read, ``LakeFiles.records``)."""
     return {area: Committed({part: (load_id, loaded_at, tables, metadata)
-                             for part, load_id, loaded_at, tables, metadata
-                             in files.records(con, area, known)})
-            for area in LAKE_AREAS}
+                             for part, load_id, loaded_at, tables, metadata in records})
+            for area, records in files.records(con, LAKE_AREAS, known).items()}
 
 
 def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Committed,
