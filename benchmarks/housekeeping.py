@@ -133,12 +133,13 @@ def _count(root: Path) -> dict:
     found = {}
     for table in (*REVENUE, *VOUCHERS):
         log = root / table / "_delta_log"
+        snapshot = DeltaTable(str(root / table))
         found[table] = {
             "files_on_disk": sum(1 for _ in (root / table).rglob("part-*.parquet")),
-            "files_in_snapshot": len(DeltaTable(str(root / table)).file_uris()),
+            "files_in_snapshot": len(snapshot.file_uris()),
             "log_commits": len(list(log.glob("*.json"))),
             "log_checkpoints": len(list(log.glob("*.checkpoint.parquet"))),
-            "version": DeltaTable(str(root / table)).version()}
+            "version": snapshot.version()}
     return found
 
 
