@@ -27,7 +27,7 @@ from decimal import Decimal
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import data_file_name, parse_partition
+from pipeline.lake import parse_partition
 from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 
@@ -70,11 +70,6 @@ def _check_file(files: LakeFiles, path: str, recorded: dict | None) -> str | Non
     return None
 
 
-def _files(base: str, committed: Committed, part: str) -> list[tuple[str, str]]:
-    load_id, _, tables = committed.loads[part][:3]
-    return [(table, f"{base}/{table}/{part}/{data_file_name(load_id)}") for table in tables]
-
-
 def verify_files(files: LakeFiles, area: str, committed: Committed,
                  partitions: Iterable[str]) -> list[Corrupt]:
     """Every file of ``partitions`` checked against its commit record (a thread per core,
@@ -83,8 +78,8 @@ def verify_files(files: LakeFiles, area: str, committed: Committed,
     jobs = []
     for part in sorted(partitions):
         recorded = committed.recorded_files(part)
-        jobs += [(part, (path, recorded.get(table)))
-                 for table, path in _files(files.base, committed, part)]
+        jobs += [(part, (committed.path(files.base, table, part), recorded.get(table)))
+                 for table in committed.loads[part][2]]
     threads = os.cpu_count() or 1
 
     def check_share(share: list[tuple[str, dict | None]]) -> list[str | None]:

@@ -87,11 +87,15 @@ class Committed:
         None if its load did not record it."""
         return self.recorded_files(partition).get(table, {}).get("columns")
 
+    def path(self, base: str, table: str, partition: str) -> str:
+        """The committed file of ``table`` in ``partition``."""
+        return f"{base}/{table}/{partition}/{data_file_name(self.loads[partition][0])}"
+
     def files(self, base: str, table: str, partitions=None) -> list[tuple[str, str]]:
         """(file, partition) of the table's committed parts, of ``partitions`` if given;
         ``base`` is where the lake is (``LakeFiles.base``)."""
         keys = self.loads if partitions is None else partitions
-        return [(f"{base}/{table}/{part}/{data_file_name(self.loads[part][0])}", part)
+        return [(self.path(base, table, part), part)
                 for part in sorted(keys) if table in self.loads[part][2]]
 
 
