@@ -4,11 +4,13 @@ A source area (revenue, catalog, menu, vouchers) writes several tables per parti
 (revenue: receipts, items, side dishes and payments of one location and business date).
 They are replaced together, all new or all old, never mixed:
 
-1. each table's file is written under a temp name and fsynced, then renamed to
-   ``<lake>/<table>/<key>=<value>/.../part-<load_id>.parquet`` beside the committed one;
-2. the commit: one small record ``<lake>/_loads/<area>/<key>=<value>/.../load.parquet``
-   (load id, load time, the tables, the partition's metadata) replaces the old record by
-   a single rename. Readers only see the files of the committed load id;
+1. each table's file, and the commit record (load id, load time, the tables with their
+   files' digests, the partition's metadata), is written under a temp name and fsynced,
+   then the files are renamed to
+   ``<lake>/<table>/<key>=<value>/.../part-<load_id>.parquet`` beside the committed ones;
+2. the commit: the record is renamed to
+   ``<lake>/_loads/<area>/<key>=<value>/.../load.parquet`` over the old record, a single
+   rename. Readers only see the files of the committed load id;
 3. the tables' Delta logs take the partition (``pipeline.delta``: a marker in
    ``_loads/_unpublished`` says which partitions they may lack): engines that read Delta
    see it from then on. Files of replaced loads, and of loads killed before their commit,
@@ -79,12 +81,20 @@ FILES_KEY = "files"
 which files have the same columns (``columns_digest``)."""
 
 
-def file_digest(data: bytes | Path) -> str:
+def file_digest(data: bytes | pa.Buffer | Path) -> str:
     """The SHA-256 of a file (or of its bytes), hex."""
-    if isinstance(data, bytes):
+    if not isinstance(data, Path):
         return hashlib.sha256(data).hexdigest()
     with open(data, "rb") as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def parquet_bytes(table: pa.Table) -> pa.Buffer:
+    """A lake file's bytes (``PARQUET_OPTIONS``), made in memory: hashed, then written
+    whole."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return sink.getvalue()
 
 
 def columns_digest(schema: pa.Schema) -> str:
@@ -140,28 +150,27 @@ def parse_partition(path: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in path.split("/"))
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _temp_name(target: Path) -> Path:
     return target.parent / f".{target.name}.{uuid.uuid4().hex}.tmp"
 
 
-def _write_temp(target: Path, table: pa.Table) -> Path:
-    """Arrow writes the file natively, next to its target, under a temp name."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = _temp_name(target)
+def _write_durably(contents: Mapping[Path, pa.Buffer]) -> dict[Path, Path]:
+    """Each target's bytes in a temp file beside it, on disk (fsynced) once this returns;
+    target -> temp."""
+    temps: dict[Path, Path] = {}
     try:
-        pq.write_table(table, str(temp), **PARQUET_OPTIONS)
+        for target, data in contents.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temps[target] = _temp_name(target)
+            with open(temps[target], "xb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
     except BaseException:
-        temp.unlink(missing_ok=True)
+        for temp in temps.values():
+            temp.unlink(missing_ok=True)
         raise
-    return temp
+    return temps
 
 
 @contextmanager
@@ -271,23 +280,17 @@ class Lake:
         load_id = new_load_id()
         targets = {name: partition_dir(self.root, name, partition) / data_file_name(load_id)
                    for name in tables}
-        temps: dict[str, Path] = {}
+        contents = {targets[name]: parquet_bytes(table) for name, table in tables.items()}
+        record = commit_record(load_id, tables, {
+            name: file_digest(contents[target]) for name, target in targets.items()}, metadata)
+        commit = self.load_dir(area, partition) / LOAD_FILE
+        temps = _write_durably({**contents, commit: parquet_bytes(record)})
         try:
-            for name, table in tables.items():
-                temps[name] = _write_temp(targets[name], table)
-            for temp in temps.values():
-                _fsync(temp)
-            record = commit_record(load_id, tables,
-                                   {name: file_digest(temp) for name, temp in temps.items()},
-                                   metadata)
-            commit = self.load_dir(area, partition) / LOAD_FILE
             self._mark_unpublished(area, load_id, partition)
             with _partition_lock(commit.parent):
-                for name, temp in temps.items():
-                    os.replace(temp, targets[name])
-                temp_commit = _write_temp(commit, record)
-                _fsync(temp_commit)
-                os.replace(temp_commit, commit)  # the commit point
+                for target in targets.values():
+                    os.replace(temps[target], target)
+                os.replace(temps[commit], commit)  # the commit point
                 # Temp files a killed write of this partition left behind. (Files of
                 # replaced loads stay for readers of older Delta snapshots, until the
                 # tables are vacuumed.)

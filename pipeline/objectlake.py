@@ -43,13 +43,13 @@ from pipeline.delta import Wanted, delta_path, publish_area
 from pipeline.lake import (
     LOAD_SCHEMA,
     LOADS_DIR,
-    PARQUET_OPTIONS,
     UNPUBLISHED_DIR,
     LoadRecord,
     commit_record,
     data_file_name,
     file_digest,
     new_load_id,
+    parquet_bytes,
     parse_partition,
     partition_path,
 )
@@ -122,9 +122,7 @@ class ObjectLake:
         try:
             digests = {}
             for name, table in tables.items():
-                sink = pa.BufferOutputStream()
-                pq.write_table(table, sink, **PARQUET_OPTIONS)
-                data = sink.getvalue().to_pybytes()
+                data = parquet_bytes(table)
                 digests[name] = file_digest(data)
                 with self.fs.open_output_stream(targets[name]) as out:
                     out.write(data)

@@ -1,7 +1,6 @@
 """Revenue partitions in the lake: exact to the cent against the sandbox's own truth."""
 
 from datetime import date, datetime, timedelta
-from pathlib import Path
 
 import httpx
 import pyarrow as pa
@@ -9,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+import pipeline.lake
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake import Lake
@@ -137,17 +137,19 @@ def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
     with opened(pos_resource(settings)) as source:
         old = load_revenue_partition(source, lake, 1001, DAY)
         old_tables = {n: pq.read_table(p) for n, p in old.paths.items()}
-        real_write = pq.write_table
-        written = []
+        created = []
 
-        def crash_on_third(table, where, **kwargs):
-            written.append(where)
-            if len(written) == 3:  # half a file on disk, then the disk is full
-                Path(where).write_bytes(b"PAR1" + b"\0" * 100)
-                raise OSError("disk full")
-            real_write(table, where, **kwargs)
+        def disk_full_on_third(path, mode="r", *args, **kwargs):
+            handle = open(path, mode, *args, **kwargs)  # noqa: SIM115 (the writer's)
+            if "x" in mode:  # a new file of the write
+                created.append(path)
+                if len(created) == 3:  # half a file on disk, then the disk is full
+                    with handle:
+                        handle.write(b"PAR1" + b"\0" * 100)
+                    raise OSError("disk full")
+            return handle
 
-        monkeypatch.setattr(pq, "write_table", crash_on_third)
+        monkeypatch.setattr(pipeline.lake, "open", disk_full_on_third, raising=False)
         with pytest.raises(OSError, match="disk full"):
             load_revenue_partition(source, lake, 1001, DAY)
     for name, path in old.paths.items():
