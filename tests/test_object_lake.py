@@ -39,7 +39,7 @@ def s3(tmp_path_factory):
     """A local S3 server for this module, with one bucket; its endpoint URL."""
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
-    host, port = server._server.server_address
+    host, port = server.get_host_and_port()
     url = f"http://{host}:{port}"
     mp = pytest.MonkeyPatch()
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
