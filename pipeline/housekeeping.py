@@ -68,12 +68,13 @@ def committed_among(lake: LakeStore, table: str, snapshot: DeltaTable,
     for path in adds:
         partition, _, name = unquote(path).rpartition("/")
         newest[partition] = max(newest.get(partition, ""), name)
-    areas = set()
+    areas, every_area = set(), None
     for path in paths:
         partition, _, name = unquote(path).rpartition("/")
         if name <= newest.get(partition, ""):
             continue
-        for area in lake.areas():
+        every_area = every_area if every_area is not None else lake.areas()
+        for area in every_area:
             record = lake.record(area, partition)
             if record is not None and table in record.tables \
                     and data_file_name(record.load_id) == name:
@@ -103,7 +104,7 @@ def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
         deleted = _vacuum(table, retention_hours, False)
         table.create_checkpoint()
         table.cleanup_metadata()
-        table = DeltaTable(lake.table_uri(name), storage_options=lake.storage_options)
+        table = DeltaTable(uri, storage_options=lake.storage_options)
         found.append(Tidied(name, table.version(), len(table.file_uris()), len(deleted)))
     if isinstance(lake, Lake):
         lake.remove_stale_temp_files()
