@@ -181,3 +181,30 @@ def endless_catalog(total: int = 10**9):
                               "data": data})
 
     return serving(_streaming(chunks))
+
+
+class _Status:
+    """ASGI wrapper: every answer of a path ending in ``suffix`` becomes ``status`` with
+    ``body`` and ``headers`` (a proxy's 202, a redirect whose body is ``[]``)."""
+
+    def __init__(self, app, suffix: str, status: int, body: bytes,
+                 headers: list[tuple[bytes, bytes]]):
+        self.app, self.suffix = app, suffix
+        self.status, self.body, self.headers = status, body, headers
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope.get("path", "").endswith(self.suffix):
+            return await self.app(scope, receive, send)
+        await _drain(receive)
+        await send({"type": "http.response.start", "status": self.status, "headers": [
+            (b"content-type", b"application/json"), *self.headers,
+            (b"content-length", str(len(self.body)).encode())]})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+def status_sandbox(status: int, body: bytes = b"[]", suffix: str = REPORTS,
+                   headers: list[tuple[bytes, bytes]] = (),
+                   config: SandboxConfig | None = None):
+    """The sandbox, but every answer on ``suffix`` is ``status`` with ``body``; yields the
+    URL."""
+    return serving(_Status(create_app(config), suffix, status, body, list(headers)))

@@ -51,9 +51,22 @@ def encode_body(model: BaseModel) -> bytes:
 
 
 CATALOG_TAKE_MAX = 500
+
+SPEC_OK = frozenset({200})
+"""The status of a successful read (revenue, catalog, menu, vouchers): the spec's answers are
+bodies of 200; any other status, a 2xx or a redirect included, is not a page."""
+ORDER_OK = frozenset(range(200, 300))
+"""An order's success status is not shown in the spec (4.3): any 2xx, and nothing else."""
+
+
 def decode_json(content: bytes) -> Any:
     """Decode a JSON body; numbers with a fraction become exact ``Decimal``."""
     return _DECODER.decode(content)
+
+
+def _statuses(expect: frozenset[int]) -> str:
+    return "any 2xx" if expect == ORDER_OK else \
+        " or ".join(f"HTTP {s}" for s in sorted(expect))
 
 
 @dataclass
@@ -155,15 +168,19 @@ class PosClient:
                                   parse_retry_after(response.headers.get("retry-after")))
         return response
 
-    def _request(self, method: str, path: str, **kwargs) -> httpx.Response:
+    def _request(self, method: str, path: str, *, expect: frozenset[int] = SPEC_OK,
+                 **kwargs) -> httpx.Response:
+        """The answer of one request whose status is one of ``expect``; anything else is
+        one of the project's exceptions naming the location and the status."""
         self._circuit.check(self.base_url, self.location_id)
         try:
-            return self._request_once(method, path, **kwargs)
+            return self._request_once(method, path, expect, **kwargs)
         except (Unreachable, AuthError) as exc:
             self._circuit.trip(exc, self.base_url)
             raise
 
-    def _request_once(self, method: str, path: str, **kwargs) -> httpx.Response:
+    def _request_once(self, method: str, path: str, expect: frozenset[int],
+                      **kwargs) -> httpx.Response:
         where = f"location {self.location_id}: {method} {path}"
         retrying = Retrying(
             stop=stop_after_attempt(self.source.max_attempts)
@@ -198,7 +215,24 @@ class PosClient:
         if status >= 400:
             raise RequestError(f"{where} answered HTTP {status}: {self._excerpt(response)}",
                                location_id=self.location_id, status=status)
+        if status not in expect:
+            raise ContractError(f"{where} answered HTTP {status}{self._redirect(response)}, "
+                                f"where the spec's answer is {_statuses(expect)}; the answer "
+                                "was not read", location_id=self.location_id, status=status)
         return response
+
+    @staticmethod
+    def _redirect(response: httpx.Response) -> str:
+        """Where a redirect points (its host only): it is never followed, so the key is
+        never sent there."""
+        location = response.headers.get("location")
+        if not 300 <= response.status_code < 400 or not location:
+            return ""
+        try:
+            host = response.request.url.join(location).host
+        except (httpx.InvalidURL, ValueError):
+            return " (a redirect to an address that is not a URL)"
+        return f" (a redirect to {host}, not followed)"
 
     def _excerpt(self, response: httpx.Response) -> str:
         """The start of an error answer, the key redacted in any form it may be echoed."""
@@ -356,7 +390,8 @@ class PosClient:
         as a ``RequestError`` with the server's message.
         """
         response = self._request("POST", "/api/v1/external/order", content=encode_body(order),
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json"},
+                                 expect=ORDER_OK)
         body = self._decode(response, "order") if response.content else None
         return response.status_code, body
 
