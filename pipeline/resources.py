@@ -168,6 +168,20 @@ def make_lake(settings: Settings) -> LakeStore:
     return Lake(settings.warehouse.lake_dir)
 
 
+def known_keys(settings: Settings) -> list[str]:
+    """The keys this process holds, read when called (a build, not the wiring): every
+    configured key variable that is set, the ledger's, and the sandbox's own keys. Only
+    for redaction: a build that finds none redacts nothing and needs none."""
+    names = [loc.api_key_env for loc in settings.locations]
+    if settings.source.voucher_api_key_env:
+        names.append(settings.source.voucher_api_key_env)
+    keys = [os.environ[name] for name in names if os.environ.get(name)]
+    if settings.uses_sandbox:
+        from pos_sandbox import world
+        keys += [world.api_key(loc.id) for loc in settings.locations]
+    return keys
+
+
 def build_resources(settings: Settings, reporter: Reporter | None = None,
                     pos: PosResource | None = None) -> dict[str, object]:
     """The resources of a code location: ``pos`` (by default the configured POS, every
@@ -180,4 +194,5 @@ def build_resources(settings: Settings, reporter: Reporter | None = None,
                                    settings.warehouse.memory_limit,
                                    config_macros(settings.accounting,
                                                  settings.locations[0].timezone),
-                                   settings.warehouse.storage_version)}
+                                   settings.warehouse.storage_version,
+                                   secrets=lambda: known_keys(settings))}

@@ -94,13 +94,23 @@ class DayOutcome:
         return not self.failed and not self.missing
 
 
+def _redacted_counts(counts: dict[str, int], redact: Callable[[str], str]) -> dict[str, int]:
+    """POS strings counted (transaction types, field names) as they may be shown: redacted
+    here, before anything escapes or shortens them for metadata, logs or the summary."""
+    out: dict[str, int] = {}
+    for text, n in counts.items():
+        out[redact(text)] = out.get(redact(text), 0) + n
+    return out
+
+
 def _load_one(source: PosSource, lake: LakeStore, location_id: int, day: date) -> PartitionOutcome:
     part = load_revenue_partition(source, lake, location_id, day, publish=False)
     return PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
         pages=part.stats.pages, retries=part.stats.retries,
         duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
-        unknown_types=dict(part.unknown_types), unknown_fields=dict(part.unknown_fields))
+        unknown_types=_redacted_counts(part.unknown_types, source.redact),
+        unknown_fields=_redacted_counts(part.unknown_fields, source.redact))
 
 
 def load_revenue_days(source: PosSource, lake: LakeStore, days: list[date], location_ids: list[int],

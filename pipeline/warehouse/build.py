@@ -20,9 +20,9 @@ import fcntl
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import duckdb
@@ -32,6 +32,7 @@ from pipeline.docs import apply_comments
 from pipeline.lake import LakeStore
 from pipeline.macros import macro_sql
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.untrusted import Redactor
 from pipeline.warehouse.compute import (
     SCRATCH,
     TARGET,
@@ -108,15 +109,38 @@ class Warehouse:
     macros: tuple[str, ...] = config_macros()
     """The macros of the config file (``config_macros``)."""
     storage_version: str = DEFAULT_STORAGE_VERSION
+    secrets: Callable[[], Iterable[str]] = tuple
+    """The keys a check's sample rows could echo (POS strings): read when a build runs,
+    and redacted from the samples before anything shows or stores them."""
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in. The lake's Delta logs are brought to its
         commits first; a lake on object storage is read where it is (``lakefiles``)."""
         self.lake.sync()
-        return build_warehouse(lake_files(self.lake), self.path, models, full=full,
-                               memory_limit=self.memory_limit, macros=self.macros,
-                               storage_version=self.storage_version)
+        redact = Redactor(self.secrets())
+        try:
+            result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
+                                     memory_limit=self.memory_limit, macros=self.macros,
+                                     storage_version=self.storage_version)
+        except BlockedBuild as exc:
+            raise BlockedBuild([redacted_outcome(o, redact) for o in exc.failed]) from None
+        result.checks = [redacted_outcome(o, redact) for o in result.checks]
+        return result
+
+
+def redacted_outcome(outcome: CheckOutcome, redact: Callable[[str], str]) -> CheckOutcome:
+    """``outcome`` with every text of its sample rows (POS strings) redacted of keys."""
+    def clean(value):
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list | tuple):
+            return type(value)(clean(v) for v in value)
+        if isinstance(value, dict):
+            return {clean(k): clean(v) for k, v in value.items()}
+        return value
+
+    return replace(outcome, sample=[clean(row) for row in outcome.sample])
 
 
 @contextmanager
