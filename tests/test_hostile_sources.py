@@ -92,7 +92,7 @@ def test_a_value_the_warehouse_cannot_hold_fails_only_its_own_day(
     assert not report.ok
     (failure,) = report.failed_partitions
     assert failure.location_id == 1001 and str(failure.business_date) == "2026-11-20"
-    assert poisoned["txn"] in failure.message and "net_amount" in failure.message
+    assert poisoned["txn"] in failure.message and "field netAmount" in failure.message
     assert "cannot be stored as DECIMAL(18,4)" in failure.message
     assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
 

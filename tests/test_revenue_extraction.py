@@ -1,6 +1,7 @@
 """Revenue partitions in the lake: exact to the cent against the sandbox's own truth."""
 
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 
 import httpx
 import pyarrow as pa
@@ -175,7 +176,7 @@ def _sandbox_rows(location_id=1001):
 @pytest.mark.parametrize(("break_it", "field"), [
     (lambda r: r["items"][0].pop("netAmount"), "items.0.netAmount"),
     (lambda r: r.update(dateTime="2026-13-45 25:00"), "dateTime"),
-    (lambda r: r["items"][0].update(quantity="lots"), "items.0.quantity"),
+    (lambda r: r["items"][0].update(quantity="lots"), "field quantity: 'lots' is not a decimal"),
     (lambda r: r.pop("paymentGroup"), "paymentGroup"),
 ])
 def test_contract_breaks_name_location_date_and_field(settings, lake, break_it, field):
@@ -187,6 +188,38 @@ def test_contract_breaks_name_location_date_and_field(settings, lake, break_it, 
     message = str(err.value)
     assert "location 1001" in message and "2026-11-20" in message and field in message
     assert not (settings.warehouse.lake_dir / "receipts").exists()
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (Decimal("1e400"), "field netAmount: 1E+400 cannot be stored as DECIMAL(18,4)"),
+    (" 8.3333 ", "field netAmount: ' 8.3333 ' is not a decimal number"),
+    ("8,3333", "field netAmount: '8,3333' is not a decimal number"),
+    ("abc", "field netAmount: 'abc' is not a decimal number"),
+    (True, "field netAmount: True is not a decimal number"),
+], ids=["1e400", "spaces", "comma", "text", "bool"])
+def test_a_bad_number_is_named_by_its_own_field_not_an_earlier_oddity(
+        settings, lake, value, said):
+    """An earlier receipt's tolerated oddity (no staff) is not what the message names."""
+    rows = _sandbox_rows()
+    rows[0]["staff"] = None
+    target = next(r for r in rows[1:] if r["items"] and r["transactionType"] == "Abrechnen")
+    target["items"][0]["netAmount"] = value
+    with _mock_source(settings, [rows]) as source, pytest.raises(ContractError) as err:
+        load_revenue_partition(source, lake, 1001, DAY)
+    message = str(err.value)
+    assert said in message and f"item of receipt {target['transactionId']}" in message
+    assert "staff" not in message
+
+
+def test_a_field_arrow_cannot_convert_is_named_with_its_path(settings, lake):
+    rows = _sandbox_rows()
+    rows[0]["staff"] = None
+    target = next(r for r in rows[1:] if r["items"] and r["transactionType"] == "Abrechnen")
+    target["table"]["number"] = "abc"
+    with _mock_source(settings, [rows]) as source, pytest.raises(ContractError) as err:
+        load_revenue_partition(source, lake, 1001, DAY)
+    assert f"receipt {target['transactionId']}: field table.number: abc is not a valid " \
+           "integer" in str(err.value)
 
 
 def test_unknown_transaction_types_are_kept_and_counted(settings, lake):

@@ -96,12 +96,63 @@ def column(name: str, values: list, type_: pa.DataType, required: bool = False) 
         if pa.types.is_decimal(type_) and not isinstance(values, pa.Array):
             index = _first_unrepresentable(values, type_)
             if index is not None:
-                raise BadValue(f"field {name}: {_shown(values[index])} cannot be stored as "
-                               f"DECIMAL({type_.precision},{type_.scale})", index) from None
+                raise BadValue(f"field {name}: {_decimal_problem(values[index], type_)}",
+                               index) from None
         raise ValueError(f"field {name}: {exc}") from None
     if required and array.null_count:
         raise ValueError(f"field {name} is null")
     return array
+
+
+def _decimal_problem(value, type_: pa.DecimalType) -> str:
+    """Why ``value`` is no DECIMAL of ``type_``: not a number at all, or too large or too
+    precise for it."""
+    try:
+        number = Decimal(value) if isinstance(value, str | int | Decimal) \
+            and not isinstance(value, bool) else None
+    except ArithmeticError:
+        number = None
+    if number is None or not number.is_finite() or (
+            isinstance(value, str) and value != value.strip()):
+        shown = repr(value) if isinstance(value, str) else _shown(value)
+        return f"{shown} is not a decimal number (a JSON number, or its plain text)"
+    return f"{_shown(value)} cannot be stored as DECIMAL({type_.precision},{type_.scale})"
+
+
+def _failing_path(value, type_: pa.DataType, prefix: str = "") -> str:
+    """The wire path of the first field of ``value`` that Arrow cannot convert to
+    ``type_`` ("" when it converts)."""
+    try:
+        pa.array([value], type_)
+        return ""
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        pass
+    if pa.types.is_struct(type_) and isinstance(value, dict):
+        for child in type_:
+            path = _failing_path(value.get(child.name), child.type, f"{prefix}{child.name}.")
+            if path:
+                return path
+    return prefix.rstrip(".") or "(the record)"
+
+
+def _type_at(struct: pa.DataType, path: str) -> pa.DataType:
+    for key in path.split("."):
+        if not pa.types.is_struct(struct):
+            break
+        struct = struct.field(key).type
+    return struct
+
+
+def _kind(type_: pa.DataType) -> str:
+    if pa.types.is_integer(type_):
+        return "integer"
+    if pa.types.is_struct(type_):
+        return "object"
+    if pa.types.is_string(type_):
+        return "string"
+    if pa.types.is_boolean(type_):
+        return "boolean"
+    return str(type_)
 
 
 def _shown(value) -> str:
@@ -182,6 +233,14 @@ def struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, st
     try:
         array = pa.array(rows, struct)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        for index, row in enumerate(rows):  # which row and field, asked only on failure
+            path = _failing_path(row, struct)
+            if path:
+                value = row
+                for key in path.split("."):
+                    value = value.get(key) if isinstance(value, dict) else None
+                raise BadValue(f"field {path}: {_shown(value)!s} is not a valid "
+                               f"{_kind(_type_at(struct, path))}", index) from None
         raise ValueError(f"{what}: {exc}") from None
     children: dict[str, pa.Array] = {}
 

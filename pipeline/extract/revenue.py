@@ -268,20 +268,31 @@ def _table(name: str, wire_rows: list[dict], derived: dict, what: str) -> pa.Tab
     """
     schema = schemas.REVENUE_TABLES[name]
     paths = _STRUCT_COLUMNS[name]
-    values = columns.struct_columns(wire_rows, _STRUCTS[name],
-                                    {col: path for col, (path, _) in paths.items()}, what)
-    for f in schema:
-        if f.name not in derived and f.name not in values:
-            values[f.name] = columns.at_path(wire_rows, schemas.wire_path(f),
-                                             required=not f.nullable)
-    values.update(derived)
     try:
+        values = columns.struct_columns(wire_rows, _STRUCTS[name],
+                                        {col: path for col, (path, _) in paths.items()}, what)
+        for f in schema:
+            if f.name not in derived and f.name not in values:
+                values[f.name] = columns.at_path(wire_rows, schemas.wire_path(f),
+                                                 required=not f.nullable)
+        values.update(derived)
         return columns.table(schema, values)
     except columns.BadValue as exc:
         if exc.index is None:
             raise
-        raise ValueError(f"{what} of receipt {derived['transaction_id'][exc.index]}: {exc}") \
-            from None
+        owner = "" if what == "receipt" else f"{what} of "
+        raise Rejected(f"{owner}receipt {derived['transaction_id'][exc.index]}: "
+                       f"{_wire_name(schema, exc)}") from None
+
+
+def _wire_name(schema: pa.Schema, exc: columns.BadValue) -> str:
+    """A column's message with the field named as the POS sends it (``netAmount``)."""
+    text = str(exc)
+    for f in schema:
+        wire = schemas.wire_path(f)
+        if wire and text.startswith(f"field {f.name}:"):
+            return f"field {wire}" + text[len(f"field {f.name}"):]
+    return text
 
 
 def _build_tables(rows: _Rows, location_id: int, business_date: date,
