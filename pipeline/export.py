@@ -22,6 +22,7 @@ period may be written to a file of its own name.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import os
 import re
 import shutil
@@ -34,7 +35,7 @@ from pathlib import Path
 import duckdb
 import psutil
 
-from pipeline.settings import Settings
+from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
@@ -45,6 +46,10 @@ period (``2026-11``)."""
 
 class ExportError(Exception):
     """The export cannot be made as asked; the message says what to change."""
+
+
+class UnknownModel(ExportError, UsageError):
+    """The name given is no model of the warehouse (a usage error)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,10 @@ def _resolve(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[tupl
     models = [r[0] for r in con.execute(
         "select table_name from information_schema.tables "
         "where table_schema in ('main', 'staging') order by 1").fetchall()]
-    raise ExportError(f"the warehouse has no model {model!r}; models: {', '.join(models)}")
+    close = difflib.get_close_matches(name, models, n=3)
+    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else \
+        "; `pos-etl docs` lists the models"
+    raise UnknownModel(f"the warehouse has no model {model!r}{hint}")
 
 
 def selection_query(con: duckdb.DuckDBPyConnection, sel: Selection,

@@ -33,14 +33,14 @@ from pipeline.reporting import LineReporter, Reporter
 from pipeline.resources import pos_resource
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
-from pipeline.settings import ConfigError, Settings
+from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_terminal
 
 
 def date_range(start: date, end: date) -> list[date]:
     """Every date from ``start`` to ``end``, both included."""
     if end < start:
-        raise ConfigError(f"--end {end} is before --start {start}")
+        raise UsageError(f"--end {end} is before --start {start}")
     return [start + timedelta(days=n) for n in range((end - start).days + 1)]
 
 
@@ -50,10 +50,10 @@ def check_dates(settings: Settings, start: date, end: date) -> list[date]:
     first = settings.schedule.start_date
     today = datetime.now(ZoneInfo(settings.schedule.timezone)).date()
     if start < first:
-        raise ConfigError(f"--start {start} is before the first business date, "
+        raise UsageError(f"--start {start} is before the first business date, "
                           f"schedule.start_date = {first}")
     if end > today:
-        raise ConfigError(f"--end {end} is in the future (today is {today} in "
+        raise UsageError(f"--end {end} is in the future (today is {today} in "
                           f"{settings.schedule.timezone})")
     return days
 

@@ -8,13 +8,14 @@ variable that holds its key, read only when a run needs it.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -28,6 +29,11 @@ class ConfigError(Exception):
     """The configuration cannot be used; the message lists every problem."""
 
     kind = ErrorKind.CONFIG
+
+
+class UsageError(Exception):
+    """The command's arguments do not fit (a date range, a model's name, a format and its
+    file): a usage error, exit 2, like click's own."""
 
 
 class _Strict(BaseModel):
@@ -355,11 +361,38 @@ class Settings(_Strict):
             raise ConfigError("\n".join(missing))
 
 
+def _section_model(loc: tuple) -> type[BaseModel] | None:
+    """The settings model that holds the field at ``loc`` (``("locations", 0, "x")``)."""
+    model: object = Settings
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)) \
+                or part not in model.model_fields:
+            return None
+        model = model.model_fields[part].annotation
+        while get_args(model) and not (isinstance(model, type) and issubclass(model, BaseModel)):
+            model = next((a for a in get_args(model)
+                          if isinstance(a, type) and issubclass(a, BaseModel)), None)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _did_you_mean(err: dict) -> str:
+    """For a key the config does not know, the closest one it does (as click does for a
+    mistyped option)."""
+    if err["type"] != "extra_forbidden" or not err["loc"]:
+        return ""
+    model = _section_model(tuple(err["loc"]))
+    names = [f.alias or name for name, f in model.model_fields.items()] if model else []
+    close = difflib.get_close_matches(str(err["loc"][-1]), names, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _format_errors(path: str, exc: ValidationError) -> str:
     lines = [f"{path}: {exc.error_count()} problem(s)"]
     for err in exc.errors(include_url=False):
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"  {where}: {err['msg']}")
+        lines.append(f"  {where}: {err['msg']}{_did_you_mean(err)}")
     return "\n".join(lines)
 
 
@@ -374,6 +407,9 @@ def read_settings(path: str | Path) -> Settings:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                          f"offset {exc.start}); save the file as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:

@@ -67,7 +67,9 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> t
     """A pos-etl config file for the locations of ``chain`` served at ``base_url``, and the
     environment file with their keys (``set -a; . FILE; set +a`` before a load)."""
     toml = [f'# pos-etl config of a sandbox chain of {len(chain.locations)} locations',
-            "[source]", f'base_url = "{base_url}"', "", "[warehouse]",
+            "[source]", f'base_url = "{base_url}"',
+            "# the voucher ledger is served at the same address (its key: the first "
+            "location's)", f'voucher_url = "{base_url}"', "", "[warehouse]",
             f'data_dir = "{data_dir}"']
     env = []
     for loc in chain.locations:

@@ -32,6 +32,7 @@ def test_a_chain_config_loads_every_location(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert f"revenue: {CHAIN} of {CHAIN} partitions loaded" in out
+    assert "vouchers: not loaded" not in out and "vouchers" in out  # the ledger is served too
     with duckdb.connect(str(tmp_path / "data/warehouse.duckdb"), read_only=True) as con:
         turnover = dict(con.execute("select location_id, turnover_net from fct_turnover_daily "
                                     "where business_date = ?", [DAY]).fetchall())
@@ -50,6 +51,7 @@ def test_sandbox_command_writes_the_config_and_key_file(tmp_path, monkeypatch):
     assert len(served["chain"].locations) == 40
     settings = load_settings(config)
     assert settings.source.base_url == "http://127.0.0.1:8799"
+    assert settings.source.voucher_url == "http://127.0.0.1:8799"
     assert len(settings.locations) == 40
     keys = dict(line.split("=", 1) for line in (tmp_path / "chain.env").read_text().split())
     assert keys == {loc.api_key_env: f"sandbox-key-{loc.id}" for loc in settings.locations}

@@ -16,7 +16,7 @@ import duckdb
 from pipeline.assets.revenue import BACKFILL_BETA
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
-from pipeline.settings import ConfigError
+from pipeline.settings import ConfigError, UsageError
 from pipeline.untrusted import for_terminal
 from pos_sandbox.cli import sandbox_command
 
@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except ConfigError as exc:
         print(f"configuration error: {for_terminal(str(exc))}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"Error: {for_terminal(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a read-only or full disk, a path that is not a folder
         where = f"{exc.filename}: " if exc.filename else ""

@@ -12,6 +12,7 @@ import duckdb
 
 from pipeline.cli.base import IsoDate, cli, config_option, location_option
 from pipeline.resources import load_settings
+from pipeline.settings import UsageError
 from pipeline.untrusted import for_terminal
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
@@ -54,6 +55,13 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
     if start and end and end < start:
         print(f"--end {end} is before --start {start}", file=sys.stderr)
         return 2
+    written_as = Path(output).suffix.lower().lstrip(".") if output else ""
+    if (fmt in BOOKING_FORMATS and written_as in ("xlsx", "parquet")) or (
+            fmt not in BOOKING_FORMATS and written_as in FORMATS and written_as != fmt):
+        print(f"export: --format {fmt} would write a {fmt.upper()} file named {output}; "
+              f"give --output a name that fits the format (or drop --format)",
+              file=sys.stderr)
+        return 2
     if fmt in BOOKING_FORMATS:
         target = Path(output or f"{fmt}_{start or 'all'}_{end or 'all'}")
     else:
@@ -63,7 +71,7 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
         done = export(settings, selection, fmt, target, raw_text=raw_text)
     except ExportError as exc:
         print(f"export: {for_terminal(str(exc))}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     what = "bookings" if fmt in BOOKING_FORMATS else "rows"

@@ -17,7 +17,7 @@ from pipeline.cli.base import (
     warn_error_option,
 )
 from pipeline.resources import load_settings
-from pipeline.settings import ConfigError
+from pipeline.settings import UsageError
 from pipeline.untrusted import for_terminal
 
 
@@ -31,7 +31,7 @@ def date_range_of(settings, start: date | None, end: date | None,
     from pipeline.schedules import last_complete_business_date
 
     if days and (start or end):
-        raise ConfigError("give --days or --start/--end, not both")
+        raise UsageError("give --days or --start/--end, not both")
     now = datetime.now(ZoneInfo(settings.schedule.timezone))
     yesterday = last_complete_business_date(settings, now)
     if days:
