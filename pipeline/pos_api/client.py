@@ -69,6 +69,43 @@ def _statuses(expect: frozenset[int]) -> str:
         " or ".join(f"HTTP {s}" for s in sorted(expect))
 
 
+def refuse_repeated_keys(body: bytes, value: Any, where: str, location_id: int) -> None:
+    """A key twice in one JSON object is a ``ContractError`` naming the object and key:
+    a decoder keeps the last silently, and which one the POS meant cannot be known.
+
+    Cheap for every answer: the colons of the body are counted and compared with those of
+    the decoded value encoded again (compact). A dropped repeat takes at least its own
+    colon with it; nothing else can lower the second count (whitespace and escapes only
+    ever lower the body's), so no answer without repeated keys is refused. Only an answer
+    with fewer colons after decoding is read again, slowly, to name the object.
+    """
+    if body.count(b":") <= _ENCODER.encode(value).count(b":"):
+        return
+    import json
+
+    found: list[tuple[dict, str]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        obj: dict = {}
+        for key, item in items:
+            if key in obj and not found:
+                found.append((obj, key))
+            obj[key] = item
+        return obj
+
+    try:
+        json.loads(body, object_pairs_hook=pairs)
+    except ValueError:
+        return
+    if found:
+        obj, key = found[0]
+        ident = obj.get("transactionId") or obj.get("id")
+        who = f"receipt {ident}" if "transactionId" in obj else \
+            f"record {ident}" if ident is not None else "an object"
+        raise ContractError(f"{where}: {who}: field {key} appears twice in one object; "
+                            "which value the POS meant cannot be known", location_id=location_id)
+
+
 @dataclass
 class ClientStats:
     """What a client did, for run metadata."""
@@ -240,7 +277,10 @@ class PosClient:
 
     def _decode(self, response: httpx.Response, what: str, decoder=_DECODER) -> Any:
         try:
-            return decoder.decode(response.content)
+            value = decoder.decode(response.content)
+            refuse_repeated_keys(response.content, value,
+                                 f"location {self.location_id}: {what}", self.location_id)
+            return value
         except msgspec.DecodeError as exc:
             raise ContractError(f"location {self.location_id}: {what}: malformed JSON ({exc})",
                                 location_id=self.location_id) from None
