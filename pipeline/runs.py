@@ -46,6 +46,11 @@ def _alive(tags: dict[str, str]) -> bool:
         return True
 
 
+def is_dead(tags: dict[str, str]) -> bool:
+    """Was this run started by a ``pos-etl`` process of this host that is gone?"""
+    return tags.get(HOST_TAG) == socket.gethostname() and not _alive(tags)
+
+
 def reap_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Mark failed the runs of this host whose process is gone, free the pool slots they
     and any finished run still hold; one line of what was done per run."""

@@ -20,6 +20,7 @@ import duckdb
 from pipeline.checks import FailedCheck
 from pipeline.freshness import LocationFreshness, freshness
 from pipeline.lake import LakeStore
+from pipeline.runs import IN_PROGRESS, is_dead
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings
 
@@ -35,10 +36,12 @@ class RunState:
     """Dagster's run status (``SUCCESS``, ``FAILURE``, ``STARTED``, ...)."""
     ended: datetime | None
     failed_checks: tuple[FailedCheck, ...] = ()
+    dead: bool = False
+    """``STARTED`` (or starting) but its process is gone: killed or crashed."""
 
     @property
     def failed(self) -> bool:
-        return self.status in ("FAILURE", "CANCELED")
+        return self.status in ("FAILURE", "CANCELED") or self.dead
 
 
 @dataclass
@@ -47,6 +50,8 @@ class Status:
     runs: list[RunState]
     drift: list[tuple[int, str, str]] = field(default_factory=list)
     """(location, business date, detected at) of the drift found lately."""
+    unconfigured: list[int] = field(default_factory=list)
+    """Locations the warehouse holds that the config no longer names (a note)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
         """What needs attention, one line each (empty: everything is fine)."""
@@ -57,7 +62,11 @@ class Status:
                   f"{s.close_newest or 'nothing'}, {s.due} was due" for s in self.locations
                   if s.lake_fresh and not s.close_fresh]
         for run in self.runs:
-            if run.failed:
+            if run.dead:
+                lines.append(f"{run.job}: its last run {run.run_id} is still marked "
+                             f"{run.status.lower()}, but its process is gone (killed or "
+                             "crashed); the next pos-etl load or build marks it failed")
+            elif run.failed:
                 lines.append(f"{run.job}: its last run {run.run_id} {run.status.lower()}")
             lines += [f"{run.job}: check {c.name} failed" for c in run.failed_checks
                       if c.severity == "error" or warn_error]
@@ -68,11 +77,13 @@ class Status:
                 "locations": [s.as_json() for s in self.locations],
                 "runs": [{"job": r.job, "run_id": r.run_id, "status": r.status,
                           "ended": r.ended.isoformat() if r.ended else None,
+                          "process_gone": r.dead,
                           "failed_checks": [{"name": c.name, "severity": c.severity,
                                              "where": [w.as_json() for w in c.where]}
                                             for c in r.failed_checks]} for r in self.runs],
                 "drift": [{"location_id": loc, "business_date": day, "detected_at": at}
-                          for loc, day, at in self.drift]}
+                          for loc, day, at in self.drift],
+                "unconfigured_locations": self.unconfigured}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -92,6 +103,10 @@ class Status:
             out.append(f"source drift found in the last {DRIFT_DAYS} days: " + ", ".join(
                 f"{loc} {day}" for loc, day, _ in self.drift[:10])
                 + (f" and {len(self.drift) - 10} more" if len(self.drift) > 10 else ""))
+        if self.unconfigured:
+            out.append("note: in the warehouse, not configured: "
+                       + ", ".join(map(str, self.unconfigured))
+                       + " (their history stays; see docs/operations.md)")
         attention = self.attention(warn_error)
         out += [f"  ATTENTION {line}" for line in attention]
         out.append("status: OK" if not attention else f"status: {len(attention)} thing"
@@ -104,9 +119,11 @@ def _last_run(instance: dg.DagsterInstance, job: str) -> RunState | None:
     if not records:
         return None
     record = records[0]
-    return RunState(job, record.dagster_run.run_id, record.dagster_run.status.value,
+    run = record.dagster_run
+    return RunState(job, run.run_id, run.status.value,
                     record.end_time and datetime.fromtimestamp(record.end_time, UTC),
-                    run_checks(instance, record.dagster_run.run_id))
+                    run_checks(instance, run.run_id),
+                    dead=run.status in IN_PROGRESS and is_dead(run.tags))
 
 
 def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[FailedCheck, ...]:
@@ -132,12 +149,26 @@ def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:
     return [(loc, day.isoformat(), str(at)) for loc, day, at in rows]
 
 
+def _unconfigured(settings: Settings) -> list[int]:
+    path = settings.warehouse.warehouse_path
+    if not path.exists():
+        return []
+    configured = {loc.id for loc in settings.locations}
+    with duckdb.connect(str(path), read_only=True) as con:
+        try:
+            held = [r[0] for r in con.execute(
+                "select distinct location_id from rpt_daily_close order by 1").fetchall()]
+        except duckdb.CatalogException:
+            return []
+    return [loc for loc in held if loc not in configured]
+
+
 def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstance,
                 now: datetime) -> Status:
     """The status at ``now`` (an aware datetime)."""
     runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
     return Status(freshness(settings, lake, now), runs,
-                  _drift(settings.warehouse.warehouse_path, now))
+                  _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings))
 
 
 def print_json(status: Status, warn_error: bool) -> str:

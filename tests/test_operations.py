@@ -229,3 +229,36 @@ def test_a_failing_or_hanging_webhook_delays_nothing_beyond_its_timeout(
         hanging.close()
     err = capsys.readouterr().err
     assert "alert not sent" in err and "secret-token" not in err
+
+
+def test_status_names_locations_the_warehouse_holds_but_the_config_no_longer_does(
+        cent_short):
+    config = cent_short[0]
+    other = config.with_name("without_1001.toml")
+    other.write_text(config.read_text().replace("id = 1001", "id = 1002")
+                     .replace("VIE01", "GRZ01").replace("POS_TEST_KEY_1001",
+                                                         "POS_TEST_KEY_1002"))
+    code, out = run_cli(["status", "--config", str(other)])
+    assert "note: in the warehouse, not configured: 1001 (their history stays; " \
+           "see docs/operations.md)" in out
+    code, out = run_cli(["status", "--config", str(other), "--json"])
+    assert json.loads(out)["unconfigured_locations"] == [1001]
+
+
+def test_status_names_a_run_whose_process_is_gone(tmp_path):
+    import socket
+
+    from pipeline.runs import HOST_TAG, PID_TAG, STARTED_TAG
+    from pipeline.schedules import LOAD_JOB
+
+    config = write_config(tmp_path, "http://127.0.0.1:9")
+    with open_instance(load_settings(str(config))) as instance:
+        run = instance.create_run_for_job(
+            dg.GraphDefinition(LOAD_JOB).to_job(),
+            tags={HOST_TAG: socket.gethostname(), PID_TAG: "999999999", STARTED_TAG: "1.0"})
+        instance.handle_run_event(run.run_id, dg.DagsterEvent(
+            dg.DagsterEventType.RUN_START.value, LOAD_JOB))
+    code, out = run_cli(["status", "--config", str(config)])
+    assert code == 1
+    assert f"ATTENTION load_job: its last run {run.run_id} is still marked started, but " \
+           "its process is gone (killed or crashed)" in out
