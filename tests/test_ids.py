@@ -10,10 +10,10 @@ import duckdb
 
 from pipeline.loader import run_load
 from pipeline.reporting import Reporter
-from tests.conftest import make_settings
 from pos_sandbox.app import create_app
 from pos_sandbox.profiles import rewrite_response
 from pos_sandbox.server import serving
+from tests.conftest import make_settings
 from tests.hostile import DECODER, REPORTS, altered_sandbox
 from tests.test_hostile_sources import on_day, settled
 
