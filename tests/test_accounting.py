@@ -307,14 +307,17 @@ def warehouse_balance(built, settings, start: date | None = None,
                                       f"rpt_payment_reconciliation {days} and line_number "
                                       "between 401 and 799 group by all"):
         balance[accounts.non_revenue_accounts.get(group, accounts.suspense_account)] -= amount
-    # a single-purpose voucher's redemption moves no money: not booked
+    # a single-purpose voucher's redemption moves no money: not booked, on the account
+    # each redeeming payment itself posted to (from the payments, not the bookings' SQL)
+    redeeming = [c.payment_types for c in settings.accounting.voucher_categories
+                 if c.purpose == "single"]
+    names = ", ".join(f"'{name}'" for types in redeeming for name in types) or "null"
     for account, redeemed in query(built, f"""
-            select coalesce(p.fibu_account_nr, '2700'), sum(v.redeemed_amount)
-            from fct_prepaid_vouchers as v inner join (
-                select distinct location_id, business_date, payment_type_name,
-                                fibu_account_nr from rpt_daily_close_payments) as p
-            using (location_id, business_date, payment_type_name)
-            {days} group by all"""):
+            select coalesce(fibu_account_nr, '2700'), sum(amount) from fct_payments
+            {days} and payment_type_name in ({names})
+                and payment_group_name = 'Umsatzwirksam'
+                and transaction_type in ('Abrechnen', 'RechnungZurückholen')
+            group by all"""):
         balance[account] -= redeemed
     assert not difference  # every day closed: no difference on the suspense account
     return {k: v for k, v in balance.items() if v}
@@ -515,9 +518,9 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     from pipeline.cli import main
 
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
-    assert main(["export", "rpt_daily_closes", "-o", str(tmp_path / "x.csv")]) == 1
+    assert main(["export", "rpt_daily_closes", "-o", str(tmp_path / "x.csv")]) == 2
     err = capsys.readouterr().err
-    assert "no model 'rpt_daily_closes'" in err and "rpt_daily_close," in err
+    assert "no model 'rpt_daily_closes'" in err and "did you mean 'rpt_daily_close'" in err
     assert main(["export", "dim_vouchers", "--location", "1001"]) == 1
     assert "tenant-wide" in capsys.readouterr().err
     assert main(["export", "rpt_daily_close", "-o", str(tmp_path / "x.txt")]) == 2
@@ -554,3 +557,48 @@ def test_accounting_reports_carry_cents(built):
                         "'rpt_payment_reconciliation') and data_type like 'DECIMAL%'")
     assert len(rows) >= 20
     assert {r[2] for r in rows if r[1] != "tax_rate_percent"} == {"DECIMAL(18,2)"}, rows
+
+
+def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
+        sandbox_url, tmp_path, sandbox_keys):
+    """The single-purpose voucher's payment type posts to two ledger accounts on one day
+    (3600 and 3601): each redemption comes off the account it was paid to, once; the
+    DATEV file read back independently agrees (issue 40, item 13)."""
+    from pipeline.export import Selection, export
+    from pipeline.loader import run_load
+    from pipeline.reporting import Reporter
+    from pipeline.settings import VoucherCategory
+    from tests.conftest import make_settings
+    from tests.hostile import altered_sandbox
+
+    day = DAYS[1]  # three redemptions at 1001
+
+    def two_accounts(location, rows):
+        flip = False
+        for receipt in rows:
+            if not receipt["dateTime"].startswith(day.strftime("%d.%m.%Y")):
+                continue
+            for payment in receipt.get("payments") or []:
+                if payment["paymentType"]["name"] == "Gutschein":
+                    payment["fibuAccountNr"] = "3601" if flip else "3600"
+                    flip = not flip
+        return rows
+
+    with altered_sandbox(two_accounts) as url:
+        loaded = make_settings(url, tmp_path / "data")
+        plain = _datev_settings(loaded)
+        single = plain.model_copy(update={
+            "accounting": plain.accounting.model_copy(update={"voucher_categories": [
+                VoucherCategory(name="Restaurant-Gutschein", purpose="single",
+                                tax_rate=Decimal(20), sale_products=[9901],
+                                payment_types=["Gutschein"])]})})
+        report = run_load(single, day, day, [1001], catalog=False, vouchers=False,
+                          progress=Reporter())
+    assert report.ok, report.summary()
+    accounts = dict(query(single, "select fibu_account_nr, count(*) from fct_prepaid_vouchers "
+                                  "where redeemed_amount <> 0 group by all"))
+    assert set(accounts) == {"3600", "3601"}  # the case: one type, two accounts, one day
+    done = export(single, Selection("rpt_daily_close", day, day, None), "datev",
+                  tmp_path / "two.csv")
+    totals = _totals_of(read_independently(done.files))
+    assert totals == warehouse_balance(single, single)

@@ -25,6 +25,7 @@ sold as (
         payment_group_name,
         prepaid_sale_rate(product_nr) as tax_rate_percent,
         cast(null as varchar) as payment_type_name,
+        cast(null as varchar) as fibu_account_nr,
         cents(sum(line_gross_amount)) as sold_amount,
         0 as redeemed_amount
 
@@ -52,6 +53,7 @@ redeemed as (
         payment_group_name,
         prepaid_payment_rate(payment_type_name) as tax_rate_percent,
         payment_type_name,
+        fibu_account_nr,
         0 as sold_amount,
         cents(sum(amount)) as redeemed_amount
 
@@ -65,6 +67,7 @@ redeemed as (
         transaction_id,
         payment_group_name,
         payment_type_name,
+        fibu_account_nr,
         prepaid_payment_rate(payment_type_name)
 
 ),

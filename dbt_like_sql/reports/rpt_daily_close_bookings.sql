@@ -58,11 +58,14 @@ prepaid_redemptions as (
         location_id,
         business_date,
         payment_type_name,
+        fibu_account_nr,
         sum(redeemed_amount) as redeemed_amount
 
+    -- per account the redeeming payments posted to: a payment type that posts to two
+    -- accounts on one day has each redemption taken off its own account only
     from prepaid
     where payment_type_name is not null
-    group by location_id, business_date, payment_type_name
+    group by location_id, business_date, payment_type_name, fibu_account_nr
 
 ),
 
@@ -124,6 +127,8 @@ payments as (
         on payment_types.location_id = prepaid_redemptions.location_id
         and payment_types.business_date = prepaid_redemptions.business_date
         and payment_types.payment_type_name = prepaid_redemptions.payment_type_name
+        and payment_types.fibu_account_nr
+        is not distinct from prepaid_redemptions.fibu_account_nr
 
 ),
 
