@@ -51,10 +51,10 @@ def check_dates(settings: Settings, start: date, end: date) -> list[date]:
     today = datetime.now(ZoneInfo(settings.schedule.timezone)).date()
     if start < first:
         raise UsageError(f"--start {start} is before the first business date, "
-                          f"schedule.start_date = {first}")
+                         f"schedule.start_date = {first}")
     if end > today:
         raise UsageError(f"--end {end} is in the future (today is {today} in "
-                          f"{settings.schedule.timezone})")
+                         f"{settings.schedule.timezone})")
     return days
 
 

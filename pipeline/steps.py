@@ -99,7 +99,8 @@ def _redacted_counts(counts: dict[str, int], redact: Callable[[str], str]) -> di
     here, before anything escapes or shortens them for metadata, logs or the summary."""
     out: dict[str, int] = {}
     for text, n in counts.items():
-        out[redact(text)] = out.get(redact(text), 0) + n
+        shown = redact(text)
+        out[shown] = out.get(shown, 0) + n
     return out
 
 

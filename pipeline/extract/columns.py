@@ -119,28 +119,22 @@ def _decimal_problem(value, type_: pa.DecimalType) -> str:
     return f"{_shown(value)} cannot be stored as DECIMAL({type_.precision},{type_.scale})"
 
 
-def _failing_path(value, type_: pa.DataType, prefix: str = "") -> str:
-    """The wire path of the first field of ``value`` that Arrow cannot convert to
-    ``type_`` ("" when it converts)."""
+def _failing_field(value, type_: pa.DataType,
+                   prefix: str = "") -> tuple[str, object, pa.DataType] | None:
+    """The first field of ``value`` that Arrow cannot convert to ``type_``: its wire path,
+    its value and the type it should have (None when the whole value converts)."""
     try:
         pa.array([value], type_)
-        return ""
+        return None
     except (pa.ArrowInvalid, pa.ArrowTypeError):
         pass
     if pa.types.is_struct(type_) and isinstance(value, dict):
         for child in type_:
-            path = _failing_path(value.get(child.name), child.type, f"{prefix}{child.name}.")
-            if path:
-                return path
-    return prefix.rstrip(".") or "(the record)"
-
-
-def _type_at(struct: pa.DataType, path: str) -> pa.DataType:
-    for key in path.split("."):
-        if not pa.types.is_struct(struct):
-            break
-        struct = struct.field(key).type
-    return struct
+            found = _failing_field(value.get(child.name), child.type,
+                                   f"{prefix}{child.name}.")
+            if found:
+                return found
+    return prefix.rstrip(".") or "(the record)", value, type_
 
 
 def _kind(type_: pa.DataType) -> str:
@@ -234,13 +228,10 @@ def struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, st
         array = pa.array(rows, struct)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         for index, row in enumerate(rows):  # which row and field, asked only on failure
-            path = _failing_path(row, struct)
-            if path:
-                value = row
-                for key in path.split("."):
-                    value = value.get(key) if isinstance(value, dict) else None
-                raise BadValue(f"field {path}: {_shown(value)!s} is not a valid "
-                               f"{_kind(_type_at(struct, path))}", index) from None
+            if found := _failing_field(row, struct):
+                path, value, type_ = found
+                raise BadValue(f"field {path}: {_shown(value)} is not a valid {_kind(type_)}",
+                               index) from None
         raise ValueError(f"{what}: {exc}") from None
     children: dict[str, pa.Array] = {}
 
