@@ -2,7 +2,9 @@
 
 ``$DAGSTER_HOME`` if set, else ``<data_dir>/dagster_home``. A home without a
 ``dagster.yaml`` gets the project's (``pipeline/dagster.yaml``: telemetry off, the
-concurrency pools, run monitoring); once there it is yours, never rewritten. Storage is
+concurrency pools, run monitoring, no capture of raw output); once you change it, it is
+yours, never rewritten (one that is an earlier version of the project's, unchanged, is
+brought to the current one). Storage is
 what that file says: Dagster's own SQLite by default, PostgreSQL in production
 (``docs/production.md``). One that pos-etl wrote and kept rewriting before (its first
 line the marker ``# managed by pos-etl``, naming a storage class of ours that is gone) is
@@ -11,6 +13,7 @@ replaced by the project's once; the SQLite files it kept are Dagster's own and s
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import os
 import sys
@@ -23,6 +26,17 @@ from pipeline.settings import Settings
 OLD_MARKER = "# managed by pos-etl"
 """The first line of a ``dagster.yaml`` that pos-etl wrote and kept rewriting before."""
 
+EARLIER_VERSIONS = frozenset({
+    "1129d1dc3c3d6ebba10554ce31f0c4e3f519dc1ac7159ec7e5dc585077674fca",
+    "2af5d5993e30885d1ab2199bd983552630943638420420a4b065a0b375f70480",
+    "93cd0da682976b5f4c0647d81067df08c50e0dc8ec3337713645e68eb6293f09",
+    "b530e2f1ae3542d6a094227903638a86084efe68f04852a4a938e00ee2f0ff7c",
+    "bb05ddbe41e4e446d402dfec7f2eff39846ed838e8e834035a59f94b02bc70d7",
+    "e8ea8eb009b98460bb19fe368fad8024bab45b08f6f5ae79b65d4343849e8ded",
+})
+"""The SHA-256 of every ``pipeline/dagster.yaml`` shipped before (``git log``): a home
+holding one of them unchanged gets the current one."""
+
 
 def dagster_home(settings: Settings) -> Path:
     """Where the instance lives: ``$DAGSTER_HOME``, else ``<data_dir>/dagster_home``."""
@@ -32,11 +46,13 @@ def dagster_home(settings: Settings) -> Path:
 
 def prepare_home(home: Path) -> Path:
     """Create the home, and give it the project's ``dagster.yaml`` if it has none (or an
-    old one pos-etl managed); returns its absolute path."""
+    old one pos-etl managed, or an earlier version of the project's, unchanged); returns
+    its absolute path."""
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     current = config.read_text(encoding="utf-8") if config.exists() else None
-    if current is None or current.startswith(OLD_MARKER):
+    if current is None or current.startswith(OLD_MARKER) or \
+            hashlib.sha256(current.encode()).hexdigest() in EARLIER_VERSIONS:
         temp = config.with_suffix(".yaml.tmp")
         temp.write_text(importlib.resources.files("pipeline").joinpath("dagster.yaml")
                         .read_text(encoding="utf-8"), encoding="utf-8")

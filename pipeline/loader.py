@@ -21,7 +21,7 @@ import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.freshness import FRESHNESS_CHECK
-from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance
@@ -35,6 +35,10 @@ from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_terminal
+
+INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__name__}
+"""How a step stopped by Ctrl-C or SIGTERM fails: Dagster's error, or a warehouse query's
+(``stopped_query``)."""
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -94,8 +98,11 @@ class LoadReport:
     warned_checks: list[FailedCheck] = field(default_factory=list)
     """Failed checks of severity warn: the runs succeeded (``--warn-error`` fails them)."""
     errors: list[str] = field(default_factory=list)
-    interrupted: bool = False
-    """A step was stopped by Ctrl-C or SIGTERM (the command exits 130)."""
+    interrupted: str | None = None
+    """The step that Ctrl-C or SIGTERM stopped (the command exits 130)."""
+    dates_done: int = 0
+    """Business dates the revenue step finished (each committed for every location that
+    did not fail), counted from its events: what a stopped load leaves done."""
     warn_error: bool = False
     """Warnings fail the command (``--warn-error``, dbt's name)."""
 
@@ -114,16 +121,21 @@ class LoadReport:
                                      or (self.warn_error and self.warned_checks))
 
     @classmethod
-    def from_run(cls, result: dg.ExecuteInProcessResult, days: int) -> LoadReport:
+    def from_run(cls, result: dg.ExecuteInProcessResult, days: int,
+                 instance: dg.DagsterInstance) -> LoadReport:
         report = cls(result.run_id, True, days)
-        report.read(result)
+        report.read(result, instance)
         return report
 
-    def read(self, result: dg.ExecuteInProcessResult) -> None:
-        """Add what the run ``result`` did (a load's, then its build's)."""
+    def read(self, result: dg.ExecuteInProcessResult, instance: dg.DagsterInstance) -> None:
+        """Add what the run ``result`` did (a load's, then its build's), read from the
+        run's event log: a run stopped by Ctrl-C has recorded there what it committed
+        before the stop, which ``result`` alone may not carry."""
         self.success = self.success and result.success
+        events = [entry.dagster_event for entry in instance.all_logs(result.run_id)
+                  if entry.dagster_event is not None]
         # A date some location of the load is missing is observed, not materialized.
-        for event in result.all_events:
+        for event in events:
             if event.is_step_materialization:
                 mat = event.event_specific_data.materialization
             elif event.is_asset_observation:
@@ -133,6 +145,7 @@ class LoadReport:
             meta = {k: v.value for k, v in mat.metadata.items()}
             area = mat.asset_key.path[-1]
             if mat.asset_key == REVENUE_KEY:
+                self.dates_done += 1
                 self.receipts += meta["dagster/row_count"]
                 self.turnover_net += Decimal(meta["turnover_net"])
                 self.partitions_kept += meta.get("partitions_kept", 0)
@@ -148,7 +161,8 @@ class LoadReport:
                 self.warehouse_path = meta["warehouse"]
                 self.partitions_computed = max(self.partitions_computed,
                                                  meta.get("partitions_computed", 0))
-        for evaluation in result.get_asset_check_evaluations():
+        for evaluation in [e.asset_check_evaluation_data for e in events
+                           if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]:
             meta = {k: v.value for k, v in evaluation.metadata.items()}
             if evaluation.check_name == LOADED_CHECK:
                 self.never_loaded = {int(k): v for k, v in
@@ -169,14 +183,15 @@ class LoadReport:
                 self.warned_checks.append(FailedCheck.from_evaluation(evaluation))
             else:
                 self.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
-        for event in result.all_events:
+        for event in events:
             if event.is_step_failure:
                 failure = event.step_failure_data
-                error = failure.error
-                while error.cause is not None:  # the error the step's own code raised
-                    error = error.cause
-                if error.cls_name == dg.DagsterExecutionInterruptedError.__name__:
-                    self.interrupted = True
+                chain = [failure.error]
+                while chain[-1].cause is not None:  # down to the error the step raised
+                    chain.append(chain[-1].cause)
+                error = chain[-1]
+                if any(e.cls_name in INTERRUPTS for e in chain):
+                    self.interrupted = event.step_key
                     message = "stopped (Ctrl-C or SIGTERM)"
                 elif failure.user_failure_data and \
                         REPORTED_KEY in failure.user_failure_data.metadata:
@@ -192,10 +207,17 @@ class LoadReport:
         loaded = self.partitions - len(self.failed_partitions)
         kept = (f", {self.partitions_kept:,} of them committed before and not fetched again"
                 if self.partitions_kept else "")
-        lines = [] if self.drift is not None or not self.days else [
-            f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} business "
-            f"dates x {self.locations} locations{kept}); {self.receipts:,} receipts, "
-            f"turnover {format_money(self.turnover_net)}"]
+        if self.drift is not None or not self.days:
+            lines = []
+        elif self.interrupted == REVENUE_STEP:  # its check, which counts, never ran
+            lines = [f"revenue: stopped with {self.dates_done} of {self.days} business dates "
+                     f"done, {self.receipts:,} receipts, turnover "
+                     f"{format_money(self.turnover_net)} (each date done is committed for "
+                     f"every location that did not fail)"]
+        else:
+            lines = [f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} "
+                     f"business dates x {self.locations} locations{kept}); "
+                     f"{self.receipts:,} receipts, turnover {format_money(self.turnover_net)}"]
         if self.drift is not None:
             lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
                          f"read again, {self.drift['drifted']} drifted (replaced and recorded "
@@ -227,6 +249,8 @@ class LoadReport:
         for warned in self.warned_checks:
             lines += warned.lines()
         lines += [f"  FAILED {error}" for error in self.errors]
+        if self.interrupted:
+            lines.append(f"  to finish: {self.finish}")
         lines.append(self.runs_line)
         lines.append(f"result: {self.result}")
         return "\n".join(lines)
@@ -240,6 +264,16 @@ class LoadReport:
             return f"FAILED ({said}, --warn-error)" if self.warn_error and warnings and \
                 replace(self, warn_error=False).ok else "FAILED"
         return f"OK, {said}" if warnings else "OK"
+
+    @property
+    def finish(self) -> str:
+        """What finishes the work a stop left undone."""
+        if self.interrupted == REVENUE_STEP:
+            return ("the same command with --missing-only (it fetches only the partitions "
+                    "not committed yet)")
+        if self.interrupted and self.interrupted.startswith("lake__"):
+            return "the same command again (its revenue is committed; a snapshot is not)"
+        return "pos-etl build (the previous warehouse is in place until a build finishes)"
 
     @property
     def runs_line(self) -> str:
@@ -311,7 +345,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
                                           "end": end.isoformat()}}}
     else:
         selection = [REVENUE_KEY]
-        ops = {"lake__revenue": {"config": {"locations": ids, "missing_only": missing_only}}}
+        ops = {REVENUE_STEP: {"config": {"locations": ids, "missing_only": missing_only}}}
         tags |= range_tags(days[0], days[-1])
         snapshots = [key for key in wired if key.path[0] == "lake"
                      and key not in (REVENUE_KEY, DRIFT_KEY)]
@@ -328,12 +362,12 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
               if key.name != FRESHNESS_CHECK}
     with _session(settings, instance, say) as dagster:
         report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
-                                     len(days))
+                                     len(days), dagster)
         if models and report.changed_lake and not report.interrupted:
             build = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB), BUILD_OPS,
                              {"pos_etl/trigger": "cli"}, None, say)
             report.build_run_id = build.run_id
-            report.read(build)
+            report.read(build, dagster)
     if wants_ledger and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
@@ -352,7 +386,7 @@ def run_build(settings: Settings, *, full: bool = False, progress: Reporter | No
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
                           {"warehouse_models": {"config": {"full": full}}},
                           {"pos_etl/trigger": "cli"}, None, say)
-    return LoadReport.from_run(result, days=0)
+        return LoadReport.from_run(result, 0, dagster)
 
 
 BUILD_OPS = {"warehouse_models": {"config": {"full": False}}}

@@ -13,7 +13,7 @@ from typing import TextIO
 import dagster as dg
 
 from pipeline.assets.drift import DRIFT_KEY
-from pipeline.assets.revenue import REVENUE_KEY
+from pipeline.assets.revenue import REVENUE_KEY, REVENUE_STEP
 from pipeline.money import format_money
 from pipeline.reporting import LineReporter, Reporter, RevenueProgress
 from pipeline.untrusted import for_terminal
@@ -101,9 +101,10 @@ def print_summary(report, stream=None) -> None:
     table.add_column()
     if report.days and report.drift is None:
         failed = len(report.failed_partitions)
-        table.add_row("revenue", f"{report.partitions - failed:,} of {report.partitions:,} "
-                                 f"partitions ({report.days} dates x {report.locations} "
-                                 f"locations)")
+        table.add_row("revenue", f"stopped: {report.dates_done} of {report.days} dates done"
+                      if report.interrupted == REVENUE_STEP else
+                      f"{report.partitions - failed:,} of {report.partitions:,} partitions "
+                      f"({report.days} dates x {report.locations} locations)")
         table.add_row("receipts", f"{report.receipts:,}")
         table.add_row("turnover", format_money(report.turnover_net))
     for area in SNAPSHOT_AREAS:

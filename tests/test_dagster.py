@@ -1,5 +1,6 @@
 """Dagster: one definition of a load, run by the schedule and the CLI alike, seen alike."""
 
+import re
 from contextlib import contextmanager
 from datetime import date, datetime
 
@@ -243,6 +244,17 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
     assert config.read_text() == written
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
+        # no raw output mirrored through `tail` (a CLI run's terminal, Ctrl-C)
+        assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
+    # the project's own file of an earlier release, unchanged, is brought up to date;
+    # the same with one line of yours is yours
+    earlier = re.sub(r"compute_logs:\n(  .*\n)+", "", written)  # the release before
+    config.write_text(earlier)
+    inst.prepare_home(home)
+    assert config.read_text() == written
+    config.write_text(earlier + "# mine\n")
+    inst.prepare_home(home)
+    assert config.read_text() == earlier + "# mine\n"
 
 
 def test_a_cli_load_records_its_dates_in_dagsters_own_storage(settings, monkeypatch):

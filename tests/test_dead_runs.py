@@ -1,7 +1,9 @@
 """A run that died (kill -9, OOM, power loss) never keeps a pool slot: the next command
 fails it, frees its slots and says so in one line. A command waiting for a slot held by
 a live run says what it waits for, and SIGTERM or Ctrl-C stops it (143, 130); Ctrl-C
-during a run exits 130. All on a real data dir, with the CLI in its own processes."""
+anywhere (starting, loading, building) exits 130 with no traceback and says what was
+done and what finishes the rest. All on a real data dir, with the CLI in its own
+processes, signalled as a terminal signals them."""
 
 from __future__ import annotations
 
@@ -11,13 +13,14 @@ import subprocess
 import sys
 import textwrap
 import time
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import dagster as dg
 import duckdb
 import pytest
 
+from pipeline.assets.revenue import REVENUE_KEY
 from pipeline.runs import IN_PROGRESS, PID_TAG
 from pos_sandbox.app import Faults, SandboxConfig, create_app
 from pos_sandbox.server import serving
@@ -156,7 +159,7 @@ def test_a_command_waiting_for_a_live_runs_slot_says_so_and_stops_on_a_signal(
                 waiting.kill()
                 pytest.fail(f"{sig!r} did not stop the waiting command: "
                             f"{waiting.communicate()[1][-2000:]}")
-            assert waiting.returncode == code
+            assert waiting.returncode == code, waiting.stderr.read()
             assert "stopped" in waiting.stderr.read()
         holder.kill()
         holder.wait()
@@ -169,27 +172,88 @@ def test_a_command_waiting_for_a_live_runs_slot_says_so_and_stops_on_a_signal(
         holder.wait()
 
 
-def test_ctrl_c_during_a_load_exits_130(tmp_path):
+def _as_from_a_terminal() -> None:
+    """A command started as from a shell: its own process group, Ctrl-C's SIGINT at its
+    default. ``ctrl_c`` then signals the whole group, as a terminal does: every process
+    the command started gets it too."""
+    os.setpgrp()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def ctrl_c(process: subprocess.Popen) -> tuple[str, str]:
+    os.killpg(process.pid, signal.SIGINT)
+    return process.communicate(timeout=60)
+
+
+def test_ctrl_c_during_a_load_exits_130_and_says_what_was_committed(tmp_path):
+    from pipeline.lake import Lake
+    from pipeline.steps import partition_key
+
     slow = SandboxConfig(faults=Faults(latency_ms=400))
+    first = date(2026, 10, 1)
+    days = [first + timedelta(days=n) for n in range((DAY2 - first).days + 1)]
     with serving(create_app(slow)) as url:
         config = write_config(tmp_path, url)
         prepared_instance(tmp_path)
-        load = subprocess.Popen(cli(config, "load", "--start", "2026-10-01", "--end",
-                                    str(DAY2), "--no-catalog"),
+        load = subprocess.Popen(cli(config, "load", "--start", str(days[0]), "--end",
+                                    str(days[-1]), "--no-catalog"),
                                 cwd=ROOT, env=environment(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
+                                stderr=subprocess.PIPE, text=True,
+                                preexec_fn=_as_from_a_terminal)
         deadline = time.monotonic() + 60
         while not (tmp_path / "data" / "dagster_home" / "dagster.yaml").exists():
             assert time.monotonic() < deadline
             time.sleep(0.05)
         with instance_of(tmp_path) as instance:
-            while not holders(instance, "pos_api") and time.monotonic() < deadline:
+            while len(instance.get_materialized_partitions(REVENUE_KEY)) < 2:
+                assert load.poll() is None and time.monotonic() < deadline
                 time.sleep(0.05)
-        time.sleep(1)
-        load.send_signal(signal.SIGINT)
-        out, err = load.communicate(timeout=60)
+        out, err = ctrl_c(load)
     assert load.returncode == 130, out + err
+    assert "Traceback" not in out + err  # Dagster's helper processes get Ctrl-C as well
+    lake = Lake(tmp_path / "data" / "lake")
+    committed = sum(lake.has("revenue", partition_key(1001, d)) for d in days)
+    assert 2 <= committed < len(days)
+    # each date is reported once its partitions are committed: at most the ones in
+    # flight when Ctrl-C came are committed but not reported (fetched again)
+    done = int(out.split("revenue: stopped with ")[1].split(" of ")[0])
+    assert 2 <= done <= committed, out
+    assert f"of {len(days)} business dates done" in out
     assert "FAILED lake__revenue: stopped (Ctrl-C or SIGTERM)" in out
+    assert "to finish: the same command with --missing-only" in out
+
+
+def test_ctrl_c_during_a_build_exits_130_keeps_the_warehouse_and_says_how_to_finish(
+        loaded, tmp_path):
+    before = figures(tmp_path)
+    data = tmp_path / "data"
+    build = subprocess.Popen(cli(loaded, "build", "--full"), cwd=ROOT, env=environment(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_as_from_a_terminal)
+    deadline = time.monotonic() + 120
+    while not list(data.glob(".warehouse.duckdb.*.building")):  # its queries run
+        assert build.poll() is None and time.monotonic() < deadline, build.communicate()
+        time.sleep(0.01)
+    out, err = ctrl_c(build)
+    assert build.returncode == 130, out + err
+    assert "FAILED warehouse_models: stopped (Ctrl-C or SIGTERM)" in out
+    assert "to finish: pos-etl build (the previous warehouse is in place" in out
+    assert "Traceback" not in out + err and "Query interrupted" not in out + err
+    assert figures(tmp_path) == before
+    assert not list(data.glob(".warehouse.duckdb.*.building*"))  # its scratch files gone
+
+
+def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(tmp_path):
+    command = Path(sys.executable).with_name("pos-etl")
+    for wait in (0.2, 0.8):  # the imports take seconds
+        started = subprocess.Popen([str(command), "--help"], cwd=tmp_path,
+                                   env=environment(), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_as_from_a_terminal)
+        time.sleep(wait)
+        out, err = ctrl_c(started)
+        assert started.returncode == 130, out + err
+        assert err == "stopped (Ctrl-C)\n"
 
 
 def test_a_killed_load_leaves_exactly_its_finished_dates_materialized(tmp_path):

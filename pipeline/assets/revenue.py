@@ -18,6 +18,8 @@ from pipeline.settings import Settings
 from pipeline.steps import DayOutcome, load_revenue_days
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
+REVENUE_STEP = "lake__revenue"
+"""The step (op) of ``REVENUE_KEY`` in a run."""
 LOADED_CHECK = "every_location_loaded"
 PROGRESS_SECONDS = 2
 """How often a long load says how far it is (each line is an event in the run's log)."""

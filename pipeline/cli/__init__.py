@@ -18,6 +18,7 @@ from pipeline.cli import outputs, runs  # noqa: F401 (they declare their command
 from pipeline.cli.base import cli
 from pipeline.settings import ConfigError, UsageError
 from pipeline.untrusted import for_terminal
+from pipeline.warehouse import stopped_query
 from pos_sandbox.cli import sandbox_command
 
 cli.add_command(sandbox_command)
@@ -27,7 +28,12 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM: stop as Ctrl-C does (every ``finally`` runs, scratch files go)."""
 
 
+_terminated: list[int] = []
+"""SIGTERM arrived (a query it stopped ends in DuckDB's error, not in ``Terminated``)."""
+
+
 def _terminate(signum, frame) -> None:
+    _terminated.append(signum)
     raise Terminated
 
 
@@ -35,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pos-etl``: returns the exit code; every error is one line on
     stderr, no traceback (2 for a configuration or usage error, 1 for a failure, 130 for
     Ctrl-C, 143 for SIGTERM)."""
+    _terminated.clear()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     # The program's own choice for its process: Dagster's note that the revenue asset's
@@ -56,13 +63,23 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {for_terminal(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return 1
-    except duckdb.Error as exc:  # a warehouse file that is not one, or is damaged
+    except (KeyboardInterrupt, click.Abort) as exc:  # click raises Abort from the former
+        # (a RuntimeError: before the next clause)
+        return _stopped(exc)
+    except (RuntimeError, duckdb.Error) as exc:
+        if stopped_query(exc):  # DuckDB's answer to a signal during a query
+            return _stopped(exc)
+        if not isinstance(exc, duckdb.Error):
+            raise
+        # a warehouse file that is not one, or is damaged
         print(f"error: {for_terminal(str(exc).splitlines()[0])}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, click.Abort) as exc:  # click raises Abort from the former
-        if isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
-            print("stopped (SIGTERM)", file=sys.stderr)
-            return 143
-        print("stopped (Ctrl-C)", file=sys.stderr)
-        return 130
 
+
+def _stopped(exc: BaseException) -> int:
+    """Ctrl-C's or SIGTERM's word and exit code."""
+    if _terminated or isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+        print("stopped (SIGTERM)", file=sys.stderr)
+        return 143
+    print("stopped (Ctrl-C)", file=sys.stderr)
+    return 130

@@ -15,6 +15,7 @@ from pipeline.warehouse.build import (
     BuildResult,
     Warehouse,
     build_warehouse,
+    stopped_query,
 )
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
@@ -33,4 +34,4 @@ from pipeline.warehouse.models import (
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
            "BlockedBuild", "BuildResult", "Model", "ModelError", "Warehouse", "build_order",
            "build_warehouse", "config_macros", "discover_models", "macro_sql",
-           "model_dictionary"]
+           "model_dictionary", "stopped_query"]

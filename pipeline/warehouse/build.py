@@ -116,17 +116,32 @@ class Warehouse:
     def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in. The lake's Delta logs are brought to its
-        commits first; a lake on object storage is read where it is (``lakefiles``)."""
-        self.lake.sync()
+        commits first; a lake on object storage is read where it is (``lakefiles``).
+        A query stopped by Ctrl-C or SIGTERM raises ``KeyboardInterrupt`` (the previous
+        warehouse stays)."""
         redact = Redactor(self.secrets())
         try:
+            self.lake.sync()
             result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
                                      storage_version=self.storage_version)
         except BlockedBuild as exc:
             raise BlockedBuild([redacted_outcome(o, redact) for o in exc.failed]) from None
+        except RuntimeError as exc:
+            if stopped_query(exc):
+                raise KeyboardInterrupt("a warehouse query was stopped") from None
+            raise
         result.checks = [redacted_outcome(o, redact) for o in result.checks]
         return result
+
+
+def stopped_query(exc: BaseException) -> bool:
+    """``exc`` is how DuckDB ends a query that a signal stopped: Python's handler ran
+    during the query (Ctrl-C, or SIGTERM where Dagster maps it to Ctrl-C's), and DuckDB
+    answers with a plain ``RuntimeError`` of this text; ``connection.interrupt()`` with its
+    ``InterruptException``."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        type(exc) is RuntimeError and str(exc) == "Query interrupted")
 
 
 def redacted_outcome(outcome: CheckOutcome, redact: Callable[[str], str]) -> CheckOutcome:
