@@ -13,13 +13,18 @@ replaced by the project's once; the SQLite files it kept are Dagster's own and s
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.resources
 import os
+import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+import sqlalchemy.exc
 
 from pipeline.settings import Settings
 
@@ -63,6 +68,36 @@ def prepare_home(home: Path) -> Path:
 def open_instance(settings: Settings) -> dg.DagsterInstance:
     """The instance of ``dagster_home(settings)``, prepared (use it as a context manager)."""
     return dg.DagsterInstance.from_config(str(prepare_home(dagster_home(settings))))
+
+
+FULL_BELOW = 1 << 20
+"""Free bytes under which a failed write of Dagster's storage is taken for a full disk."""
+
+
+@contextmanager
+def storage_errors(settings: Settings) -> Iterator[None]:
+    """Dagster's storage failing under a command (a full disk, a database that went away)
+    raised as one ``OSError`` naming the home and what happened, instead of SQLAlchemy's
+    traceback. The run it was writing stays ``started``; the next command whose storage
+    works fails it (``pipeline.runs``)."""
+    try:
+        yield
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise storage_failure(dagster_home(settings), exc) from None
+
+
+def storage_failure(home: Path, exc: sqlalchemy.exc.DBAPIError) -> OSError:
+    reason = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        free = None
+    after = ("; once there is room, the next pos-etl command marks the run it stopped "
+             "failed")
+    if free is not None and free < FULL_BELOW:
+        return OSError(errno.ENOSPC, f"no space left on device ({free:,} bytes free; "
+                                     f"Dagster's storage: {reason}){after}", str(home))
+    return OSError(errno.EIO, f"Dagster's storage failed: {reason}{after}", str(home))
 
 
 if __name__ == "__main__":  # `make dev`: prepare the home the UI will use, print it

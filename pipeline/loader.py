@@ -24,7 +24,7 @@ from pipeline.assets.freshness import FRESHNESS_CHECK
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
-from pipeline.instance import open_instance
+from pipeline.instance import open_instance, storage_errors
 from pipeline.money import format_money
 from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, read_failures
 from pipeline.partitions import range_tags
@@ -398,6 +398,7 @@ def _session(settings: Settings, instance: dg.DagsterInstance | None,
     """The shared instance (or ``instance``), once the runs that died are failed and
     their pool slots freed (``pipeline.runs``)."""
     with ExitStack() as stack:
+        stack.enter_context(storage_errors(settings))
         dagster = instance or stack.enter_context(open_instance(settings))
         for line in reap_dead_runs(dagster):
             say(line)

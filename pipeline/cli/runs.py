@@ -110,12 +110,12 @@ def build(config: str | None, full: bool, warn_error: bool) -> int:
 def status(config: str | None, as_json: bool, warn_error: bool) -> int:
     from datetime import UTC, datetime
 
-    from pipeline.instance import open_instance
+    from pipeline.instance import open_instance, storage_errors
     from pipeline.resources import make_lake
     from pipeline.status import print_json, read_status
 
     settings = load_settings(config)
-    with open_instance(settings) as instance:
+    with storage_errors(settings), open_instance(settings) as instance:
         found = read_status(settings, make_lake(settings), instance, datetime.now(UTC))
     print(print_json(found, warn_error) if as_json
           else for_terminal("\n".join(found.lines(warn_error))))
