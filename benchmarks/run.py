@@ -391,10 +391,10 @@ def bench_nightly(locations: int, volume: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp, \
             sandbox_process("--locations", str(locations), "--volume", str(volume)) as url:
-        toml, env = chain_config(url, world.chain(locations))
+        toml, env = chain_config(url, world.chain(locations), start_date=date(2026, 5, 1),
+                                 lookback_days=0, drift_check_days=0)
         config = Path(tmp) / "chain.toml"
-        config.write_text(toml + "\n[schedule]\nstart_date = \"2026-05-01\"\n"
-                          "lookback_days = 0\ndrift_check_days = 0\n")
+        config.write_text(toml)
         os.environ.update(line.split("=", 1) for line in env.split())
         wall, reports = _nightly_tick(config, Path(tmp) / "dagster_home")
     return {"locations": locations, "transactions_per_day": volume,
@@ -495,9 +495,10 @@ def bench_partitions(locations: int, years: int) -> dict:
     first = today - timedelta(days=365 * years)
     dates = [first + timedelta(days=n) for n in range((today - first).days + 1)]
     with tempfile.TemporaryDirectory() as tmp:
-        toml, env = chain_config("http://127.0.0.1:9", world.chain(locations))
+        toml, env = chain_config("http://127.0.0.1:9", world.chain(locations),
+                                 start_date=first)
         config = Path(tmp) / "chain.toml"
-        config.write_text(toml + f'\n[schedule]\nstart_date = "{first}"\n')
+        config.write_text(toml)
         home = prepare_home(Path(tmp) / "dagster_home")
         lake = Lake(Path(tmp) / "data" / "lake")
         ids = [loc.id for loc in world.chain(locations).locations]

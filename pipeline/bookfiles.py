@@ -29,6 +29,7 @@ from pipeline.bookings import (
     daily_close_bookings,
     period_of,
 )
+from pipeline.coverage import Gaps, gaps, warehouse_days
 from pipeline.datev import write_datev
 from pipeline.export import (
     BOOKINGS,
@@ -155,21 +156,41 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
 
 
 def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
-            span: tuple[date, date], path: Path, now: datetime | None = None):
+            span: tuple[date, date], path: Path, now: datetime | None = None,
+            incomplete: bool = False):
     try:
         if fmt == "datev":
-            return write_datev(items, period, span, settings.accounting.datev, path, now)
+            return write_datev(items, period, span, settings.accounting.datev, path, now,
+                               incomplete)
         return write_bmd(items, settings.accounting.bmd, path)
     except BookingError as exc:
         raise ExportError(str(exc)) from None
 
 
-def close_period(settings: Settings, day: date, fmt: str,
-                 today: date | None = None) -> ledger.ClosedPeriod:
+class IncompletePeriod(ExportError):
+    """A period with business dates missing is not closed (without ``allow_incomplete``)."""
+
+    def __init__(self, period: Period, missing: list[Gaps]):
+        self.missing = missing
+        days = sum(len(g.missing) for g in missing)
+        super().__init__(
+            f"period {period.name} is incomplete: {days} business date{'s' * (days > 1)} "
+            f"missing in the warehouse; " + "; ".join(g.line() for g in missing)
+            + ". Load them (pos-etl load --start ... --missing-only) and close again; a "
+            "date loaded after the close is booked as a correction in a later period. "
+            "--allow-incomplete closes it anyway.")
+
+
+def close_period(settings: Settings, day: date, fmt: str, today: date | None = None,
+                 allow_incomplete: bool = False) -> ledger.ClosedPeriod:
     """Close the booking period ``day`` lies in: write its file in ``fmt`` (its daily
     closes and, if earlier periods are closed, their corrections) and commit it with its
     bookings to the lake (``pipeline.ledger``). A build then gives the warehouse the
-    closed period; an export of it gives this file."""
+    closed period; an export of it gives this file.
+
+    Refused (``IncompletePeriod``) while a configured location lacks a business date of
+    the period in the warehouse (``pipeline.coverage``), unless ``allow_incomplete``: then
+    the close's record and the file's description say so."""
     check_warehouse(settings)
     year_start = settings.accounting.datev.fiscal_year_start
     period = period_of(day, year_start)
@@ -179,6 +200,11 @@ def close_period(settings: Settings, day: date, fmt: str,
         ledger.check_closable(period, closed, today or date.today())
     except BookingError as exc:
         raise ExportError(str(exc)) from None
+    missing = [g for g in gaps(settings, warehouse_days(settings.warehouse.warehouse_path),
+                               None, period.first, period.last) if g.missing]
+    if missing and not allow_incomplete:
+        raise IncompletePeriod(period, missing)
+    incomplete = "; ".join(g.line() for g in missing) or None
     sel = Selection("rpt_daily_close", period.first, period.last, None)
     bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))
     if not bookings:  # closing a month before it is loaded would book all of it later
@@ -188,6 +214,7 @@ def close_period(settings: Settings, day: date, fmt: str,
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
         path = Path(tmp) / name
-        _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at)
+        _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at,
+                incomplete is not None)
         content = path.read_bytes()
-    return ledger.record(lake, period, fmt, name, content, bookings, closed_at)
+    return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete)

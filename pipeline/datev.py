@@ -81,10 +81,11 @@ def text_field(value: str, seen: Transliteration | None = None,
 
 def write_datev(bookings: list[Booking], period: Period, span: tuple[date, date],
                 datev: DatevSettings, target: Path,
-                now: datetime | None = None) -> Transliteration:
+                now: datetime | None = None, incomplete: bool = False) -> Transliteration:
     """One Buchungsstapel: the ``bookings`` of one booking ``period`` (a file holds one
-    fiscal year; DATEV takes one batch per period), ``span`` the dates its header names.
-    Returns what was transliterated."""
+    fiscal year; DATEV takes one batch per period), ``span`` the dates its header names,
+    its description (at most 30 characters) ``unvollständig`` when business dates of the
+    period are missing. Returns what was transliterated."""
     for b in bookings:
         check_booking(b, datev.account_length)
     seen = Transliteration()
@@ -95,7 +96,8 @@ def write_datev(bookings: list[Booking], period: Period, span: tuple[date, date]
         "", '"RE"', '"pos-etl"', '""', str(datev.consultant_number),
         str(datev.client_number), period.year_start.strftime("%Y%m%d"),
         str(datev.account_length), start.strftime("%Y%m%d"), end.strftime("%Y%m%d"),
-        text_field(f"Kassenabschluss {period.name}"), '""', "1", "0", "0", '"EUR"', "", '""',
+        text_field(f"Kasse {period.name} unvollständig" if incomplete
+                   else f"Kassenabschluss {period.name}"), '""', "1", "0", "0", '"EUR"', "", '""',
         "", "", "", "", "", '""', '""',
     ]
     lines = [";".join(header), ";".join(DATEV_COLUMNS)]

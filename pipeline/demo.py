@@ -17,9 +17,9 @@ def _table(con: duckdb.DuckDBPyConnection, sql: str) -> str:
 
 def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = None) -> int:
     """Load the last ``days`` business dates of the sandbox's locations and show the result."""
-    settings = sandbox_settings(data_dir)
     today = today or date.today()
     start, end = today - timedelta(days=days), today - timedelta(days=1)
+    settings = sandbox_settings(data_dir, start)  # its history: what it loads
     print(f"pos-etl demo: sandbox locations "
           f"{', '.join(str(loc.id) for loc in settings.locations)}, "
           f"business dates {start} .. {end}\n", flush=True)

@@ -35,6 +35,7 @@ from pathlib import Path
 import duckdb
 import psutil
 
+from pipeline.coverage import Gaps, gaps, warehouse_days
 from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
@@ -68,6 +69,8 @@ class Exported:
     rows: int
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    missing: list[Gaps] = field(default_factory=list)
+    """Per location, the business dates of the range the warehouse lacks."""
 
 
 def _resolve(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[tuple[str, str]]]:
@@ -168,30 +171,47 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     check_warehouse(settings)
+    missing = missing_dates(settings, sel)
     if fmt in BOOKINGS:
         from pipeline.bookfiles import export_bookings  # it builds on this module
 
-        return export_bookings(settings, sel, fmt, output)
-    target = _real_target(output)
-    remove_leftovers(target.parent, target.name)
-    scratch = target.with_name(f".{target.name}.{os.getpid()}.export")
-    scratch.mkdir()
-    try:
-        temp = scratch / target.name
-        result = _write(settings, sel, fmt, temp, scratch, raw_text)
-        os.replace(temp, target)
-        result.files = [target]
-        return result
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        result = export_bookings(settings, sel, fmt, output)
+    else:
+        target = _real_target(output)
+        remove_leftovers(target.parent, target.name)
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.export")
+        scratch.mkdir()
+        try:
+            temp = scratch / target.name
+            result = _write(settings, sel, fmt, temp, scratch, raw_text, missing)
+            os.replace(temp, target)
+            result.files = [target]
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    result.missing = missing
+    result.warnings[:0] = [f"{sel.model} lacks business dates of the range: {g.line()}"
+                           for g in missing]
+    return result
+
+
+def missing_dates(settings: Settings, sel: Selection) -> list[Gaps]:
+    """Per location of the selection, the business dates of its range that the warehouse
+    lacks (``pipeline.coverage``): for a model of locations and business dates."""
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        columns = {name for name, _ in _resolve(con, sel.model)[1]}
+    if not {"location_id", "business_date"} <= columns:
+        return []
+    return [g for g in gaps(settings, warehouse_days(settings.warehouse.warehouse_path),
+                            datetime.now(UTC), sel.start, sel.end, sel.location_ids)
+            if g.missing]
 
 
 def _write(settings: Settings, sel: Selection, fmt: str, temp: Path, scratch: Path,
-           raw_text: bool) -> Exported:
+           raw_text: bool, missing: list[Gaps]) -> Exported:
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         sql = selection_query(con, sel, neutralise=fmt == "csv" and not raw_text)
         if fmt == "xlsx":
-            return Exported(_write_xlsx(con.execute(sql), temp, scratch, sel.model))
+            return Exported(_write_xlsx(con.execute(sql), temp, scratch, sel.model, missing))
         options = "format parquet" if fmt == "parquet" else "format csv, header"
         path = str(temp).replace("'", "''")  # DuckDB's own writer, streaming
         return Exported(con.execute(f"copy ({sql}) to '{path}' ({options})").fetchone()[0])
@@ -201,9 +221,16 @@ XLSX_MAX_ROWS = 1_048_575
 """Rows of a worksheet below its header: Excel's limit."""
 
 
-def _write_xlsx(cursor, target: Path, scratch: Path, sheet: str) -> int:
+MISSING_SHEET = "missing dates"
+"""The sheet of an xlsx export that names the business dates its range lacks."""
+
+
+def _write_xlsx(cursor, target: Path, scratch: Path, sheet: str,
+                missing: list[Gaps] = ()) -> int:
     """XlsxWriter in constant-memory mode, its scratch files in ``scratch``. Strings are
-    written as strings (``strings_to_formulas``, ``_urls`` and ``_numbers`` off)."""
+    written as strings (``strings_to_formulas``, ``_urls`` and ``_numbers`` off). The
+    business dates the range lacks, if any, on a sheet of their own (``MISSING_SHEET``),
+    one row per location and run of missing dates."""
     import xlsxwriter
 
     options = {"constant_memory": True, "tmpdir": str(scratch),
@@ -229,6 +256,18 @@ def _write_xlsx(cursor, target: Path, scratch: Path, sheet: str) -> int:
                 rows += 1
                 for col, value in enumerate(row):
                     _xlsx_cell(ws, rows, col, value, formats)
+        if missing:
+            gaps_ws = book.add_worksheet(MISSING_SHEET)
+            for col, title in enumerate(("location_id", "short_code", "missing_from",
+                                         "missing_to", "days_missing", "dates_expected")):
+                gaps_ws.write_string(0, col, title, formats["bold"])
+            line = 0
+            for g in missing:
+                for first, last in g.ranges:
+                    line += 1
+                    for col, value in enumerate((g.location_id, g.short_code, first, last,
+                                                 (last - first).days + 1, g.expected)):
+                        _xlsx_cell(gaps_ws, line, col, value, formats)
     return rows
 
 

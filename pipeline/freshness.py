@@ -2,36 +2,28 @@
 
 A location's business date D is due at ``freshness.deadline`` (06:00, say) of the day
 after, in the location's own time zone (a business day that starts later than that is
-due a day later). The lake is fresh for a location when its newest committed revenue
-partition is at least the newest date due; ``rpt_daily_close`` is fresh when it holds
-that date too, or the lake's partitions after its newest date have no receipts (a day
-the location was closed has no close). The Dagster freshness checks and ``pos-etl
-status`` both answer from here.
+due a day later; ``pipeline.coverage.due_date``), unless the location closed before. The
+lake is fresh for a location when its newest committed revenue partition is at least the
+newest date due; ``rpt_daily_close`` is fresh when it holds that date too, or the lake's
+partitions after its newest date have no receipts (a day the location was closed has no
+close). The Dagster freshness checks and ``pos-etl status`` both answer from here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import duckdb
 
+from pipeline.coverage import expected_dates, lake_days
 from pipeline.lake import LakeStore
-from pipeline.settings import LocationSettings, Settings
+from pipeline.settings import Settings
 
 CLOSED_DAYS_LOOKED_AT = 31
 """Days without receipts after the warehouse's newest close that may still count as
 closed days (each is one commit record read)."""
-
-
-def due_date(location: LocationSettings, deadline: time, now: datetime) -> date:
-    """The newest business date of ``location`` that must be loaded at ``now``."""
-    local = now.astimezone(location.tz)
-    passed = datetime.combine(local.date(), deadline, tzinfo=location.tz)
-    if local < passed:
-        passed -= timedelta(days=1)
-    return location.business_date_at(passed) - timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -41,7 +33,7 @@ class LocationFreshness:
     location_id: int
     short_code: str
     due: date | None
-    """The newest business date due now (None: none before ``schedule.start_date``)."""
+    """The newest business date due now (None: none is, ``pipeline.coverage``)."""
     yesterday: date
     """The location's last complete business date now (the lag counts from it)."""
     lake_newest: date | None
@@ -78,13 +70,7 @@ def _iso(day: date | None) -> str | None:
 
 def newest_loaded(lake: LakeStore) -> dict[int, date]:
     """Per location, the newest business date committed in the revenue lake."""
-    newest: dict[int, date] = {}
-    for partition in lake.partitions("revenue"):
-        location, day = int(partition["location_id"]), date.fromisoformat(
-            partition["business_date"])
-        if day > newest.get(location, date.min):
-            newest[location] = day
-    return newest
+    return {loc: max(days) for loc, days in lake_days(lake).items()}
 
 
 def newest_closed(warehouse_path: Path) -> dict[int, date]:
@@ -100,15 +86,16 @@ def newest_closed(warehouse_path: Path) -> dict[int, date]:
             return {}
 
 
-def freshness(settings: Settings, lake: LakeStore, now: datetime) -> list[LocationFreshness]:
-    """Every configured location's freshness at ``now`` (an aware datetime)."""
-    deadline = time.fromisoformat(settings.freshness.deadline)
-    loaded = newest_loaded(lake)
+def freshness(settings: Settings, lake: LakeStore, now: datetime,
+              days: dict[int, set[date]] | None = None) -> list[LocationFreshness]:
+    """Every configured location's freshness at ``now`` (an aware datetime); ``days``:
+    the lake's (``lake_days``), if read already."""
+    loaded = {loc: max(found) for loc, found in (days or lake_days(lake)).items()}
     closed = newest_closed(settings.warehouse.warehouse_path)
     result = []
     for loc in settings.locations:
-        due = due_date(loc, deadline, now)
-        due = due if due >= settings.schedule.start_date else None
+        span = expected_dates(settings, loc, now)
+        due = span[1] if span else None
         close = closed.get(loc.id)
         result.append(LocationFreshness(
             loc.id, loc.short_code, due, loc.business_date_at(now) - timedelta(days=1),

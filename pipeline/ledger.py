@@ -40,7 +40,9 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
         pa.field("closed_at", pa.timestamp("us", tz="UTC"), False),
         pa.field("format", pa.string(), False), pa.field("file_name", pa.string(), False),
         pa.field("sha256", pa.string(), False), pa.field("content", pa.binary(), False),
-        pa.field("bookings", pa.int64(), False)]),
+        pa.field("bookings", pa.int64(), False),
+        # closed with dates missing (--allow-incomplete): which; null when complete
+        pa.field("incomplete", pa.string())]),
     "closed_bookings": pa.schema([
         pa.field("period", pa.string(), False), pa.field("location_id", pa.int32(), False),
         pa.field("business_date", pa.date32(), False),
@@ -84,6 +86,8 @@ class ClosedPeriod:
     content: bytes
     load_id: str
     bookings: int
+    incomplete: str | None = None
+    """Closed with business dates missing (``--allow-incomplete``): which, per location."""
 
     @property
     def name(self) -> str:
@@ -99,7 +103,7 @@ def closed_periods(lake: LakeStore) -> dict[str, ClosedPeriod]:
         out[row["period"]] = ClosedPeriod(
             Period(row["first_date"], row["last_date"], row["year_start"]), row["closed_at"],
             row["format"], row["file_name"], row["sha256"], row["content"], record.load_id,
-            row["bookings"])
+            row["bookings"], row.get("incomplete"))
     return dict(sorted(out.items(), key=lambda item: item[1].period.first))
 
 
@@ -162,8 +166,10 @@ def corrections(con: duckdb.DuckDBPyConnection, period: Period, location_ids: li
 
 
 def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: bytes,
-           bookings: list[Booking], closed_at: datetime | None = None) -> ClosedPeriod:
-    """Commit the closed ``period``: its file and its bookings, in one lake commit."""
+           bookings: list[Booking], closed_at: datetime | None = None,
+           incomplete: str | None = None) -> ClosedPeriod:
+    """Commit the closed ``period``: its file and its bookings, in one lake commit
+    (``incomplete``: the dates it was closed without)."""
     closed_at = closed_at or datetime.now(UTC)
     digest = hashlib.sha256(content).hexdigest()
     numbers: dict[tuple[int, date], int] = {}
@@ -182,13 +188,15 @@ def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: b
             "period": period.name, "first_date": period.first, "last_date": period.last,
             "year_start": period.year_start, "closed_at": closed_at, "format": fmt,
             "file_name": file_name, "sha256": digest, "content": content,
-            "bookings": len(bookings)}], schema=LEDGER_TABLES["closed_periods"]),
+            "bookings": len(bookings), "incomplete": incomplete}],
+            schema=LEDGER_TABLES["closed_periods"]),
         "closed_bookings": pa.Table.from_pylist(rows, schema=LEDGER_TABLES["closed_bookings"]),
     }
     lake.write(AREA, tables, {"period": period.name},
                metadata={"sha256": digest, "bookings": len(bookings)})
     return ClosedPeriod(period, closed_at, fmt, file_name, digest, content,
-                        lake.committed(AREA, {"period": period.name}).load_id, len(bookings))
+                        lake.committed(AREA, {"period": period.name}).load_id, len(bookings),
+                        incomplete)
 
 
 def check_closable(period: Period, closed: dict[str, ClosedPeriod], today: date) -> None:

@@ -12,6 +12,7 @@ reads them when such a run starts; the run's config shows the variables' names o
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Self
 
@@ -24,6 +25,7 @@ from pipeline.reporting import Reporter
 from pipeline.settings import (
     CONFIG_ENV,
     LocationSettings,
+    ScheduleSettings,
     Settings,
     WarehouseSettings,
     check_data_dir,
@@ -106,11 +108,17 @@ def sandbox_source(settings: Settings) -> Iterator[PosSource]:
         yield source
 
 
-def sandbox_settings(data_dir: Path | str = "data") -> Settings:
-    """Settings for the built-in sandbox's three locations."""
+def sandbox_settings(data_dir: Path | str = "data", start_date: date | None = None
+                     ) -> Settings:
+    """Settings for the built-in sandbox's three locations. The sandbox serves any date;
+    their history starts at ``start_date``, by default a week before today (what
+    ``make demo`` loads: nothing is missing after it)."""
     from pos_sandbox import world
+    from pos_sandbox.server import HISTORY_DAYS
 
+    start_date = start_date or date.today() - timedelta(days=HISTORY_DAYS)
     return Settings(
+        schedule=ScheduleSettings(start_date=start_date),
         warehouse=WarehouseSettings(data_dir=Path(data_dir)),
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,

@@ -147,8 +147,22 @@ class LocationSettings(_Strict):
     cost_center: str | None = Field(None, pattern=r"^[A-Za-z0-9]{1,36}$")
     """The location's cost centre (Kostenstelle): ``KOST1`` of its DATEV bookings, ``kost``
     of its BMD bookings (which takes digits only); unset: none."""
+    first_business_date: date | None = None
+    """Its first business date (it opened then); unset: ``[schedule] start_date``. No
+    date before it is expected (``pipeline.coverage``)."""
+    last_business_date: date | None = None
+    """Its last business date (it closed after it); unset: it is open. No date after it
+    is expected."""
 
     _timezone = field_validator("timezone")(_zone)
+
+    @model_validator(mode="after")
+    def _opened_before_closed(self) -> LocationSettings:
+        if self.first_business_date and self.last_business_date and \
+                self.last_business_date < self.first_business_date:
+            raise ValueError(f"last_business_date {self.last_business_date} is before "
+                             f"first_business_date {self.first_business_date}")
+        return self
 
     @property
     def tz(self) -> ZoneInfo:

@@ -1,10 +1,12 @@
 """``pos-etl status``: is everything fine? One screen, and an exit code for a monitor.
 
 Per location the newest business date in the lake, its lag and whether the lake and the
-daily close are fresh (``pipeline.freshness``); the last load's and build's runs with
+daily close are fresh (``pipeline.freshness``); the holes in its history before that
+date (``pipeline.coverage``); the last load's and build's runs with
 their failed and warned checks (from the Dagster instance); the source drift found in
 the last days (from the warehouse). Needs attention, and exits 1: a stale location, a
-failed last run, a failed check of severity error (and, with ``--warn-error``, a warning).
+failed last run, a failed check of severity error (and, with ``--warn-error``, a warning),
+a hole in a location's history.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import dagster as dg
 import duckdb
 
 from pipeline.checks import FailedCheck
+from pipeline.coverage import Gaps, gaps, lake_days
 from pipeline.freshness import LocationFreshness, freshness
 from pipeline.lake import LakeStore
 from pipeline.runs import IN_PROGRESS, is_dead
@@ -52,6 +55,9 @@ class Status:
     """(location, business date, detected at) of the drift found lately."""
     unconfigured: list[int] = field(default_factory=list)
     """Locations the warehouse holds that the config no longer names (a note)."""
+    history: list[Gaps] = field(default_factory=list)
+    """Per location, its expected dates up to its newest loaded one and the holes among
+    them (``pipeline.coverage``; the dates after it are the freshness's)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
         """What needs attention, one line each (empty: everything is fine)."""
@@ -61,6 +67,9 @@ class Status:
         lines += [f"location {s.location_id} {s.short_code}: rpt_daily_close has "
                   f"{s.close_newest or 'nothing'}, {s.due} was due" for s in self.locations
                   if s.lake_fresh and not s.close_fresh]
+        lines += [f"{held.line()} (not in the lake; pos-etl load --start "
+                  f"{held.missing[0]} --end {held.missing[-1]} --missing-only)"
+                  for held in self.history if held.missing]
         for run in self.runs:
             if run.dead:
                 lines.append(f"{run.job}: its last run {run.run_id} is still marked "
@@ -83,7 +92,8 @@ class Status:
                                             for c in r.failed_checks]} for r in self.runs],
                 "drift": [{"location_id": loc, "business_date": day, "detected_at": at}
                           for loc, day, at in self.drift],
-                "unconfigured_locations": self.unconfigured}
+                "unconfigured_locations": self.unconfigured,
+                "history": [held.as_json() for held in self.history]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -94,6 +104,10 @@ class Status:
                        f"{'fresh' if s.lake_fresh else 'STALE':<6} "
                        f"{'fresh' if s.close_fresh else 'STALE'} "
                        f"({s.close_newest or 'none'})")
+        for held in self.history:
+            if held.expected and not held.missing:
+                out.append(f"location {held.location_id} {held.short_code}: every business "
+                           f"date from {held.first} to {held.last} loaded ({held.expected})")
         for run in self.runs:
             ended = f", ended {run.ended:%Y-%m-%d %H:%M} UTC" if run.ended else ""
             out.append(f"{run.job}: {run.status.lower()}{ended} (run {run.run_id})")
@@ -167,8 +181,13 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
                 now: datetime) -> Status:
     """The status at ``now`` (an aware datetime)."""
     runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
-    return Status(freshness(settings, lake, now), runs,
-                  _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings))
+    loaded = lake_days(lake)
+    history = [found for loc in settings.locations if loc.id in loaded
+               for found in gaps(settings, loaded, now, end=max(loaded[loc.id]),
+                                 location_ids=[loc.id])]
+    return Status(freshness(settings, lake, now, loaded), runs,
+                  _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
+                  history)
 
 
 def print_json(status: Status, warn_error: bool) -> str:

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import date, timedelta
 
 import uvicorn
 
@@ -63,14 +64,29 @@ def banner(base_url: str, chain: world.Chain | None = None) -> str:
     return "\n".join(lines)
 
 
-def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data") -> tuple[str, str]:
+HISTORY_DAYS = 7
+"""The business dates a sandbox config expects by default: the week before it was
+written (``pos-etl load --days 7`` loads them all)."""
+
+
+def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data",
+                 start_date: date | None = None, **schedule: int) -> tuple[str, str]:
     """A pos-etl config file for the locations of ``chain`` served at ``base_url``, and the
-    environment file with their keys (``set -a; . FILE; set +a`` before a load)."""
+    environment file with their keys (``set -a; . FILE; set +a`` before a load).
+
+    The sandbox serves any date; the config's history starts at ``start_date`` (default
+    ``HISTORY_DAYS`` before today), so that ``pos-etl status`` and Dagster's partitions
+    show as missing only what was meant to be loaded. ``schedule``: more keys of its
+    ``[schedule]``."""
+    start_date = start_date or date.today() - timedelta(days=HISTORY_DAYS)
     toml = [f'# pos-etl config of a sandbox chain of {len(chain.locations)} locations',
             "[source]", f'base_url = "{base_url}"',
             "# the voucher ledger is served at the same address (its key: the first "
             "location's)", f'voucher_url = "{base_url}"', "", "[warehouse]",
-            f'data_dir = "{data_dir}"']
+            f'data_dir = "{data_dir}"', "",
+            "# the sandbox serves any date; the history this config expects starts here",
+            "[schedule]", f'start_date = "{start_date}"',
+            *(f"{key} = {value}" for key, value in schedule.items())]
     env = []
     for loc in chain.locations:
         toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',

@@ -19,7 +19,7 @@ DAY = date(2026, 6, 1)
 def test_a_chain_config_loads_every_location(tmp_path, monkeypatch, capsys):
     chain = world.chain(CHAIN)
     with running_sandbox(SandboxConfig(locations=CHAIN)) as url:
-        toml, env = chain_config(url, chain)
+        toml, env = chain_config(url, chain, start_date=DAY)
         config = tmp_path / "chain.toml"
         config.write_text(toml)
         assert [loc.id for loc in load_settings(config).locations] == \

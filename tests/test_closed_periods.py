@@ -47,10 +47,17 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     settings = make_settings(sandbox_url, data_dir)
     assert run_load(settings, OCT30, NOV2, [1001], catalog=False, progress=Reporter()).ok
 
-    with pytest.raises(ExportError, match="2026-09: the warehouse has no daily close in it"):
+    with pytest.raises(ExportError, match="period 2026-09 is incomplete: 90 business dates"):
         close_period(settings, date(2026, 9, 30), "datev")  # not loaded: not closed
-    closed = close_period(settings, OCT31, "datev")
+    with pytest.raises(ExportError, match="2026-09: the warehouse has no daily close in it"):
+        close_period(settings, date(2026, 9, 30), "datev", allow_incomplete=True)
+    # October has two days of one location of three: closed only when told to, and so noted
+    closed = close_period(settings, OCT31, "datev", allow_incomplete=True)
     assert closed.name == "2026-10" and closed.bookings > 0
+    assert closed.incomplete.startswith("location 1001 VIE01: missing 2026-10-01 .. "
+                                        "2026-10-29 (29 days of 31); location 1002 ")
+    header = read_datev_header(closed.content)
+    assert header[16] == "Kasse 2026-10 unvollständig"
     with pytest.raises(ExportError, match="run `pos-etl build` first"):
         export(settings, NOVEMBER, "datev", tmp_path / "early.csv")  # not built since
     assert run_build(settings, progress=Reporter()).ok
@@ -80,6 +87,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                                                   (OCT31, "2026-10", NOV1)]
 
     nov = export(settings, NOVEMBER, "datev", tmp_path / "nov.csv")
+
     from pipeline.datev import read_datev
 
     rows = read_datev(tmp_path / "nov.csv")[1]
@@ -116,10 +124,16 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert {k: v for k, v in booked.items() if v} == _totals(nov_read)
 
     # Closing November books the corrections: none are outstanding afterwards.
-    close_period(settings, NOV2, "datev", today=date(2026, 12, 5))
+    close_period(settings, NOV2, "datev", today=date(2026, 12, 5), allow_incomplete=True)
     assert run_build(settings, progress=Reporter()).ok
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         assert con.execute("select count(*) from rpt_period_corrections").fetchone() == (0,)
+
+
+def read_datev_header(content: bytes) -> list[str]:
+    import csv
+
+    return next(csv.reader([content.decode("cp1252").split("\r\n")[0]], delimiter=";"))
 
 
 def test_close_period_command_writes_records_and_refuses_a_second_close(
@@ -133,9 +147,12 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
                     progress=Reporter()).ok
     folder = tmp_path / "closed"
     assert main(["close-period", "2026-10", "--config", str(config), "--format", "bmd",
-                 "-o", str(folder)]) == 0
-    out = capsys.readouterr().out
+                 "-o", str(folder), "--allow-incomplete"]) == 0
+    said = capsys.readouterr()
+    out = said.out
     assert "closed 2026-10:" in out and "recorded in the lake" in out
+    assert "WARNING closed incomplete (--allow-incomplete): location 1001 VIE01: missing " \
+           "2026-10-01 .. 2026-10-30 (30 days of 31)" in said.err
     written = folder / "BMD_Buchungen_2026-10.csv"
     digest = hashlib.sha256(written.read_bytes()).hexdigest()
     assert written.is_file() and f"sha256 {digest[:16]}" in out

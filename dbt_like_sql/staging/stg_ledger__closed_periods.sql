@@ -21,6 +21,7 @@ renamed as (
         sha256,
         octet_length(content) as file_bytes,
         bookings,
+        incomplete,
         load_id
 
     from source

@@ -105,19 +105,26 @@ class PeriodArg(click.ParamType):
               show_default=True)
 @click.option("--output", "-o", type=click.Path(),
               help="folder (default: closed_<format>) or file to write the period's file to")
-def close_period(period: date, config: str | None, fmt: str, output: str | None) -> int:
+@click.option("--allow-incomplete", is_flag=True,
+              help="close it although business dates of configured locations are missing "
+                   "(the close's record and the file's description say so)")
+def close_period(period: date, config: str | None, fmt: str, output: str | None,
+                 allow_incomplete: bool) -> int:
     from pipeline.bookfiles import close_period as close
     from pipeline.export import ExportError, Selection, export
     from pipeline.loader import run_build
 
     settings = load_settings(config)
     try:
-        closed = close(settings, period, fmt)
+        closed = close(settings, period, fmt, allow_incomplete=allow_incomplete)
     except ExportError as exc:
         print(f"close-period: {for_terminal(str(exc))}", file=sys.stderr)
         return 1
     print(f"closed {closed.name}: {closed.bookings:,} bookings, {closed.file_name} "
           f"(sha256 {closed.sha256[:16]}...) recorded in the lake")
+    if closed.incomplete:
+        print(f"WARNING closed incomplete (--allow-incomplete): {for_terminal(closed.incomplete)}",
+              file=sys.stderr)
     report = run_build(settings)  # the warehouse learns of the closed period
     if not report.ok:
         print(report.summary(), file=sys.stderr)
