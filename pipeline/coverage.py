@@ -141,25 +141,15 @@ def lake_days(lake: LakeStore) -> dict[int, set[date]]:
     return days
 
 
-BUILT_FROM = "fct_turnover_daily"
-"""The partitioned model whose computed groups say which revenue partitions a warehouse
-was built from (one group per location and business date, days without receipts too)."""
-
-
 def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
     """Per location, the business dates the warehouse at ``warehouse_path`` was built
     from (none without a warehouse)."""
+    from pipeline.warehouse.plan import built_from  # the warehouse package builds on this
+
     if not warehouse_path.exists():
         return {}
     with duckdb.connect(str(warehouse_path), read_only=True) as con:
         try:
-            groups = con.execute("select part_group from _state.parts where model = ?",
-                                 [BUILT_FROM]).fetchall()
+            return built_from(con)
         except duckdb.CatalogException:
             return {}
-    days: dict[int, set[date]] = {}
-    for (group,) in groups:
-        keys = dict(part.split("=", 1) for part in group.split("/"))
-        days.setdefault(int(keys["location_id"]), set()).add(
-            date.fromisoformat(keys["business_date"]))
-    return days

@@ -374,17 +374,20 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     return report
 
 
-def run_build(settings: Settings, *, full: bool = False, progress: Reporter | None = None,
+def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = False,
+              progress: Reporter | None = None,
               instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``warehouse_job`` in this process: the models built from the lake (what changed
-    since the last build, or everything with ``full``) and checked. Calls no POS."""
+    since the last build, or everything with ``full``) and checked. Calls no POS.
+    ``forget_missing`` drops what the lake lost (else such a loss fails the build)."""
     reporter = progress or LineReporter(_stderr)
     say = reporter.say
     defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
                       reporter=reporter)
     with _session(settings, instance, say) as dagster:
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
-                          {"warehouse_models": {"config": {"full": full}}},
+                          {"warehouse_models": {"config": {"full": full,
+                                                           "forget_missing": forget_missing}}},
                           {"pos_etl/trigger": "cli"}, None, say)
         return LoadReport.from_run(result, 0, dagster)
 

@@ -44,6 +44,9 @@ class BuildConfig(dg.Config):
 
     full: bool = False
     """Compute every partition of the partitioned models again, not only what changed."""
+    forget_missing: bool = False
+    """Revenue partitions the lake no longer holds are dropped from the warehouse (on
+    purpose); without it, such a loss fails the build and the warehouse stays."""
 
 
 def _report_metadata(path) -> dict[str, dict]:
@@ -79,7 +82,8 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                          warehouse: dg.ResourceParam[Warehouse]):
         """Build every SQL model into a new DuckDB file and switch it in atomically."""
         try:
-            result = warehouse.build(models, full=config.full)
+            result = warehouse.build(models, full=config.full,
+                                     forget_missing=config.forget_missing)
         except ModelError as exc:  # the old warehouse stays in place
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None

@@ -89,12 +89,15 @@ def verify(**range_args) -> int:
 @config_option
 @click.option("--full", is_flag=True,
               help="compute every partition again (the result is the same)")
+@click.option("--forget-missing", is_flag=True,
+              help="drop from the warehouse the revenue partitions the lake no longer holds "
+                   "(without it, such a loss fails the build and the warehouse stays)")
 @warn_error_option
-def build(config: str | None, full: bool, warn_error: bool) -> int:
+def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool) -> int:
     from pipeline.loader import run_build
 
     settings = load_settings(config)
-    report = run_build(settings, full=full)
+    report = run_build(settings, full=full, forget_missing=forget_missing)
     report.warn_error = warn_error
     print(for_terminal(report.summary()))
     alert_about(settings, report, "build")

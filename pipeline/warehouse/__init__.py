@@ -13,6 +13,7 @@ from pipeline.macros import macro_sql
 from pipeline.warehouse.build import (
     BlockedBuild,
     BuildResult,
+    LakeShrank,
     Warehouse,
     build_warehouse,
     stopped_query,
@@ -32,6 +33,6 @@ from pipeline.warehouse.models import (
 )
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
-           "BlockedBuild", "BuildResult", "Model", "ModelError", "Warehouse", "build_order",
-           "build_warehouse", "config_macros", "discover_models", "macro_sql",
+           "BlockedBuild", "BuildResult", "LakeShrank", "Model", "ModelError", "Warehouse",
+           "build_order", "build_warehouse", "config_macros", "discover_models", "macro_sql",
            "model_dictionary", "stopped_query"]

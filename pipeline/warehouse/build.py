@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -62,6 +63,7 @@ from pipeline.warehouse.plan import (
     STATE_SCHEMA,
     Manifest,
     Plan,
+    built_from,
     make_plan,
 )
 
@@ -113,7 +115,8 @@ class Warehouse:
     """The keys a check's sample rows could echo (POS strings): read when a build runs,
     and redacted from the samples before anything shows or stores them."""
 
-    def build(self, models: dict[str, Model] | None = None, full: bool = False) -> BuildResult:
+    def build(self, models: dict[str, Model] | None = None, full: bool = False,
+              forget_missing: bool = False) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in. The lake's Delta logs are brought to its
         commits first; a lake on object storage is read where it is (``lakefiles``).
@@ -124,7 +127,8 @@ class Warehouse:
             self.lake.sync()
             result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
-                                     storage_version=self.storage_version)
+                                     storage_version=self.storage_version,
+                                     forget_missing=forget_missing)
         except BlockedBuild as exc:
             raise BlockedBuild([redacted_outcome(o, redact) for o in exc.failed]) from None
         except RuntimeError as exc:
@@ -133,6 +137,43 @@ class Warehouse:
             raise
         result.checks = [redacted_outcome(o, redact) for o in result.checks]
         return result
+
+
+class LakeShrank(ModelError):
+    """The lake no longer holds revenue partitions the warehouse in place was built from."""
+
+    def __init__(self, lost: list[tuple[int, date]]):
+        self.lost = lost
+        shown = "; ".join(f"location {loc} {day}" for loc, day in lost[:LOST_SHOWN])
+        more = f" and {len(lost) - LOST_SHOWN} more" if len(lost) > LOST_SHOWN else ""
+        first_loc, first_day = lost[0]
+        super().__init__(
+            f"the lake no longer holds {len(lost)} revenue partition"
+            f"{'s' * (len(lost) > 1)} the warehouse was built from: {shown}{more} (a lost "
+            f"file, commit record or log entry); load {'them' if len(lost) > 1 else 'it'} "
+            f"again (pos-etl load --location {first_loc} --start {first_day} --end "
+            f"{first_day}), or, to drop {'them' if len(lost) > 1 else 'it'} on purpose, "
+            f"pos-etl build --forget-missing")
+
+
+LOST_SHOWN = 5
+"""Lost partitions a ``LakeShrank`` names before it counts the rest."""
+
+
+def _built_from(warehouse_path: Path) -> dict[int, set[date]]:
+    """``built_from`` of the warehouse file in place (nothing: none, or unreadable)."""
+    if not warehouse_path.exists():
+        return {}
+    try:
+        with duckdb.connect(str(warehouse_path), read_only=True) as con:
+            return built_from(con)
+    except duckdb.Error:
+        return {}
+
+
+def _lost(before: dict[int, set[date]], after: dict[int, set[date]]) -> list[tuple[int, date]]:
+    return sorted((loc, day) for loc, days in before.items()
+                  for day in days - after.get(loc, set()))
 
 
 def stopped_query(exc: BaseException) -> bool:
@@ -174,9 +215,15 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
                     memory_limit: str = DEFAULT_MEMORY_LIMIT,
                     macros: tuple[str, ...] = config_macros(),
-                    storage_version: str = DEFAULT_STORAGE_VERSION) -> BuildResult:
+                    storage_version: str = DEFAULT_STORAGE_VERSION,
+                    forget_missing: bool = False) -> BuildResult:
     """Build the models from the lake (its files, or a local lake's folder), run the data
     checks, then switch the new file in atomically.
+
+    The lake never shrinks in silence: a revenue partition the warehouse in place was
+    built from and the lake no longer holds (a lost file, commit record or log entry)
+    fails the build (``LakeShrank``) naming it, and the warehouse in place stays; unless
+    ``forget_missing`` (``pos-etl build --forget-missing``) says it is gone on purpose.
 
     Partitioned models are computed for the groups (a location's day) whose input
     changed since the warehouse in place was built; everything else is
@@ -196,6 +243,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
         previous = Manifest.read(warehouse_path)
+        built_before = _built_from(warehouse_path)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         incremental = not full and previous.meta == wanted
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
@@ -212,6 +260,9 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     None if incremental else warehouse_path)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
+                lost = _lost(built_before, built_from(con, TARGET))
+                if lost and not forget_missing:
+                    raise LakeShrank(lost)
                 apply_comments(con, models, model_dictionary(models))
                 for check in checks:
                     if check not in outcomes:

@@ -110,6 +110,24 @@ NEXT_PARTS = "next_parts"
 built, until they replace ``PARTS``): rows of the file, not Python objects, as there are
 a chain's partitions times the partitioned models of them (over a million)."""
 
+BUILT_FROM = "fct_turnover_daily"
+"""The partitioned model whose groups say which revenue partitions a warehouse was built
+from: one group per location and business date, days without receipts too."""
+
+
+def built_from(con: duckdb.DuckDBPyConnection, catalog: str | None = None
+               ) -> dict[int, set[date]]:
+    """Per location, the business dates whose revenue partition the warehouse (the
+    connection's, or the attached ``catalog``) was built from."""
+    state = f"{catalog}.{STATE_SCHEMA}" if catalog else STATE_SCHEMA
+    days: dict[int, set[date]] = {}
+    for (group,) in con.execute(f"select part_group from {state}.{PARTS} where model = ?",
+                                [BUILT_FROM]).fetchall():
+        keys = parse_partition(group)
+        days.setdefault(int(keys["location_id"]), set()).add(
+            date.fromisoformat(keys["business_date"]))
+    return days
+
 
 @dataclass
 class Manifest:
