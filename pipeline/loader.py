@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from pipeline import ledger
 from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.freshness import FRESHNESS_CHECK
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
@@ -30,7 +31,7 @@ from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, read_fai
 from pipeline.partitions import range_tags
 from pipeline.progress import SNAPSHOT_AREAS, progress_logger
 from pipeline.reporting import LineReporter, Reporter
-from pipeline.resources import pos_resource
+from pipeline.resources import make_lake, pos_resource
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings, UsageError
@@ -97,6 +98,9 @@ class LoadReport:
     failed_checks: list[str] = field(default_factory=list)
     warned_checks: list[FailedCheck] = field(default_factory=list)
     """Failed checks of severity warn: the runs succeeded (``--warn-error`` fails them)."""
+    warnings: list[str] = field(default_factory=list)
+    """What else a person must know, a warning each (``--warn-error`` fails them): dates
+    loaded into a closed booking period."""
     errors: list[str] = field(default_factory=list)
     interrupted: str | None = None
     """The step that Ctrl-C or SIGTERM stopped (the command exits 130)."""
@@ -118,7 +122,8 @@ class LoadReport:
         return self.success and not (self.failed_partitions or self.snapshot_failures
                                      or self.failed_checks or self.errors
                                      or (self.drift or {}).get("failed")
-                                     or (self.warn_error and self.warned_checks))
+                                     or (self.warn_error and (self.warned_checks
+                                                              or self.warnings)))
 
     @classmethod
     def from_run(cls, result: dg.ExecuteInProcessResult, days: int,
@@ -248,6 +253,7 @@ class LoadReport:
             lines.append(f"  CHECK FAILED {check}")
         for warned in self.warned_checks:
             lines += warned.lines()
+        lines += [f"  WARN {warning}" for warning in self.warnings]
         lines += [f"  FAILED {error}" for error in self.errors]
         if self.interrupted:
             lines.append(f"  to finish: {self.finish}")
@@ -258,7 +264,7 @@ class LoadReport:
     @property
     def result(self) -> str:
         """``OK``, ``OK, 2 warnings`` or ``FAILED`` (with why, when only warnings)."""
-        warnings = len(self.warned_checks)
+        warnings = len(self.warned_checks) + len(self.warnings)
         said = f"{warnings} warning{'s' * (warnings > 1)}"
         if not self.ok:
             return f"FAILED ({said}, --warn-error)" if self.warn_error and warnings and \
@@ -368,10 +374,29 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
                              {"pos_etl/trigger": "cli"}, None, say)
             report.build_run_id = build.run_id
             report.read(build, dagster)
+    if report.partitions > len(report.failed_partitions) or report.drift:
+        report.warnings += closed_period_warnings(settings, days[0], days[-1])
     if wants_ledger and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report
+
+
+def closed_period_warnings(settings: Settings, start: date, end: date) -> list[str]:
+    """A warning per closed booking period that ``start``..``end`` reaches into: what a
+    load changes there is booked as corrections in the first open period."""
+    closed = ledger.closed_periods(make_lake(settings))
+    if not closed:
+        return []
+    later = ledger.open_period(closed, settings.accounting.datev.fiscal_year_start)
+    warnings = []
+    for period in closed.values():
+        first, last = max(start, period.period.first), min(end, period.period.last)
+        if first <= last:
+            dates = f"{first} lies" if first == last else f"{first} .. {last} lie"
+            warnings.append(f"{dates} in the closed period {period.name}: what changes "
+                            f"there is booked as corrections in {later.name}")
+    return warnings
 
 
 def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = False,

@@ -113,7 +113,8 @@ def print_summary(report, stream=None) -> None:
     if report.warehouse_path:
         table.add_row("warehouse", f"{report.models} models, {report.partitions_computed} "
                                    f"partitions computed: {report.warehouse_path}")
-    colour = "red" if not report.ok else "yellow" if report.warned_checks else "green"
+    colour = "red" if not report.ok else \
+        "yellow" if report.warned_checks or report.warnings else "green"
     table.add_row("result", f"[{colour}]{report.result}[/{colour}]")
     console = Console(file=stream)
     console.print(table)

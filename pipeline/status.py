@@ -55,6 +55,9 @@ class Status:
     """(location, business date, detected at) of the drift found lately."""
     unconfigured: list[int] = field(default_factory=list)
     """Locations the warehouse holds that the config no longer names (a note)."""
+    corrections: list[tuple[str, int, int, str]] = field(default_factory=list)
+    """(closed period, dates changed, correction bookings, the date they are booked on)
+    pending in the first open period (``rpt_period_corrections``)."""
     history: list[Gaps] = field(default_factory=list)
     """Per location, its expected dates up to its newest loaded one and the holes among
     them (``pipeline.coverage``; the dates after it are the freshness's)."""
@@ -93,7 +96,11 @@ class Status:
                 "drift": [{"location_id": loc, "business_date": day, "detected_at": at}
                           for loc, day, at in self.drift],
                 "unconfigured_locations": self.unconfigured,
-                "history": [held.as_json() for held in self.history]}
+                "history": [held.as_json() for held in self.history],
+                "corrections_pending": [
+                    {"closed_period": period, "dates": dates, "bookings": bookings,
+                     "booking_date": booked} for period, dates, bookings, booked
+                    in self.corrections]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -117,6 +124,11 @@ class Status:
             out.append(f"source drift found in the last {DRIFT_DAYS} days: " + ", ".join(
                 f"{loc} {day}" for loc, day, _ in self.drift[:10])
                 + (f" and {len(self.drift) - 10} more" if len(self.drift) > 10 else ""))
+        for period, dates, bookings, booked in self.corrections:
+            out.append(f"note: {bookings:,} correction bookings pending for {dates} "
+                       f"date{'s' * (dates > 1)} of the closed period {period}, booked on "
+                       f"{booked} (rpt_period_corrections; the next period's file carries "
+                       f"them)")
         if self.unconfigured:
             out.append("note: in the warehouse, not configured: "
                        + ", ".join(map(str, self.unconfigured))
@@ -163,6 +175,21 @@ def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:
     return [(loc, day.isoformat(), str(at)) for loc, day, at in rows]
 
 
+def _corrections(warehouse_path: Path) -> list[tuple[str, int, int, str]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            rows = con.execute(
+                "select closed_period, count(distinct (location_id, original_date)), "
+                "count(*), min(booking_date) from rpt_period_corrections "
+                "group by all order by 1").fetchall()
+        except duckdb.CatalogException:
+            return []
+    return [(period, dates, bookings, str(booked)) for period, dates, bookings, booked
+            in rows]
+
+
 def _unconfigured(settings: Settings) -> list[int]:
     path = settings.warehouse.warehouse_path
     if not path.exists():
@@ -187,7 +214,7 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
                                  location_ids=[loc.id])]
     return Status(freshness(settings, lake, now, loaded), runs,
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
-                  history)
+                  _corrections(settings.warehouse.warehouse_path), history)
 
 
 def print_json(status: Status, warn_error: bool) -> str:

@@ -73,6 +73,22 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
         again = run_load(make_settings(corrected, data_dir), OCT30, OCT31, [1001],
                          catalog=False, progress=Reporter())
     assert again.ok, again.summary()
+    # the person loading is told where the change goes (a warning: --warn-error fails it)
+    assert again.warnings == ["2026-10-30 .. 2026-10-31 lie in the closed period 2026-10: "
+                              "what changes there is booked as corrections in 2026-11"]
+    assert again.result == "OK, 1 warning"
+    assert "  WARN 2026-10-30 .. 2026-10-31 lie in the closed period" in again.summary()
+    from datetime import UTC, datetime
+
+    from pipeline.instance import open_instance
+    from pipeline.resources import make_lake
+    from pipeline.status import read_status
+
+    with open_instance(settings) as instance:
+        found = read_status(settings, make_lake(settings), instance, datetime.now(UTC))
+    assert [(p, d, b) for p, d, _, b in found.corrections] == [("2026-10", 2, "2026-11-01")]
+    assert any(line.startswith("note: ") and "pending for 2 dates of the closed period "
+               "2026-10, booked on 2026-11-01" in line for line in found.lines())
     now = warehouse_balance(settings, settings, date(2026, 10, 1), OCT31)
 
     # October's file stays as it was closed, byte for byte.

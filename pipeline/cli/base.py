@@ -91,7 +91,7 @@ def alert_about(settings, report, command: str) -> None:
 
     if not report.ok:
         title = f"pos-etl {command} FAILED"
-    elif report.warned_checks and settings.alerts.on_warning:
+    elif (report.warned_checks or report.warnings) and settings.alerts.on_warning:
         title = f"pos-etl {command}: {report.result}"
     else:
         return
