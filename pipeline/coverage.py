@@ -153,3 +153,13 @@ def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
             return built_from(con)
         except duckdb.CatalogException:
             return {}
+
+
+def history(settings: Settings, days: Mapping[int, Iterable[date]], now: datetime
+            ) -> list[Gaps]:
+    """Per configured location that has any date loaded (``days``: ``lake_days``), its
+    expected dates up to its newest loaded one and the holes among them. The dates after
+    it are the freshness's to judge (``pipeline.freshness``)."""
+    return [found for loc in settings.locations if days.get(loc.id)
+            for found in gaps(settings, days, now, end=max(days[loc.id]),
+                              location_ids=[loc.id])]

@@ -21,7 +21,7 @@ import dagster as dg
 
 from pipeline import ledger
 from pipeline.assets.drift import DRIFT_KEY
-from pipeline.assets.freshness import FRESHNESS_CHECK
+from pipeline.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
@@ -365,7 +365,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     # of old dates is no place to judge today's freshness).
     graph = defs.resolve_asset_graph()
     checks = {key for asset in selection for key in graph.get(asset).check_keys
-              if key.name != FRESHNESS_CHECK}
+              if key.name not in (FRESHNESS_CHECK, HISTORY_CHECK)}
     with _session(settings, instance, say) as dagster:
         report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
                                      len(days), dagster)

@@ -20,7 +20,7 @@ import dagster as dg
 import duckdb
 
 from pipeline.checks import FailedCheck
-from pipeline.coverage import Gaps, gaps, lake_days
+from pipeline.coverage import Gaps, history, lake_days
 from pipeline.freshness import LocationFreshness, freshness
 from pipeline.lake import LakeStore
 from pipeline.runs import IN_PROGRESS, is_dead
@@ -209,12 +209,10 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
     """The status at ``now`` (an aware datetime)."""
     runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
     loaded = lake_days(lake)
-    history = [found for loc in settings.locations if loc.id in loaded
-               for found in gaps(settings, loaded, now, end=max(loaded[loc.id]),
-                                 location_ids=[loc.id])]
     return Status(freshness(settings, lake, now, loaded), runs,
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
-                  _corrections(settings.warehouse.warehouse_path), history)
+                  _corrections(settings.warehouse.warehouse_path),
+                  history(settings, loaded, now))
 
 
 def print_json(status: Status, warn_error: bool) -> str:

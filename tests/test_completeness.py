@@ -54,6 +54,24 @@ def test_status_names_the_hole_and_exits_1(holed, capsys):
     assert not found["ok"]
 
 
+def test_the_dagster_ui_shows_the_hole_as_a_warning_on_the_revenue_lake(holed):
+    import dagster as dg
+
+    from pipeline.definitions import build_defs
+    from pipeline.instance import open_instance
+    from pipeline.resources import load_settings
+
+    settings = load_settings(holed)
+    with open_instance(settings) as instance:
+        result = build_defs(settings).resolve_job_def("freshness_job").execute_in_process(
+            instance=instance, raise_on_error=False)
+    history, = [e for e in result.get_asset_check_evaluations()
+                if e.check_name == "history_complete"]
+    assert history.asset_key == dg.AssetKey(["lake", "revenue"]) and not history.passed
+    assert history.severity == dg.AssetCheckSeverity.WARN
+    assert history.description == f"location 1001 VIE01: missing {HOLE}"
+
+
 @pytest.mark.parametrize("fmt", ["csv", "xlsx", "parquet", "datev", "bmd"])
 def test_every_export_of_the_month_names_the_missing_dates(holed, tmp_path, fmt, capsys):
     target = tmp_path / ("out" if fmt in ("datev", "bmd") else f"close.{fmt}")

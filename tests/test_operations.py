@@ -118,10 +118,14 @@ def test_status_and_the_freshness_checks_see_a_stale_lake(cent_short):
         result = build_defs(settings).resolve_job_def("freshness_job").execute_in_process(
             instance=instance, raise_on_error=False)
     assert result.success  # a check that fails is not a run that fails
-    failed = {e.asset_key.to_user_string(): e for e in result.get_asset_check_evaluations()}
-    assert set(failed) == {"lake/revenue", "warehouse/rpt_daily_close"}
-    assert not any(e.passed for e in failed.values())
-    assert "1001 (newest 2026-11-20" in failed["lake/revenue"].description
+    failed = {(e.asset_key.to_user_string(), e.check_name): e
+              for e in result.get_asset_check_evaluations()}
+    assert set(failed) == {("lake/revenue", "fresh_by_deadline"),
+                           ("lake/revenue", "history_complete"),
+                           ("warehouse/rpt_daily_close", "fresh_by_deadline")}
+    fresh = {key: e for key, e in failed.items() if key[1] == "fresh_by_deadline"}
+    assert not any(e.passed for e in fresh.values())
+    assert "1001 (newest 2026-11-20" in fresh["lake/revenue", "fresh_by_deadline"].description
 
 
 class Receiver:
