@@ -51,7 +51,7 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
     from pipeline.report import location_names, write_report
 
     page = Path(data_dir) / "report" / "index.html"
-    write_report(path, page, location_names(settings))
+    write_report(path, page, location_names(settings), settings=settings)
     print(f"Report:    file://{page.resolve()}   (open it in a browser)")
     print(f"Warehouse: {path}")
     print(f"Query it:  .venv/bin/python -c \"import duckdb; "

@@ -1,7 +1,8 @@
 """``pos-etl report``: a static HTML page an owner or accountant opens in a browser.
 
-Per location: the last 30 business days' turnover as a chart (inline SVG, one point per
-day), the daily close table, the payment mix; for the tenant the open voucher liability;
+Per location: the last 30 days' turnover as a chart (inline SVG, one point per business
+date loaded, a date not loaded a gap), how many of the dates it should have are loaded,
+the daily close table, the payment mix; for the tenant the open voucher liability;
 and any failed data check or source drift. Every figure is read from the warehouse; the
 page needs no server and loads nothing from the network.
 """
@@ -9,16 +10,18 @@ page needs no server and loads nothing from the network.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import duckdb
 
 from pipeline.checks import CHECKS, run_check
+from pipeline.coverage import Gaps, gaps
 from pipeline.money import format_money
 from pipeline.pages import render_page
 from pipeline.settings import Settings
+from pipeline.warehouse.plan import built_from
 
 WINDOW_DAYS = 30
 
@@ -66,14 +69,17 @@ class VoucherLiability:
 class Point:
     x: float
     y: float
-    day: CloseDay
+    business_date: date
+    revenue: Decimal
 
 
 @dataclass(frozen=True)
 class Chart:
-    """The geometry of a line chart of the days' revenue after discounts."""
+    """The geometry of a line chart of the days' revenue after discounts: one point per
+    business date loaded (a day without receipts at zero), placed by its date, so a date
+    not loaded is a gap between two lines, not a line drawn across it."""
 
-    points: list[Point]
+    lines: list[list[Point]]
     top: Decimal
     width: int = 720
     height: int = 220
@@ -84,21 +90,45 @@ class Chart:
         return self.height - self.pad
 
     @property
+    def points(self) -> list[Point]:
+        return [p for line in self.lines for p in line]
+
+    @property
     def labelled(self) -> list[Point]:
-        """The points whose date is written under the axis (about six)."""
-        n = len(self.points)
-        return [p for i, p in enumerate(self.points) if i % max(1, n // 6) == 0 or i == n - 1]
+        """The points whose date is written under the axis: at most about seven, never
+        closer than a seventh of the axis (the newest always)."""
+        gap = (self.width - 2 * self.pad) / 7
+        shown: list[Point] = []
+        for p in reversed(self.points):  # from the newest, leftwards
+            if not shown or shown[-1].x - p.x >= gap:
+                shown.append(p)
+        return shown[::-1]
 
     @classmethod
-    def of(cls, days: list[CloseDay]) -> Chart:
-        top = max(max((d.revenue for d in days), default=Decimal(1)), Decimal(1))
+    def of(cls, days: list[CloseDay], first: date, last: date,
+           loaded: set[date] | None = None) -> Chart:
+        """The chart of ``first``..``last``: the daily closes ``days``, and the dates of
+        ``loaded`` without a close at zero (every date of ``days`` is loaded)."""
+        revenue = {d.business_date: d.revenue for d in days}
+        loaded = (loaded or set()) | set(revenue)
+        top = max(max(revenue.values(), default=Decimal(1)), Decimal(1))
         chart = cls([], top)
-        span = max(len(days) - 1, 1)
+        span = max((last - first).days, 1)
         inner_width, inner_height = chart.width - 2 * chart.pad, chart.height - 2 * chart.pad
-        for i, day in enumerate(days):
-            chart.points.append(Point(chart.pad + inner_width * (i / span),
-                                      chart.baseline - float(day.revenue / top) * inner_height,
-                                      day))
+        line: list[Point] = []
+        for n in range((last - first).days + 1):
+            day = first + timedelta(days=n)
+            if day not in loaded:  # a hole: the line ends here
+                if line:
+                    chart.lines.append(line)
+                line = []
+                continue
+            amount = revenue.get(day, Decimal(0))
+            line.append(Point(chart.pad + inner_width * (n / span),
+                              chart.baseline - float(amount / top) * inner_height,
+                              day, amount))
+        if line:
+            chart.lines.append(line)
         return chart
 
 
@@ -108,6 +138,12 @@ class LocationReport:
     days: list[CloseDay]  # oldest first
     payments: list[PaymentShare]
     drift: list[Drift]
+    coverage: Gaps
+    """The business dates of the window expected and those not in the warehouse."""
+    loaded: set[date]
+    """The window's dates the warehouse was built from (with or without a close)."""
+    window: tuple[date, date]
+    """The calendar days shown: ``WINDOW_DAYS`` up to the newest daily close."""
 
     @property
     def revenue_total(self) -> Decimal:
@@ -123,7 +159,7 @@ class LocationReport:
 
     @property
     def chart(self) -> Chart:
-        return Chart.of(self.days)
+        return Chart.of(self.days, *self.window, self.loaded)
 
     def share(self, payment: PaymentShare) -> float:
         """The payment type's share of the payments, in percent."""
@@ -140,20 +176,38 @@ def location_names(settings: Settings) -> dict[int, str]:
     return {loc.id: loc.name or loc.short_code for loc in settings.locations}
 
 
-def gather(con: duckdb.DuckDBPyConnection
+def _coverage(settings: Settings | None, location_id: int, first: date, last: date,
+              loaded: set[date]) -> Gaps:
+    """The dates of ``first``..``last`` the location should have (``pipeline.coverage``;
+    without settings, or for a location no longer configured, every date) and those of
+    them not ``loaded``."""
+    if settings is not None:
+        found = gaps(settings, {location_id: loaded}, None, first, last, [location_id])
+        if found and found[0].expected:
+            return found[0]
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    return Gaps(location_id, "", first, last, len(days),
+                tuple(d for d in days if d not in loaded))
+
+
+def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
            ) -> tuple[list[LocationReport], list[VoucherLiability], list[str]]:
-    """The report's figures from an open warehouse: per location, the vouchers, the
+    """The report's figures from an open warehouse: per location, its last
+    ``WINDOW_DAYS`` calendar days up to its newest daily close, the vouchers, the
     failed checks."""
     locations = []
-    for (location_id,) in _rows(con, "select distinct location_id from rpt_daily_close "
-                                     "order by 1"):
-        days = [CloseDay(*row) for row in _rows(con, f"""
+    built = built_from(con)
+    for (location_id, newest) in _rows(con, "select location_id, max(business_date) "
+                                            "from rpt_daily_close group by 1 order by 1"):
+        first = newest - timedelta(days=WINDOW_DAYS - 1)
+        days = [CloseDay(*row) for row in _rows(con, """
             select business_date, revenue_receipt_count, revenue_amount, net_amount,
                    vat_amount, tip_amount, non_revenue_amount, payment_amount,
                    difference_amount, is_closed, spec_turnover_net
-            from rpt_daily_close where location_id = ?
-            order by business_date desc limit {WINDOW_DAYS}""", [location_id])[::-1]]
-        first = days[0].business_date
+            from rpt_daily_close where location_id = ? and business_date >= ?
+            order by business_date""", [location_id, first])]
+        loaded = {d for d in built.get(location_id, set()) if first <= d <= newest} \
+            | {d.business_date for d in days}
         payments = [PaymentShare(*row) for row in _rows(con, """
             select payment_type_name, coalesce(fibu_account_nr, ''), sum(payment_amount)
             from rpt_daily_close_payments
@@ -163,7 +217,9 @@ def gather(con: duckdb.DuckDBPyConnection
             select business_date, turnover_net_before, turnover_net_after
             from rpt_source_drift where location_id = ? and business_date >= ?
             order by 1""", [location_id, first])]
-        locations.append(LocationReport(location_id, days, payments, drift))
+        locations.append(LocationReport(location_id, days, payments, drift,
+                                        _coverage(settings, location_id, first, newest,
+                                                  loaded), loaded, (first, newest)))
     vouchers = [VoucherLiability(category, count, Decimal(cents) / 100)
                 for category, count, cents in _rows(con, """
         select voucher_category_name, open_voucher_count, outstanding_balance_cents
@@ -186,10 +242,12 @@ def render(locations: list[LocationReport], vouchers: list[VoucherLiability],
 
 
 def write_report(warehouse: Path, output: Path, names: dict[int, str],
-                 now: datetime | None = None) -> tuple[int, int]:
-    """Write the report of the warehouse at ``warehouse``; returns (locations, days)."""
+                 now: datetime | None = None, settings: Settings | None = None
+                 ) -> tuple[int, int]:
+    """Write the report of the warehouse at ``warehouse``; returns (locations, days).
+    ``settings`` say which dates each location should have (else: every date)."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        locations, vouchers, failed = gather(con)
+        locations, vouchers, failed = gather(con, settings)
     page = render(locations, vouchers, failed, names, warehouse, now or datetime.now())
     output.parent.mkdir(parents=True, exist_ok=True)
     temp = output.with_name(f".{output.name}.tmp")

@@ -99,6 +99,24 @@ def test_a_complete_range_exports_without_a_word(holed, tmp_path, capsys):
     assert openpyxl.load_workbook(tmp_path / "x.xlsx").sheetnames == ["rpt_daily_close"]
 
 
+def test_the_report_says_how_many_dates_are_loaded_and_draws_the_hole_as_a_gap(
+        holed, tmp_path):
+    import re
+
+    page = tmp_path / "report.html"
+    assert main(["report", "--config", str(holed), "-o", str(page)]) == 0
+    html = page.read_text()
+    # its window: the 30 days up to the newest close, 2 to 31 October
+    assert '<p class="coverage bad" data-expected="30" data-loaded="26">' in html
+    assert "26 of 30 business dates loaded, 2026-10-02 to 2026-10-31; missing " \
+           "2026-10-08 .. 2026-10-11 (4 days of 30)." in html
+    lines = re.findall(r'<polyline points="([^"]*)"', html)
+    assert len(lines) == 2  # before the hole and after it: no line across it
+    assert [len(line.split()) for line in lines] == [6, 20]
+    dates = re.findall(r'<circle class="point"[^>]*data-date="([\d-]+)"', html)
+    assert len(dates) == 26 and not {"2026-10-08", "2026-10-11"} & set(dates)
+
+
 def test_the_incomplete_month_is_not_closed_until_it_is_complete(holed, capsys, monkeypatch):
     capsys.readouterr()
     assert main(["close-period", "2026-10", "--config", str(holed)]) == 1

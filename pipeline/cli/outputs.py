@@ -186,7 +186,8 @@ def report(config: str | None, output: str | None) -> int:
     if not _warehouse_found("report", path):
         return 1
     target = Path(output or settings.warehouse.data_dir / "report" / "index.html")
-    locations, days = write_report(path, target, location_names(settings))
+    locations, days = write_report(path, target, location_names(settings),
+                                   settings=settings)
     print(f"wrote the report of {locations} locations ({days} business days) to {target}; "
           f"open it in a browser: file://{target.resolve()}")
     return 0
