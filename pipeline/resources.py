@@ -32,7 +32,7 @@ from pipeline.settings import (
     read_settings,
 )
 from pipeline.source import PosSource
-from pipeline.warehouse import Warehouse, config_macros
+from pipeline.warehouse import Warehouse, config_macros, config_tables
 
 
 class PosResource(dg.ConfigurableResource):
@@ -203,4 +203,5 @@ def build_resources(settings: Settings, reporter: Reporter | None = None,
                                    config_macros(settings.accounting,
                                                  settings.locations[0].timezone),
                                    settings.warehouse.storage_version,
-                                   secrets=lambda: known_keys(settings))}
+                                   secrets=lambda: known_keys(settings),
+                                   tables=config_tables(settings))}

@@ -185,3 +185,43 @@ def test_a_lost_lake_file_never_publishes_other_figures(sandbox_url, tmp_path, c
     capsys.readouterr()
     assert main(["status", "--config", str(config)]) == 1
     assert "location 1001 VIE01: missing 2026-10-02 (1 day of 3)" in capsys.readouterr().out
+
+
+def test_rpt_coverage_holds_a_row_per_date_due_a_closed_day_as_data(tmp_path, monkeypatch):
+    """The warehouse's own answer: loaded, loaded_empty (the POS had no receipts: the
+    restaurant was closed), missing; the same dates pipeline.coverage names."""
+    from datetime import UTC, datetime
+
+    from pipeline.coverage import gaps, lake_days
+    from pipeline.resources import load_settings, make_lake
+    from tests.hostile import altered_sandbox
+
+    closed = date(2026, 10, 5).strftime("%d.%m.%Y")
+
+    def closed_on_monday(location, rows):
+        return [r for r in rows if not r["dateTime"].startswith(closed)]
+
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1001")
+    with altered_sandbox(closed_on_monday) as url:
+        config = tmp_path / "pos.toml"
+        config.write_text(
+            f'[source]\nbase_url = "{url}"\n[warehouse]\ndata_dir = "data"\n'
+            '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
+            'api_key_env = "POS_TEST_KEY_1001"\n'
+            'first_business_date = "2026-10-01"\nlast_business_date = "2026-10-09"\n')
+        for start, end in (("2026-10-01", "2026-10-05"), ("2026-10-08", "2026-10-09")):
+            assert main(["load", "--config", str(config), "--start", start, "--end", end,
+                         "--no-catalog"]) == 0
+    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+        rows = con.execute("select business_date, coverage_status, receipts, "
+                           "expected_through from rpt_coverage order by 1").fetchall()
+    status = {day.day: how for day, how, _, _ in rows}
+    assert status == {1: "loaded", 2: "loaded", 3: "loaded", 4: "loaded",
+                      5: "loaded_empty", 6: "missing", 7: "missing", 8: "loaded",
+                      9: "loaded"}
+    assert [n for day, _, n, _ in rows if day.day in (5, 6)] == [0, None]
+    assert all(through == rows[0][3] for *_, through in rows)
+    settings = load_settings(config)
+    found, = gaps(settings, lake_days(make_lake(settings)), datetime.now(UTC))
+    assert [d.day for d in found.missing] == [d for d, how in status.items()
+                                              if how == "missing"]

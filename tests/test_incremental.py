@@ -264,3 +264,22 @@ def test_the_file_is_written_in_the_storage_version_asked_for(history, tmp_path)
     assert storage(target) != "v1.0.0+"
     assert build_warehouse(lake, target, storage_version="latest").rebuilt_partitions \
         == {"revenue": 0}
+
+
+def test_a_partitioned_model_may_not_read_the_configured_locations(tmp_path):
+    """configured_locations() is not part of a partitioned model's version: a config
+    change would leave its computed groups stale, so reading it is refused by name."""
+    import shutil
+
+    from pipeline.warehouse import discover_models
+
+    models_dir = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models_dir)
+    path = models_dir / "marts" / "fct_turnover_daily.sql"
+    path.write_text(path.read_text().replace(
+        "from revenue_receipts", "from revenue_receipts semi join configured_locations() "
+        "using (location_id)"))
+    with pytest.raises(pipeline.warehouse.ModelError,
+                       match="fct_turnover_daily is partitioned, so it may not read "
+                             "configured_locations"):
+        discover_models(models_dir)

@@ -28,11 +28,12 @@ from pipeline.warehouse.models import (
     ModelError,
     build_order,
     config_macros,
+    config_tables,
     discover_models,
     model_dictionary,
 )
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
            "BlockedBuild", "BuildResult", "LakeShrank", "Model", "ModelError", "Warehouse",
-           "build_order", "build_warehouse", "config_macros", "discover_models", "macro_sql",
-           "model_dictionary", "stopped_query"]
+           "build_order", "build_warehouse", "config_macros", "config_tables",
+           "discover_models", "macro_sql", "model_dictionary", "stopped_query"]

@@ -54,6 +54,7 @@ from pipeline.warehouse.models import (
     ModelError,
     build_order,
     config_macros,
+    config_tables,
     discover_models,
     model_dictionary,
 )
@@ -114,6 +115,8 @@ class Warehouse:
     secrets: Callable[[], Iterable[str]] = tuple
     """The keys a check's sample rows could echo (POS strings): read when a build runs,
     and redacted from the samples before anything shows or stores them."""
+    tables: tuple[str, ...] = config_tables()
+    """The table macros of the config file (``config_tables``): the configured locations."""
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False,
               forget_missing: bool = False) -> BuildResult:
@@ -128,7 +131,7 @@ class Warehouse:
             result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
                                      storage_version=self.storage_version,
-                                     forget_missing=forget_missing)
+                                     forget_missing=forget_missing, tables=self.tables)
         except BlockedBuild as exc:
             raise BlockedBuild([redacted_outcome(o, redact) for o in exc.failed]) from None
         except RuntimeError as exc:
@@ -216,7 +219,8 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     memory_limit: str = DEFAULT_MEMORY_LIMIT,
                     macros: tuple[str, ...] = config_macros(),
                     storage_version: str = DEFAULT_STORAGE_VERSION,
-                    forget_missing: bool = False) -> BuildResult:
+                    forget_missing: bool = False,
+                    tables: tuple[str, ...] = config_tables()) -> BuildResult:
     """Build the models from the lake (its files, or a local lake's folder), run the data
     checks, then switch the new file in atomically.
 
@@ -257,7 +261,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
                 manifest, plan, stale, counts, outcomes = _build_models(
                     con, files, models, order, checks, macros, previous,
-                    None if incremental else warehouse_path)
+                    None if incremental else warehouse_path, tables)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
                 lost = _lost(built_before, built_from(con, TARGET))
@@ -334,15 +338,15 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
 
 def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
                   order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
-                  previous: Manifest, anew_from: Path | None):
+                  previous: Manifest, anew_from: Path | None, tables: tuple[str, ...] = ()):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
     whose version changed, and their checks there; then the tables and views. Returns
     the manifest, the plan, the groups computed per area with their partitions, the row
     counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
     warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
     of corrupt partitions are copied, and every lake partition is verified again)."""
-    _macros(con, TARGET, macros)
-    _macros(con, SCRATCH, macros)
+    _macros(con, TARGET, (*macros, *tables))  # tables: not in the versions (make_plan)
+    _macros(con, SCRATCH, (*macros, *tables))
     state = f"{TARGET}.{STATE_SCHEMA}"
     con.execute(f"create schema if not exists {state}")
     plan = make_plan(con, files, models, order, macros, state,

@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import data_file_name, recorded_files
-from pipeline.warehouse.models import LAKE_AREAS, LAKE_SCHEMA
+from pipeline.lake import data_file_name, parse_partition, recorded_files
+from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
 if TYPE_CHECKING:
     from pipeline.warehouse.lakefiles import LakeFiles
@@ -27,6 +28,10 @@ LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
 """What every lake view adds to its table's columns: the committed load the row is from."""
 FILES_SCHEMA = pa.schema([("filename", pa.string()), ("partition", pa.string()),
                           ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC"))])
+LOADS_SCHEMA = pa.schema([("location_id", pa.int32()), ("business_date", pa.date32()),
+                         ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC")),
+                         ("receipts", pa.int64())])
+"""``lake.revenue_loads`` (``LAKE_LOADS``): one row per committed revenue partition."""
 SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
 KEYS_FILES_AT_ONCE = 4000
 """Receipt files whose keys a build reads in one statement. DuckDB's state for the files
@@ -202,6 +207,17 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, base: str,
                 from ({_read_files(committed[area], table, files)}) as data
                 inner join {lake}._files as loads on data.filename = loads.filename
                 {taken_over}""")
+    revenue = committed.get("revenue", Committed({}))
+    wanted = (revenue.loads if partitions.get("revenue") is None else partitions["revenue"]) \
+        if "revenue" in partitions else ()
+    rows = []
+    for part in sorted(wanted):
+        keys = parse_partition(part)
+        load_id, loaded_at = revenue.loads[part][:2]
+        receipts = revenue.metadata(part).get("receipts")
+        rows.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"]),
+                     load_id, loaded_at, None if receipts is None else int(receipts)))
+    arrow_insert(con, f"{lake}.{LAKE_LOADS}", rows, LOADS_SCHEMA)
 
 
 def _read_files(committed: Committed, table: str, files: list[tuple[str, str]]) -> str:

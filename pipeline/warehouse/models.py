@@ -35,7 +35,7 @@ from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
 from pipeline.ledger import EXPORT_TABLES, LEDGER_TABLES
-from pipeline.settings import AccountingSettings, DatevSettings
+from pipeline.settings import AccountingSettings, DatevSettings, Settings
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
@@ -47,7 +47,12 @@ LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
 """The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
 LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
                                      for t, s in tables.items()}
-LAKE_AREA_OF: dict[str, str] = {t: area for area, tables in LAKE_AREAS.items() for t in tables}
+LAKE_LOADS = "revenue_loads"
+"""The lake catalog's view of the revenue area's commits, not a table of files: one row per
+committed partition (``location_id``, ``business_date``, ``load_id``, ``loaded_at``,
+``receipts``), days without receipts too (``pipeline.warehouse.lakeviews``)."""
+LAKE_AREA_OF: dict[str, str] = {t: area for area, tables in LAKE_AREAS.items()
+                                for t in tables} | {LAKE_LOADS: "revenue"}
 
 
 class ModelError(Exception):
@@ -106,6 +111,11 @@ def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
         if model.materialized != "partitioned":
             done[name] = model
             continue
+        read = [t for t in CONFIG_TABLES if re.search(rf"\b{t}\s*\(", model.sql)]
+        if read:
+            raise ModelError(f"model {name} is partitioned, so it may not read {read[0]}() "
+                             "(not part of its version: a config change would not recompute "
+                             "it); make it materialized: table")
         others = [d for d in model.model_deps if done[d].materialized != "partitioned"]
         areas = {LAKE_AREA_OF[t] for t in model.lake_deps} | {
             done[d].area for d in model.model_deps}
@@ -172,7 +182,7 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
         unknown = model.model_deps - found.keys()
         if unknown:
             raise ModelError(f"model {model.name} reads {sorted(unknown)}, which no model defines")
-        unknown_lake = model.lake_deps - LAKE_TABLES.keys()
+        unknown_lake = model.lake_deps - LAKE_AREA_OF.keys()
         if unknown_lake:
             raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
                              f"which the pipeline does not write")
@@ -187,6 +197,42 @@ def model_dictionary(models: dict[str, Model]) -> Dictionary:
 
 def _sql_list(values: list[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "null"
+
+
+CONFIG_TABLES = ("configured_locations",)
+"""Table macros of the config file that only models of ``materialized: table`` may read:
+they are not part of the partitioned models' versions (``config_tables``)."""
+
+
+def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
+    """The configured locations as the table macro ``configured_locations()``: each one's
+    id, short code, time zone, business-day start, first and last business date (the
+    defaults resolved: ``pipeline.coverage``) and the freshness deadline. Changing them
+    changes no partitioned model, so they are not part of the versions (``CONFIG_TABLES``)."""
+    rows = []
+    for loc in settings.locations if settings else ():
+        first = max(filter(None, (loc.first_business_date, settings.schedule.start_date)))
+        last = f"DATE '{loc.last_business_date}'" if loc.last_business_date else \
+            "cast(null as date)"
+        rows.append(f"({loc.id}, {_sql_list([loc.short_code])}, {_sql_list([loc.timezone])}, "
+                    f"TIME '{loc.business_day_starts}', DATE '{first}', {last}, "
+                    f"TIME '{settings.freshness.deadline}')")
+    values = ", ".join(rows) if rows else (
+        "(null, null, null, null, null, null, null)")
+    return (
+        "-- the configured locations and the business dates each should have (pos-etl's\n"
+        "-- config: [[locations]], [schedule] start_date, [freshness] deadline)\n"
+        "create or replace macro configured_locations() as table\n"
+        "select cast(location_id as integer) as location_id,\n"
+        "    cast(short_code as varchar) as short_code, cast(timezone as varchar) as timezone,\n"
+        "    cast(business_day_starts as time) as business_day_starts,\n"
+        "    cast(first_business_date as date) as first_business_date,\n"
+        "    cast(last_business_date as date) as last_business_date,\n"
+        "    cast(due_at as time) as due_at\n"
+        f"from (values {values}) as t (location_id, short_code, timezone,\n"
+        "    business_day_starts, first_business_date, last_business_date, due_at)\n"
+        "where location_id is not null;",
+    )
 
 
 def config_macros(accounting: AccountingSettings | None = None,
