@@ -36,6 +36,7 @@ from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_terminal
+from pipeline.warehouse import LAKE_AREAS
 
 INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__name__}
 """How a step stopped by Ctrl-C or SIGTERM fails: Dagster's error, or a warehouse query's
@@ -159,8 +160,10 @@ class LoadReport:
                     self.unknown_fields[name] = self.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
                 self.drift = meta
-            elif mat.asset_key.path[0] == "lake":
-                self.snapshots[area] = meta["row_counts"]
+            elif mat.asset_key.path[0] == "lake":  # its tables in the area's order
+                counts = meta["row_counts"]
+                self.snapshots[area] = {table: counts[table] for table in LAKE_AREAS[area]
+                                        if table in counts}
             else:
                 self.models += 1
                 self.warehouse_path = meta["warehouse"]

@@ -61,7 +61,7 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
     assert main(["docs"]) == 0
     page = (built.warehouse.data_dir / "docs" / "index.html").read_text()
-    assert "wrote the data dictionary of 52 models" in capsys.readouterr().out
+    assert "wrote the data dictionary of 53 models" in capsys.readouterr().out
     for model in discover_models().values():
         assert f'id="{model.schema}.{model.name}"' in page
     assert main(["docs", "-o", str(tmp_path / "dictionary.md")]) == 0
