@@ -373,6 +373,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
                                      len(days), dagster)
         if models and report.changed_lake and not report.interrupted:
+            reporter.phase("build")
             build = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB), BUILD_OPS,
                              {"pos_etl/trigger": "cli"}, None, say)
             report.build_run_id = build.run_id
@@ -413,6 +414,7 @@ def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = 
     defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
                       reporter=reporter)
     with _session(settings, instance, say) as dagster:
+        reporter.phase("build")
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
                           {"warehouse_models": {"config": {"full": full,
                                                            "forget_missing": forget_missing}}},

@@ -15,7 +15,7 @@ import dagster as dg
 from pipeline.assets.drift import DRIFT_KEY
 from pipeline.assets.revenue import REVENUE_KEY, REVENUE_STEP
 from pipeline.money import format_money
-from pipeline.reporting import LineReporter, Reporter, RevenueProgress
+from pipeline.reporting import LineReporter, ModelBuilt, Reporter, RevenueProgress
 from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
 
@@ -41,29 +41,53 @@ class LoadProgress(LineReporter):
     def __enter__(self) -> LoadProgress:
         self.started = time.monotonic()
         if not self.plain:
-            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
-                Progress,
                 TextColumn,
                 TimeElapsedColumn,
                 TimeRemainingColumn,
             )
 
-            self._bar = Progress(
-                TextColumn("revenue"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("dates"), TextColumn("{task.fields[receipts]:,} receipts"),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                TextColumn("ETA"), TimeRemainingColumn(),
-                console=Console(file=self.stream), transient=False)
-            self._bar.__enter__()
+            self._open(TextColumn("revenue"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("dates"), TextColumn("{task.fields[receipts]:,} receipts"),
+                       TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                       TextColumn("ETA"), TimeRemainingColumn())
         return self
+
+    def _open(self, *columns) -> None:
+        """A bar of these columns, below the lines said so far."""
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._bar = Progress(*columns, console=Console(file=self.stream), transient=False)
+        self._bar.__enter__()
+        self._task = None
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
             self._bar.__exit__(*exc)
             self._bar = None
+
+    def phase(self, name: str) -> None:
+        """The build begins: the revenue bar stays as it ended (printed once), and the
+        build's bar of models follows it; in plain lines, a line says so."""
+        if self.plain:
+            self._print(f"{name}:")
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+        self.__exit__(None, None, None)
+        self._open(TextColumn(name), BarColumn(), MofNCompleteColumn(), TextColumn("models"),
+                   TimeElapsedColumn(), TextColumn("{task.fields[model]}"))
+
+    def model(self, built: ModelBuilt) -> None:
+        if self._bar is None:
+            super().model(built)
+            return
+        if self._task is None:
+            self._task = self._bar.add_task("build", total=built.total, model="")
+        self._bar.update(self._task, completed=built.n, model=built.name)
 
     def revenue(self, progress: RevenueProgress) -> None:
         done, total = progress.dates_done, progress.dates

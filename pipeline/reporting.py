@@ -34,8 +34,39 @@ class RevenueProgress:
                    if self.not_tried else ""))
 
 
+@dataclass(frozen=True)
+class ModelBuilt:
+    """A model of the warehouse build is done (dbt's line per model)."""
+
+    name: str
+    n: int
+    """How many models are done with it (the partitioned ones first), of ``total``."""
+    total: int
+    materialized: str
+    rows: int | None
+    """Its rows (None: a view)."""
+    seconds: float | None = None
+    """How long it took (None: a partitioned model, computed with the others by batch)."""
+    partitions: int | None = None
+    """Partitions computed (a partitioned model; the others kept)."""
+
+    def __str__(self) -> str:
+        what = self.materialized + (
+            f", {self.partitions:,} partition{'s' * (self.partitions != 1)} computed"
+            if self.partitions is not None else "")
+        rows = "" if self.rows is None else f" {self.rows:,} rows"
+        took = "" if self.seconds is None else f" in {self.seconds:.2f} s"
+        return f"warehouse: {self.n} of {self.total} {self.name} ({what}){rows}{took}"
+
+
 class Reporter:
     """Says nothing: the reporter of the runs the daemon starts."""
+
+    def phase(self, name: str) -> None:
+        """A phase of the command begins (``build``: the warehouse build's run)."""
+
+    def model(self, built: ModelBuilt) -> None:
+        """A model of the warehouse build is done."""
 
     def revenue(self, progress: RevenueProgress) -> None:
         """The run's revenue so far (after each business date it finished)."""
@@ -59,6 +90,9 @@ class LineReporter(Reporter):
 
     def failed(self, area: str, failed: FailedPartition) -> None:
         self.write(f"warning: {area} {failed.where}: {failed.failure}")
+
+    def model(self, built: ModelBuilt) -> None:
+        self.write(str(built))
 
     def say(self, line: str) -> None:
         self.write(line)

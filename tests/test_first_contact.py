@@ -177,6 +177,42 @@ def test_progress_says_elapsed_rate_and_eta_on_a_terminal_and_off_it():
     assert "40/40" in terminal.getvalue() and "48,000 receipts" in terminal.getvalue()
 
 
+def test_a_load_shows_each_phase_once_and_the_build_a_line_per_model(
+        sandbox_url, tmp_path, sandbox_keys):
+    """The revenue's bar ends once, then the build's bar of models (on a terminal); off
+    one, a line per model as dbt prints them. The models' lines are the run's log too."""
+    import io
+
+    from pipeline.loader import run_load
+    from pipeline.progress import LoadProgress
+    from pipeline.warehouse import discover_models
+    from tests.conftest import make_settings
+
+    settings = make_settings(sandbox_url, tmp_path / "data")
+    terminal = io.StringIO()  # rich draws each bar's last state once where nothing animates
+    with LoadProgress(terminal, plain=False) as progress:
+        report = run_load(settings, date(2026, 11, 19), date(2026, 11, 19), [1001],
+                          catalog=False, progress=progress)
+    assert report.ok, report.summary()
+    screen = terminal.getvalue()
+    models = len(discover_models())
+    assert screen.count("revenue ") == 1 and screen.count(f"{models}/{models} models") == 1
+    assert screen.index("revenue ") < screen.index("warehouse rebuilt") \
+        < screen.index(f"{models}/{models} models")
+
+    plain = io.StringIO()
+    with LoadProgress(plain, plain=True) as progress:
+        assert run_load(settings, date(2026, 11, 19), date(2026, 11, 19), [1001],
+                        catalog=False, progress=progress).ok
+    lines = [line for line in plain.getvalue().splitlines()
+             if line.startswith("warehouse: ")]
+    assert [int(line.split()[1]) for line in lines] == list(range(1, models + 1))
+    assert {line.split()[4] for line in lines} == set(discover_models())
+    assert lines[0].startswith(f"warehouse: 1 of {models} stg_pos__item_side_dishes "
+                               "(partitioned, 1 partition computed) ")
+    assert lines[-1].endswith(" s")  # a table's or view's time
+
+
 def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     import io
     from decimal import Decimal

@@ -11,6 +11,7 @@ import dagster as dg
 
 from pipeline.checks import CHECKS, WHERE_KEY
 from pipeline.docs import Dictionary
+from pipeline.reporting import ModelBuilt, Reporter
 from pipeline.schedules import AFTER_LOAD
 from pipeline.warehouse import (
     LAKE_AREA_OF,
@@ -79,11 +80,16 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
                     "into a new DuckDB file and switch it in atomically.",
     )
     def warehouse_models(context: dg.AssetExecutionContext, config: BuildConfig,
-                         warehouse: dg.ResourceParam[Warehouse]):
+                         warehouse: dg.ResourceParam[Warehouse],
+                         reporter: dg.ResourceParam[Reporter]):
         """Build every SQL model into a new DuckDB file and switch it in atomically."""
+        def built(model: ModelBuilt) -> None:  # dbt's line per model, in the run's log too
+            context.log.info(str(model))
+            reporter.model(model)
+
         try:
             result = warehouse.build(models, full=config.full,
-                                     forget_missing=config.forget_missing)
+                                     forget_missing=config.forget_missing, progress=built)
         except ModelError as exc:  # the old warehouse stays in place
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None

@@ -95,9 +95,12 @@ def verify(**range_args) -> int:
 @warn_error_option
 def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool) -> int:
     from pipeline.loader import run_build
+    from pipeline.progress import LoadProgress
 
     settings = load_settings(config)
-    report = run_build(settings, full=full, forget_missing=forget_missing)
+    with LoadProgress() as progress:
+        report = run_build(settings, full=full, forget_missing=forget_missing,
+                           progress=progress)
     report.warn_error = warn_error
     print(for_terminal(report.summary()))
     alert_about(settings, report, "build")

@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_c
 from pipeline.docs import apply_comments
 from pipeline.lake import LakeStore
 from pipeline.macros import macro_sql
+from pipeline.reporting import ModelBuilt
 from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.untrusted import Redactor
 from pipeline.warehouse.compute import (
@@ -119,7 +121,8 @@ class Warehouse:
     """The table macros of the config file (``config_tables``): the configured locations."""
 
     def build(self, models: dict[str, Model] | None = None, full: bool = False,
-              forget_missing: bool = False) -> BuildResult:
+              forget_missing: bool = False,
+              progress: Callable[[ModelBuilt], None] | None = None) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
         checks on the new file, then switch it in. The lake's Delta logs are brought to its
         commits first; a lake on object storage is read where it is (``lakefiles``).
@@ -131,7 +134,8 @@ class Warehouse:
             result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
                                      storage_version=self.storage_version,
-                                     forget_missing=forget_missing, tables=self.tables)
+                                     forget_missing=forget_missing, tables=self.tables,
+                                     progress=progress)
         except BlockedBuild as exc:
             raise BlockedBuild([redacted_outcome(o, redact) for o in exc.failed]) from None
         except RuntimeError as exc:
@@ -220,7 +224,8 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     macros: tuple[str, ...] = config_macros(),
                     storage_version: str = DEFAULT_STORAGE_VERSION,
                     forget_missing: bool = False,
-                    tables: tuple[str, ...] = config_tables()) -> BuildResult:
+                    tables: tuple[str, ...] = config_tables(),
+                    progress: Callable[[ModelBuilt], None] | None = None) -> BuildResult:
     """Build the models from the lake (its files, or a local lake's folder), run the data
     checks, then switch the new file in atomically.
 
@@ -261,7 +266,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
                 manifest, plan, stale, counts, outcomes = _build_models(
                     con, files, models, order, checks, macros, previous,
-                    None if incremental else warehouse_path, tables)
+                    None if incremental else warehouse_path, tables, progress)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
                 lost = _lost(built_before, built_from(con, TARGET))
@@ -338,7 +343,8 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
 
 def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
                   order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
-                  previous: Manifest, anew_from: Path | None, tables: tuple[str, ...] = ()):
+                  previous: Manifest, anew_from: Path | None, tables: tuple[str, ...] = (),
+                  progress: Callable[[ModelBuilt], None] | None = None):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
     whose version changed, and their checks there; then the tables and views. Returns
     the manifest, the plan, the groups computed per area with their partitions, the row
@@ -379,6 +385,17 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     use_catalog(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
               for name in plan.partitioned}
+    done = iter(range(1, len(order) + 1))  # the models in the order they are done
+
+    def say(name: str, rows: int | None, seconds: float | None = None,
+            partitions: int | None = None) -> None:
+        if progress is not None:
+            progress(ModelBuilt(name, next(done), len(order), models[name].materialized,
+                                rows, seconds, partitions))
+
+    for name in plan.partitioned:
+        say(name, counts[name],
+            partitions=sum(map(len, stale.get(models[name].area, {}).values())))
     create_lake_views(con, files.base, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
         if model.materialized != "partitioned" for table in model.lake_deps})
@@ -386,12 +403,14 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
         model = models[name]
         if model.materialized == "partitioned":
             continue
+        started = time.monotonic()
         kind = existing.get(model.qualified)
         if kind and kind != model.materialized:
             con.execute(f"drop {kind} {model.qualified}")
         create_model(con, models, name, f"or replace {model.materialized}")
         if model.materialized == "table":
             counts[name] = con.execute(f"select count(*) from {model.qualified}").fetchone()[0]
+        say(name, counts.get(name), time.monotonic() - started)
     drop_lake_views(con)
     return manifest, plan, stale, counts, outcomes
 
