@@ -33,7 +33,7 @@ from pipeline.progress import SNAPSHOT_AREAS, progress_logger
 from pipeline.reporting import LineReporter, Reporter
 from pipeline.resources import make_lake, pos_resource
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
-from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.schedules import BUILDS_ITSELF, LOAD_JOB, WAREHOUSE_JOB
 from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
@@ -347,7 +347,8 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
     located = {"config": {"locations": ids}}
-    tags = {"pos_etl/trigger": "cli"}
+    # it builds right after: the sensor build_after_load leaves this change to it
+    tags = {"pos_etl/trigger": "cli"} | (BUILDS_ITSELF if models else {})
     if verify:
         selection = [DRIFT_KEY]
         ops = {"lake__drift": {"config": {"locations": ids, "start": start.isoformat(),

@@ -22,13 +22,23 @@ WAREHOUSE_JOB = "warehouse_job"
 
 BUILD_SENSOR = "build_after_load"
 
+BUILDS_ITSELF = {"pos_etl/build": "after"}
+"""The tag of a run whose command builds the warehouse itself once the run is over
+(``pos-etl load``, ``verify``): the sensor leaves its change to that build."""
+
 AFTER_LOAD = (
-    dg.AutomationCondition.any_deps_updated().since_last_handled()
+    dg.AutomationCondition.any_deps_match(
+        (dg.AutomationCondition.newly_updated()
+         & ~dg.AutomationCondition.executed_with_tags(tag_values=BUILDS_ITSELF))
+        | dg.AutomationCondition.will_be_requested()
+    ).since_last_handled()
     & ~dg.AutomationCondition.any_deps_in_progress()
     & ~dg.AutomationCondition.in_progress()
 ).with_label("after the lake changed")
 """When a model is built: something it reads changed (a load ended, a backfill's runs are
-done) and nothing it reads is being loaded. Dates never loaded do not hold it back."""
+done) and nothing it reads is being loaded. Dates never loaded do not hold it back. A
+change by a run whose command builds right after it (``BUILDS_ITSELF``: a CLI load) is
+left to that build: one build per change, not a second one by the daemon beside it."""
 
 
 def build_jobs(apart: list[dg.AssetChecksDefinition] = ()) -> list[dg.UnresolvedAssetJobDefinition]:

@@ -117,6 +117,34 @@ def test_the_nightly_run_loads_yesterday_and_the_lookback_then_the_sensor_builds
     assert sensor.total_requested == 0  # built: nothing new until the next load
 
 
+def test_the_sensor_leaves_a_cli_loads_change_to_the_cli_build(settings, instance):
+    """One build per change: a CLI load builds right after itself, so the sensor
+    build_after_load (``make dev``), evaluated between the load's run and the build's,
+    does not start a second build for it; a load without its own build (--no-models, the
+    nightly, the UI) is the sensor's to build."""
+    defs = build_defs(settings)
+    ticks = [dg.evaluate_automation_conditions(defs=defs, instance=instance)]
+
+    class SensorBetweenLoadAndBuild(Reporter):
+        def phase(self, name: str) -> None:  # the build's run starts next
+            ticks.append(dg.evaluate_automation_conditions(
+                defs=defs, instance=instance, cursor=ticks[-1].cursor))
+
+    report = run_load(settings, DAYS[-1], DAYS[-1], catalog=False,
+                      progress=SensorBetweenLoadAndBuild(), instance=instance)
+    assert report.ok and report.build_run_id and len(ticks) == 2
+    assert ticks[-1].total_requested == 0  # the CLI's own build is next
+    ticks.append(dg.evaluate_automation_conditions(defs=defs, instance=instance,
+                                                   cursor=ticks[-1].cursor))
+    assert ticks[-1].total_requested == 0  # and it built
+
+    assert run_load(settings, DAYS[0], DAYS[0], catalog=False, models=False,
+                    progress=Reporter(), instance=instance).ok
+    ticks.append(dg.evaluate_automation_conditions(defs=defs, instance=instance,
+                                                   cursor=ticks[-1].cursor))
+    assert ticks[-1].get_num_requested(dg.AssetKey(["warehouse", "rpt_daily_close"])) == 1
+
+
 def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
         settings, instance, monkeypatch):
     monkeypatch.setenv("POS_TEST_KEY_1003", "sandbox-key-1001")  # another location's key
