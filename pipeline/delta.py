@@ -221,6 +221,8 @@ class DeltaSource(Protocol):
     """What a lake gives its publication (``Lake`` and ``ObjectLake`` are one)."""
 
     storage_options: dict[str, str] | None
+    publish_options: dict[str, str] | None
+    """``storage_options`` and how delta-rs retries a publication's requests."""
 
     def marked(self, area: str) -> dict[str, str]:
         """The unpublished marks of ``area``: mark -> partition path."""
@@ -287,10 +289,13 @@ def publish_area(lake: DeltaSource, area: str, everything: bool = False) -> int:
         newest = max(files.values(), key=lambda w: w.path.rsplit("/", 1)[-1])
         schema = delta_schema(lake.file_schema(table, unquote(newest.path)))
         keys = list(_partition_values(next(iter(files))))
-        changed = max(changed, publish_table(
-            lake.table_uri(table), schema, keys, files, everything,
-            reread=lambda t=table: wanted(t, records()), publication=publication,
-            storage_options=lake.storage_options))
+        try:
+            changed = max(changed, publish_table(
+                lake.table_uri(table), schema, keys, files, everything,
+                reread=lambda t=table: wanted(t, records()), publication=publication,
+                storage_options=lake.publish_options))
+        except (OSError, DeltaError) as exc:  # which table: its log, at its address
+            raise OSError(f"table {table} ({lake.table_uri(table)}): {exc}") from exc
     # A mark goes once its load is published, or once it is older than any write takes
     # (its load was killed before its commit). A mark whose record is older than it is a
     # write under way: its own publication, or the next, takes it.

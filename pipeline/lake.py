@@ -320,6 +320,7 @@ class Lake:
     # --- what a publication asks of the lake (``pipeline.delta.DeltaSource``) -----------
 
     storage_options = None
+    publish_options = None
 
     def marked(self, area: str) -> dict[str, str]:
         marks = {}

@@ -105,6 +105,8 @@ class LoadReport:
     errors: list[str] = field(default_factory=list)
     interrupted: str | None = None
     """The step that Ctrl-C or SIGTERM stopped (the command exits 130)."""
+    failed_steps: list[str] = field(default_factory=list)
+    """The steps that failed (an error, a stop), by key."""
     dates_done: int = 0
     """Business dates the revenue step finished (each committed for every location that
     did not fail), counted from its events: what a stopped load leaves done."""
@@ -193,6 +195,7 @@ class LoadReport:
                 self.failed_checks.append(f"{name} ({meta.get('failing_rows')} rows)")
         for event in events:
             if event.is_step_failure:
+                self.failed_steps.append(event.step_key)
                 failure = event.step_failure_data
                 chain = [failure.error]
                 while chain[-1].cause is not None:  # down to the error the step raised
@@ -217,8 +220,10 @@ class LoadReport:
                 if self.partitions_kept else "")
         if self.drift is not None or not self.days:
             lines = []
-        elif self.interrupted == REVENUE_STEP:  # its check, which counts, never ran
-            lines = [f"revenue: stopped with {self.dates_done} of {self.days} business dates "
+        elif REVENUE_STEP in self.failed_steps and not self.partitions:
+            # its check, which counts the partitions, never ran: what its events say
+            how = "stopped" if self.interrupted == REVENUE_STEP else "failed"
+            lines = [f"revenue: {how} with {self.dates_done} of {self.days} business dates "
                      f"done, {self.receipts:,} receipts, turnover "
                      f"{format_money(self.turnover_net)} (each date done is committed for "
                      f"every location that did not fail)"]

@@ -31,13 +31,22 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from deltalake.exceptions import DeltaError
+from tenacity import (
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
 
 from pipeline.delta import Wanted, delta_path, publish_area
 from pipeline.lake import (
@@ -64,6 +73,24 @@ class ObjectLakeError(Exception):
     kind = ErrorKind.STORAGE
 
 
+T = TypeVar("T")
+
+PERMANENT = ("ACCESS_DENIED", "AccessDenied", "NO_SUCH_BUCKET", "NoSuchBucket",
+             "INVALID_ACCESS_KEY_ID", "InvalidAccessKeyId", "SIGNATURE_DOES_NOT_MATCH",
+             "SignatureDoesNotMatch", "Forbidden")
+"""What a store answers that trying again cannot change (credentials, the bucket)."""
+
+
+def transient(exc: BaseException) -> bool:
+    """A store error worth another attempt: a 5xx, a reset or broken stream, a timeout
+    (pyarrow's ``OSError``, or its ``ArrowInvalid`` when a Parquet file's read failed at
+    the store; delta-rs' ``DeltaError``), not a missing object or a refusal."""
+    store = isinstance(exc, OSError | DeltaError) or (
+        isinstance(exc, pa.ArrowException) and "AWS Error" in str(exc))
+    return store and not isinstance(exc, FileNotFoundError) \
+        and not any(marker in str(exc) for marker in PERMANENT)
+
+
 def _partition_path(*parts: str, partition: Mapping[str, object]) -> str:
     return "/".join([*parts, partition_path(partition)])
 
@@ -71,8 +98,10 @@ def _partition_path(*parts: str, partition: Mapping[str, object]) -> str:
 @cache
 def _filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
     # Credentials and region: the AWS SDK's default chain (the standard environment
-    # variables, profiles), as every AWS tool reads them.
-    options: dict = {"connect_timeout": 5, "request_timeout": 60,
+    # variables, profiles), as every AWS tool reads them. A delayed open writes an object
+    # smaller than a part (every lake file) with one PutObject, which the SDK retries as
+    # a whole, instead of a multipart upload of three requests it does not.
+    options: dict = {"connect_timeout": 5, "request_timeout": 60, "allow_delayed_open": True,
                      "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=4)}
     if endpoint_url:
         options["endpoint_override"] = endpoint_url
@@ -91,6 +120,11 @@ class ObjectLake:
 
     url: str
     endpoint_url: str | None = None
+    retry_attempts: int = 8
+    """Attempts of one store operation (an object written or read, a table's publication)
+    on transient errors, with exponential backoff and jitter (``[lake] retry_attempts``)."""
+    retry_seconds: float = 120.0
+    """The time one operation may take with its attempts (``[lake] retry_seconds``)."""
 
     def __post_init__(self) -> None:
         if not self.url.startswith("s3://") or len(self.url) <= len("s3://"):
@@ -108,6 +142,47 @@ class ObjectLake:
     def describe(self, table: str | None = None) -> str:
         return f"{self.url.rstrip('/')}/{table}" if table else self.url
 
+    def retried(self, action: Callable[[], T]) -> T:
+        """``action()``, again on a transient store error (``transient``) with
+        exponential backoff and jitter, within the lake's budget (``retry_attempts``,
+        ``retry_seconds``); then its last error is raised."""
+        for attempt in Retrying(
+                stop=stop_after_attempt(self.retry_attempts)
+                | stop_after_delay(self.retry_seconds),
+                wait=wait_exponential_jitter(initial=0.1, max=10, jitter=0.1),
+                retry=retry_if_exception(transient), reraise=True):
+            with attempt:
+                return action()
+        raise AssertionError("unreachable: tenacity returns or raises")
+
+    def _info(self, what: str | pafs.FileSelector):
+        """``get_file_info`` of a path or a listing, retried."""
+        return self.retried(lambda: self.fs.get_file_info(what))
+
+    def _read(self, path: str) -> bytes:
+        """One object's bytes, retried."""
+        def read() -> bytes:
+            with self.fs.open_input_stream(path) as source:
+                return source.read()
+        return self.retried(read)
+
+    def _delete(self, path: str) -> None:
+        """Delete one object (gone already: fine), retried."""
+        def delete() -> None:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.delete_file(path)
+        self.retried(delete)
+
+    def _put(self, path: str, data: bytes | pa.Buffer) -> None:
+        """One object, whole (retried: the same bytes to the same key)."""
+        def put() -> None:
+            with self.fs.open_output_stream(path) as out:
+                out.write(data)
+        try:
+            self.retried(put)
+        except OSError as exc:
+            raise OSError(f"object {path}: {exc}") from None
+
     # --- writing ---------------------------------------------------------------------------
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
@@ -124,13 +199,14 @@ class ObjectLake:
             for name, table in tables.items():
                 data = parquet_bytes(table)
                 digests[name] = file_digest(data)
-                with self.fs.open_output_stream(targets[name]) as out:
-                    out.write(data)
+                self._put(targets[name], data)
             record = commit_record(load_id, tables, digests, metadata)
             folder = self._records_folder(area, partition)
-            with self.fs.open_output_stream(f"{self._marks_folder(area)}/{load_id}") as out:
-                out.write(partition_path(partition).encode())
-            pq.write_table(record, f"{folder}/load-{load_id}.parquet", filesystem=self.fs)
+            self._put(f"{self._marks_folder(area)}/{load_id}",
+                      partition_path(partition).encode())
+            sink = pa.BufferOutputStream()
+            pq.write_table(record, sink)
+            self._put(f"{folder}/load-{load_id}.parquet", sink.getvalue())  # the commit
         except OSError as exc:
             raise ObjectLakeError(f"lake {self.url}: cannot write {area} partition "
                                   f"{dict(partition)}: {exc}") from None
@@ -142,10 +218,12 @@ class ObjectLake:
     def publish(self, area: str, everything: bool = False) -> int:
         """Bring the Delta logs of ``area``'s tables to its commit records
         (``pipeline.delta.publish_area``, through delta-rs' own S3 client)."""
-        try:
-            return publish_area(self, area, everything)
-        except OSError as exc:
-            raise ObjectLakeError(f"lake {self.url}: cannot publish {area}: {exc}") from None
+        try:  # idempotent: it brings the logs to the records, whatever it did before
+            return self.retried(lambda: publish_area(self, area, everything))
+        except (OSError, DeltaError, pa.ArrowException) as exc:
+            raise ObjectLakeError(f"lake {self.url}: cannot publish {area} (its partitions "
+                                  f"are committed; the next load or build publishes "
+                                  f"them): {exc}") from None
 
     # --- what a publication asks of the lake (``pipeline.delta.DeltaSource``) -----------
 
@@ -160,6 +238,13 @@ class ObjectLake:
                 options["AWS_ALLOW_HTTP"] = "true"
         return options
 
+    @property
+    def publish_options(self) -> dict[str, str]:
+        """``storage_options`` and delta-rs' retries of a publication's requests, within
+        the lake's budget (``retry_attempts``, ``retry_seconds``)."""
+        return self.storage_options | {"max_retries": str(self.retry_attempts),
+                                        "retry_timeout": f"{int(self.retry_seconds)}s"}
+
     def areas(self) -> list[str]:
         """The areas with commit records."""
         return sorted({key.split("/", 1)[0] for key in self.committed_loads()})
@@ -168,8 +253,7 @@ class ObjectLake:
         return f"{self.base}/{LOADS_DIR}/{UNPUBLISHED_DIR}/{area}"
 
     def marked(self, area: str) -> dict[str, str]:
-        infos = self.fs.get_file_info(pafs.FileSelector(self._marks_folder(area),
-                                                        allow_not_found=True))
+        infos = self._info(pafs.FileSelector(self._marks_folder(area), allow_not_found=True))
         marks = {}
         for info in infos:
             if info.type != pafs.FileType.File:
@@ -177,17 +261,15 @@ class ObjectLake:
             # Another writer's publication may remove it between listing and reading (or
             # while it is read: a store may then fail the read as a broken stream).
             try:
-                with self.fs.open_input_stream(info.path) as source:
-                    marks[info.base_name] = source.read().decode()
+                marks[info.base_name] = self._read(info.path).decode()
             except OSError:
-                if self.fs.get_file_info(info.path).type != pafs.FileType.NotFound:
+                if self._info(info.path).type != pafs.FileType.NotFound:
                     raise
         return marks
 
     def unmark(self, area: str, marks: list[str]) -> None:
         for mark in marks:
-            with contextlib.suppress(FileNotFoundError):
-                self.fs.delete_file(f"{self._marks_folder(area)}/{mark}")
+            self._delete(f"{self._marks_folder(area)}/{mark}")
 
     def partition_paths(self, area: str, first_only: bool = False) -> list[str]:
         paths = [key.removeprefix(f"{area}/") for key in self.committed_loads()
@@ -201,25 +283,25 @@ class ObjectLake:
         return f"s3://{self.base}/{table}"
 
     def has_log(self, table: str) -> bool:
-        return any(info.type == pafs.FileType.File for info in self.fs.get_file_info(
+        return any(info.type == pafs.FileType.File for info in self._info(
             pafs.FileSelector(f"{self.base}/{table}/_delta_log", allow_not_found=True)))
 
     def delta_tables(self) -> list[str]:
         """The tables with a Delta log."""
-        folders = self.fs.get_file_info(pafs.FileSelector(self.base, allow_not_found=True))
+        folders = self._info(pafs.FileSelector(self.base, allow_not_found=True))
         return sorted(f.base_name for f in folders if f.type == pafs.FileType.Directory
                       and not f.base_name.startswith("_") and self.has_log(f.base_name))
 
     def wanted(self, table: str, partition: str, load_id: str, rows: int | None) -> Wanted:
         name = data_file_name(load_id)
-        info = self.fs.get_file_info(f"{self.base}/{table}/{partition}/{name}")
+        info = self._info(f"{self.base}/{table}/{partition}/{name}")
         if info.type != pafs.FileType.File:
             raise FileNotFoundError(f"{self.base}/{table}/{partition}/{name}")
         return Wanted(delta_path(partition, name), info.size,
                       int(info.mtime.timestamp() * 1000) if info.mtime else 0, rows)
 
     def file_schema(self, table: str, path: str) -> pa.Schema:
-        return pq.read_schema(f"{self.base}/{table}/{path}", filesystem=self.fs)
+        return pq.read_schema(pa.BufferReader(self._read(f"{self.base}/{table}/{path}")))
 
     def _records_folder(self, area: str, partition: Mapping[str, object]) -> str:
         return _partition_path(self.base, LOADS_DIR, area, partition=partition)
@@ -227,7 +309,7 @@ class ObjectLake:
     def _listing(self, folder: str, pattern: re.Pattern) -> dict[str, str]:
         """load id -> object path of the files in ``folder`` named like ``pattern``."""
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+            infos = self._info(pafs.FileSelector(folder, allow_not_found=True))
         except OSError as exc:
             raise ObjectLakeError(f"lake {self.url}: cannot list {folder}: {exc}") from None
         found = {}
@@ -244,8 +326,7 @@ class ObjectLake:
         newest = max(records)
         stale = [path for load_id, path in records.items() if load_id < newest]
         for path in stale:
-            with contextlib.suppress(FileNotFoundError):
-                self.fs.delete_file(path)
+            self._delete(path)
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -253,7 +334,8 @@ class ObjectLake:
         records = self._listing(self._records_folder(area, partition), RECORD)
         if not records:
             return None
-        row = pq.read_table(records[max(records)], filesystem=self.fs,
+        # the record whole in one read (a Parquet reader would ask three times)
+        row = pq.read_table(pa.BufferReader(self._read(records[max(records)])),
                             schema=LOAD_SCHEMA).to_pylist()[0]
         return LoadRecord(row["load_id"], row["loaded_at"], row["tables"],
                           json.loads(row["metadata"]))
@@ -279,8 +361,7 @@ class ObjectLake:
         listing of the commit records."""
         prefix = f"{self.base}/{LOADS_DIR}"
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(prefix, recursive=True,
-                                                            allow_not_found=True))
+            infos = self._info(pafs.FileSelector(prefix, recursive=True, allow_not_found=True))
         except OSError as exc:
             raise ObjectLakeError(f"lake {self.url}: cannot list its commits: {exc}") from None
         newest: dict[str, str] = {}

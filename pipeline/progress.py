@@ -125,8 +125,9 @@ def print_summary(report, stream=None) -> None:
     table.add_column()
     if report.days and report.drift is None:
         failed = len(report.failed_partitions)
-        table.add_row("revenue", f"stopped: {report.dates_done} of {report.days} dates done"
-                      if report.interrupted == REVENUE_STEP else
+        table.add_row("revenue", f"{'stopped' if report.interrupted else 'failed'}: "
+                                 f"{report.dates_done} of {report.days} dates done"
+                      if REVENUE_STEP in report.failed_steps and not report.partitions else
                       f"{report.partitions - failed:,} of {report.partitions:,} partitions "
                       f"({report.days} dates x {report.locations} locations)")
         table.add_row("receipts", f"{report.receipts:,}")

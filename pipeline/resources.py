@@ -172,7 +172,8 @@ def make_lake(settings: Settings) -> LakeStore:
     """The local lake, or the lake on object storage where ``[lake] url`` is set (builds
     read it where it is)."""
     if settings.lake.url:
-        return ObjectLake(settings.lake.url, settings.lake.endpoint_url)
+        return ObjectLake(settings.lake.url, settings.lake.endpoint_url,
+                          settings.lake.retry_attempts, settings.lake.retry_seconds)
     return Lake(settings.warehouse.lake_dir)
 
 

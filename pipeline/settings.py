@@ -129,6 +129,12 @@ class LakeSettings(_Strict):
     Credentials and region come from the standard AWS environment variables."""
     endpoint_url: str | None = Field(None, pattern=r"^https?://")
     """An S3-compatible store's address (MinIO, say); unset: AWS S3."""
+    retry_attempts: int = Field(8, ge=1, le=50)
+    """Attempts of one store operation (an object written or read, a table's Delta
+    publication) on a transient error (5xx, a reset, a timeout), with exponential backoff
+    and jitter."""
+    retry_seconds: int = Field(120, ge=1, le=3600)
+    """The time one store operation may take with its attempts."""
     retention_hours: int = Field(168, ge=24)
     """How long the files of replaced loads stay after their Delta table dropped them, for
     readers of older snapshots and builds under way (``pipeline.housekeeping``): 7 days."""

@@ -5,6 +5,7 @@ together, a file changed in the store is left out by name, and a store that is d
 by name."""
 
 import multiprocessing
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from datetime import date
@@ -13,7 +14,6 @@ import boto3
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from moto.server import ThreadedMotoServer
@@ -78,19 +78,20 @@ def delta_rows(s3, table: str) -> list[int]:
 
 @contextmanager
 def commits_killed(monkeypatch):
-    """Every commit record's PUT fails: a write killed before its commit."""
-    real = pq.write_table
+    """Every commit record's PUT fails, each attempt of it: a write killed before its
+    commit (the retries' waits cut short)."""
+    real = ObjectLake._put
 
-    def killed_at_commit(table, where, **kwargs):
-        if "/_loads/" in str(where):
-            raise OSError("connection reset")
-        return real(table, where, **kwargs)
+    def killed_at_commit(self, path, data):
+        if "/_loads/" in path and "/_unpublished/" not in path:
+            raise OSError(f"object {path}: connection reset")
+        return real(self, path, data)
 
-    monkeypatch.setattr(pq, "write_table", killed_at_commit)
+    monkeypatch.setattr(ObjectLake, "_put", killed_at_commit)
     try:
         yield
     finally:
-        monkeypatch.setattr(pq, "write_table", real)
+        monkeypatch.setattr(ObjectLake, "_put", real)
 
 
 def s3_settings(sandbox_url, data_dir, s3, prefix):
@@ -292,3 +293,99 @@ def test_two_writers_of_different_partitions_at_once_both_land_once(s3):
         paths = [path for path, _ in committed.files(files.base, "receipts")]
         assert con.execute(f"select n from read_parquet({file_list(paths)}) order by n"
                            ).fetchall() == [(n,) for n in (10, 11, 12, 20, 21, 22, 30, 31, 32)]
+
+
+class Faults:
+    """WSGI layer in front of moto's S3: answers 500 (S3's InternalError) to the requests
+    ``fail`` picks; counts them by method."""
+
+    def __init__(self, app):
+        self.app, self.fail, self.failed = app, None, []
+        self.count, self.lock = 0, threading.Lock()
+
+    def every(self, n: int) -> None:
+        self.fail = lambda environ, count: count % n == 0
+
+    def __call__(self, environ, start_response):
+        with self.lock:
+            self.count += 1
+            fail = self.fail is not None and self.fail(environ, self.count)
+        if not fail:
+            return self.app(environ, start_response)
+        environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        self.failed.append(environ["REQUEST_METHOD"])
+        start_response("500 Internal Server Error", [("Content-Type", "application/xml")])
+        return [b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>InternalError</Code>"
+                b"<Message>We encountered an internal error. Please try again.</Message>"
+                b"</Error>"]
+
+
+@contextmanager
+def faulty_store():
+    """moto's S3 server app behind ``Faults``, over HTTP on 127.0.0.1: its URL and the
+    faults (none until set)."""
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+
+    faults = Faults(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, faults, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    mp = pytest.MonkeyPatch()
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_REGION": "us-east-1"}.items():
+        mp.setenv(name, value)
+    boto3.client("s3", endpoint_url=url, region_name="us-east-1").create_bucket(Bucket=BUCKET)
+    try:
+        yield url, faults
+    finally:
+        mp.undo()
+        server.shutdown()
+
+
+def test_a_store_failing_every_third_request_loses_nothing_and_fails_nothing(
+        sandbox_url, tmp_path, sandbox_keys, capfd):
+    """Transient store errors are retried, with backoff, on every operation of a write
+    and of the Delta publication: a load of 3 partitions through a store that answers
+    500 to every third request commits and publishes all of them, exit 0."""
+    with faulty_store() as (url, faults):
+        settings = s3_settings(sandbox_url, tmp_path / "data", url, "flaky")
+        faults.every(3)
+        report = run_load(settings, DAYS[0], DAYS[0], catalog=False, models=False,
+                          progress=Reporter())
+        assert report.ok, report.summary()
+        assert len(faults.failed) > 15 and {"PUT", "GET", "HEAD"} <= set(faults.failed)
+        # no multipart upload (whose failures Arrow retries once and prints), no line of
+        # Arrow's between the product's
+        assert "s3fs.cc" not in capfd.readouterr().err
+        faults.fail = None  # the store well again: what the load left
+        lake = make_lake(settings)
+        assert lake.sync() == 0  # every load published by the load itself
+        assert len(delta_files(url, "flaky/receipts")) == 3
+        options = lake.storage_options  # what any Delta reader of the store reads
+        receipts = pl.read_delta(f"s3://{BUCKET}/flaky/receipts", storage_options=options)
+        items = pl.read_delta(f"s3://{BUCKET}/flaky/receipt_items", storage_options=options)
+        assert turnover_by_day(receipts, items) == {
+            DAYS[0]: sum(truth_turnover(loc, DAYS[0]) for loc in (1001, 1002, 1003))}
+
+
+def test_a_publication_that_fails_for_good_names_the_table_and_what_was_committed(
+        sandbox_url, tmp_path, sandbox_keys):
+    with faulty_store() as (url, faults):
+        settings = s3_settings(sandbox_url, tmp_path / "data", url, "broken")
+        settings = settings.model_copy(update={"lake": settings.lake.model_copy(
+            update={"retry_attempts": 2, "retry_seconds": 5})})
+        faults.fail = lambda environ, count: "/_delta_log" in environ.get("PATH_INFO", "")
+        report = run_load(settings, DAYS[0], DAYS[-1], [1001], catalog=False, models=False,
+                          progress=Reporter())
+        summary = report.summary()
+        assert not report.ok
+        assert "revenue: failed with 2 of 2 business dates done" in summary, summary
+        assert "cannot publish revenue (its partitions are committed; the next load or " \
+               "build publishes them): table " in summary
+        assert f"s3://{BUCKET}/broken/" in summary
+        faults.fail = None
+        lake = make_lake(settings)
+        assert lake.sync() == 2  # published by the next command, nothing lost
+        assert len(delta_files(url, "broken/receipts")) == 2

@@ -124,9 +124,10 @@ class StoreFiles:
         missing = {load_id: key for key, load_id in newest.items()
                    if tuple(key.split("/", 1)) + (load_id,) not in kept}
         if missing:
-            table = ds.dataset([f"{self.lake.base}/{LOADS_DIR}/{key}/load-{load_id}.parquet"
-                                for load_id, key in missing.items()], schema=LOAD_SCHEMA,
-                               format="parquet", filesystem=self.lake.fs).to_table()
+            table = self.lake.retried(lambda: ds.dataset(
+                [f"{self.lake.base}/{LOADS_DIR}/{key}/load-{load_id}.parquet"
+                 for load_id, key in missing.items()], schema=LOAD_SCHEMA,
+                format="parquet", filesystem=self.lake.fs).to_table())
             for row in table.to_pylist():
                 area, part = missing[row["load_id"]].split("/", 1)
                 kept[area, part, row["load_id"]] = (part, row["load_id"], row["loaded_at"],
@@ -145,11 +146,13 @@ class StoreFiles:
         return path.removeprefix("s3://")
 
     def digest(self, path: str) -> str:
-        sha = hashlib.sha256()
-        with self.lake.fs.open_input_stream(self._key(path)) as source:
-            while chunk := source.read(HASH_CHUNK):
-                sha.update(chunk)
-        return sha.hexdigest()
+        def read() -> str:
+            sha = hashlib.sha256()
+            with self.lake.fs.open_input_stream(self._key(path)) as source:
+                while chunk := source.read(HASH_CHUNK):
+                    sha.update(chunk)
+            return sha.hexdigest()
+        return self.lake.retried(read)
 
     def parquet(self, path: str) -> pq.ParquetFile:
         return pq.ParquetFile(self.lake.fs.open_input_file(self._key(path)),
