@@ -77,8 +77,10 @@ T = TypeVar("T")
 
 PERMANENT = ("ACCESS_DENIED", "AccessDenied", "NO_SUCH_BUCKET", "NoSuchBucket",
              "INVALID_ACCESS_KEY_ID", "InvalidAccessKeyId", "SIGNATURE_DOES_NOT_MATCH",
-             "SignatureDoesNotMatch", "Forbidden")
-"""What a store answers that trying again cannot change (credentials, the bucket)."""
+             "SignatureDoesNotMatch", "Forbidden", "curlCode: 6,", "curlCode: 7,")
+"""What a store answers that trying again cannot change (credentials, the bucket), and a
+store nobody answers at (no such host, nothing listening: the SDK has tried it for five
+seconds already), so a lake that is down fails at once, by name."""
 
 
 def transient(exc: BaseException) -> bool:

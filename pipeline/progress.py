@@ -71,9 +71,8 @@ class LoadProgress(LineReporter):
 
     def phase(self, name: str) -> None:
         """The build begins: the revenue bar stays as it ended (printed once), and the
-        build's bar of models follows it; in plain lines, a line says so."""
-        if self.plain:
-            self._print(f"{name}:")
+        build's bar of models follows it (plain lines need no change)."""
+        if self.plain:  # its lines say what they are
             return
         from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
