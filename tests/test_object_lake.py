@@ -41,14 +41,21 @@ def s3(tmp_path_factory):
     server.start()
     host, port = server.get_host_and_port()
     url = f"http://{host}:{port}"
+    mp = with_bucket(url)
+    yield url
+    mp.undo()
+    server.stop()
+
+
+def with_bucket(url: str) -> pytest.MonkeyPatch:
+    """The test credentials in the environment (undone by the patch returned) and the
+    bucket made on the S3 server at ``url``."""
     mp = pytest.MonkeyPatch()
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                         "AWS_REGION": "us-east-1"}.items():
         mp.setenv(name, value)
     boto3.client("s3", endpoint_url=url, region_name="us-east-1").create_bucket(Bucket=BUCKET)
-    yield url
-    mp.undo()
-    server.stop()
+    return mp
 
 
 def keys(s3, prefix: str) -> list[str]:
@@ -332,11 +339,7 @@ def faulty_store():
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_port}"
-    mp = pytest.MonkeyPatch()
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_REGION": "us-east-1"}.items():
-        mp.setenv(name, value)
-    boto3.client("s3", endpoint_url=url, region_name="us-east-1").create_bucket(Bucket=BUCKET)
+    mp = with_bucket(url)
     try:
         yield url, faults
     finally:
