@@ -35,7 +35,8 @@ postgres:
 	    postgresql >/dev/null; }
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
-# module fixtures): about 6 minutes on two cores, where one worker takes 10.
+# module fixtures): 9 to 10 minutes on two cores (449 tests; 546 and 582 s measured
+# 2026-11-25 by `make test`).
 test: install browser postgres
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
