@@ -37,7 +37,7 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
                    cents(turnover_gross) as turnover_gross,
                    cents(tip_amount) as tips, cents(discount_amount) as discounts
             from fct_turnover_daily order by location_id, business_date"""))
-        print("Daily close per location (cents; a day is closed when its payments cover "
+        print("Daily close per location (EUR; a day is closed when its payments cover "
               "revenue, tips and non-revenue settlements):")
         print(_table(con, """
             select location_id,

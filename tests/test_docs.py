@@ -37,7 +37,29 @@ def test_every_model_and_column_carries_its_description(built):
     comment = {(t, c): text for _, t, c, text in ours}
     assert "Umsatzwirksam" in comment[("fct_turnover_daily", "turnover_net")]
     assert "Gross unit price" in comment[("fct_receipt_items", "gross_amount")]
-    assert "in cents" in comment[("rpt_daily_close", "gross_amount")]
+    assert "in euros" in comment[("rpt_daily_close", "gross_amount")]
+
+
+def test_a_money_column_says_its_unit_truthfully(built):
+    """What Superset or Metabase shows beside a column: euro amounts (DECIMAL) never
+    described as cents; a column named *_cents is whole cents (an integer type)."""
+    with duckdb.connect(str(built.warehouse.warehouse_path), read_only=True) as con:
+        columns = con.execute(
+            "select table_name, column_name, data_type, comment from duckdb_columns() "
+            "where database_name = current_database() and schema_name in ('main', 'staging')"
+        ).fetchall()
+        tables = con.execute("select table_name, comment from duckdb_tables() where "
+                             "schema_name in ('main', 'staging')").fetchall()
+    decimal_cents = [(t, c) for t, c, kind, text in columns
+                     if kind.startswith("DECIMAL") and "in cents" in (text or "")]
+    assert decimal_cents == []
+    assert [(t, c, kind) for t, c, kind, _ in columns if c.endswith("_cents")
+            and kind not in ("BIGINT", "INTEGER", "HUGEINT")] == []
+    # a table whose money is all euros does not say cents either
+    euro_tables = {t for t, c, kind, _ in columns if kind.startswith("DECIMAL(18,2)")}
+    cent_tables = {t for t, c, kind, _ in columns if c.endswith("_cents")}
+    assert [t for t, text in tables if t in euro_tables - cent_tables
+            and "in cents" in (text or "")] == []
 
 
 def test_the_dictionary_describes_nothing_that_does_not_exist(built):
