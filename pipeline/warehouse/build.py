@@ -61,6 +61,7 @@ from pipeline.warehouse.models import (
     model_dictionary,
 )
 from pipeline.warehouse.plan import (
+    BUILT_FROM,
     FORMAT_VERSION,
     PARTS,
     STATE_SCHEMA,
@@ -269,7 +270,9 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     None if incremental else warehouse_path, tables, progress)
                 manifest.meta = wanted
                 manifest.write(con, TARGET)
-                lost = _lost(built_before, built_from(con, TARGET))
+                # (a models folder without BUILT_FROM cannot say what it was built from)
+                lost = _lost(built_before, built_from(con, TARGET)) \
+                    if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
                 apply_comments(con, models, model_dictionary(models))
