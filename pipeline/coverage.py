@@ -148,11 +148,11 @@ def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
 
     if not warehouse_path.exists():
         return {}
-    with duckdb.connect(str(warehouse_path), read_only=True) as con:
-        try:
+    try:
+        with duckdb.connect(str(warehouse_path), read_only=True) as con:
             return built_from(con)
-        except duckdb.CatalogException:
-            return {}
+    except duckdb.Error:  # not a warehouse of this format (a full build replaces it)
+        return {}
 
 
 def history(settings: Settings, days: Mapping[int, Iterable[date]], now: datetime

@@ -68,11 +68,6 @@ def _iso(day: date | None) -> str | None:
     return day.isoformat() if day else None
 
 
-def newest_loaded(lake: LakeStore) -> dict[int, date]:
-    """Per location, the newest business date committed in the revenue lake."""
-    return {loc: max(days) for loc, days in lake_days(lake).items()}
-
-
 def newest_closed(warehouse_path: Path) -> dict[int, date]:
     """Per location, the newest business date of ``rpt_daily_close`` (none without a
     warehouse)."""

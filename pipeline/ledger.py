@@ -127,6 +127,24 @@ def open_period(closed: dict[str, ClosedPeriod], year_start: str) -> Period | No
     return period_of(last + timedelta(days=1), year_start)
 
 
+def closed_period_warnings(lake: LakeStore, year_start: str, start: date,
+                           end: date) -> list[str]:
+    """A warning per closed booking period that ``start``..``end`` reaches into: what a
+    load changes there is booked as corrections in the first open period."""
+    closed = closed_periods(lake)
+    if not closed:
+        return []
+    later = open_period(closed, year_start)
+    warnings = []
+    for period in closed.values():
+        first, last = max(start, period.period.first), min(end, period.period.last)
+        if first <= last:
+            dates = f"{first} lies" if first == last else f"{first} .. {last} lie"
+            warnings.append(f"{dates} in the closed period {period.name}: what changes "
+                            f"there is booked as corrections in {later.name}")
+    return warnings
+
+
 def check_current(con: duckdb.DuckDBPyConnection, closed: dict[str, ClosedPeriod]) -> None:
     """Raise ``BookingError`` unless the warehouse was built with the lake's closed periods
     (else its corrections would be those of another set of closed periods)."""

@@ -385,28 +385,13 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             report.build_run_id = build.run_id
             report.read(build, dagster)
     if report.partitions > len(report.failed_partitions) or report.drift:
-        report.warnings += closed_period_warnings(settings, days[0], days[-1])
+        report.warnings += ledger.closed_period_warnings(
+            make_lake(settings), settings.accounting.datev.fiscal_year_start, days[0],
+            days[-1])
     if wants_ledger and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
         report.voucher_note = "not loaded: source.voucher_url is not configured"
     return report
-
-
-def closed_period_warnings(settings: Settings, start: date, end: date) -> list[str]:
-    """A warning per closed booking period that ``start``..``end`` reaches into: what a
-    load changes there is booked as corrections in the first open period."""
-    closed = ledger.closed_periods(make_lake(settings))
-    if not closed:
-        return []
-    later = ledger.open_period(closed, settings.accounting.datev.fiscal_year_start)
-    warnings = []
-    for period in closed.values():
-        first, last = max(start, period.period.first), min(end, period.period.last)
-        if first <= last:
-            dates = f"{first} lies" if first == last else f"{first} .. {last} lie"
-            warnings.append(f"{dates} in the closed period {period.name}: what changes "
-                            f"there is booked as corrections in {later.name}")
-    return warnings
 
 
 def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = False,

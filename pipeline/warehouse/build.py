@@ -30,6 +30,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
+from pipeline.coverage import warehouse_days
 from pipeline.docs import apply_comments
 from pipeline.lake import LakeStore
 from pipeline.macros import macro_sql
@@ -168,17 +169,6 @@ LOST_SHOWN = 5
 """Lost partitions a ``LakeShrank`` names before it counts the rest."""
 
 
-def _built_from(warehouse_path: Path) -> dict[int, set[date]]:
-    """``built_from`` of the warehouse file in place (nothing: none, or unreadable)."""
-    if not warehouse_path.exists():
-        return {}
-    try:
-        with duckdb.connect(str(warehouse_path), read_only=True) as con:
-            return built_from(con)
-    except duckdb.Error:
-        return {}
-
-
 def _lost(before: dict[int, set[date]], after: dict[int, set[date]]) -> list[tuple[int, date]]:
     return sorted((loc, day) for loc, days in before.items()
                   for day in days - after.get(loc, set()))
@@ -253,7 +243,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
         previous = Manifest.read(warehouse_path)
-        built_before = _built_from(warehouse_path)
+        built_before = warehouse_days(warehouse_path)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         incremental = not full and previous.meta == wanted
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
