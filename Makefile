@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres demo test faults sandbox dev bench bench-chain \
+.PHONY: install browser postgres spreadsheet demo test faults sandbox dev bench bench-chain \
 	bench-housekeeping lint clean
 
 install: $(STAMP)
@@ -34,10 +34,18 @@ postgres:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 	    postgresql >/dev/null; }
 
+# A German CSV export is opened by LibreOffice Calc, headless (Debian's package), as a
+# German-speaking accountant's spreadsheet would open it.
+spreadsheet:
+	@command -v soffice >/dev/null || { \
+	  echo "Installing LibreOffice Calc (headless) from the system's packages..."; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends libreoffice-calc-nogui >/dev/null; }
+
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
 # module fixtures): 9 to 10 minutes on two cores (449 tests; 546 and 582 s measured
 # 2026-11-25 by `make test`).
-test: install browser postgres
+test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # The fault-injection suite's long mode: 30 loads killed at random points.

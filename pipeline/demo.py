@@ -30,19 +30,20 @@ def run_demo(data_dir: str | Path = "data", days: int = 7, today: date | None = 
         return 1
     path = Path(report.warehouse_path).resolve()
     with duckdb.connect(str(path), read_only=True) as con:
-        print("\nRevenue-effective turnover per location and day (spec 2.2 rule):")
+        print("\nThe spec's turnover per location and day (fct_turnover_daily, EUR to the "
+              "cent; turnover_net is net and before receipt discounts, spec 2.2):")
         print(_table(con, """
             select location_id, business_date, revenue_receipt_count as receipts,
-                   cents(turnover_net) as turnover_net,
-                   cents(turnover_gross) as turnover_gross,
-                   cents(tip_amount) as tips, cents(discount_amount) as discounts
+                   turnover_net_rounded as turnover_net, turnover_gross_rounded as
+                   turnover_gross, tip_amount_rounded as tips,
+                   discount_amount_rounded as discounts
             from fct_turnover_daily order by location_id, business_date"""))
         print("Daily close per location (EUR; a day is closed when its payments cover "
               "revenue, tips and non-revenue settlements):")
         print(_table(con, """
             select location_id,
                    count(*) as days,
-                   sum(revenue_amount) as revenue,
+                   sum(revenue_amount) as revenue_after_discounts,
                    sum(vat_amount) as vat,
                    sum(tip_amount) as tips,
                    sum(payment_amount) as payments,

@@ -23,6 +23,14 @@ MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 STAGES = ("staging", "marts", "reports")
 SHARED_COLUMNS = "columns.yml"
 SCHEMA_FILE = "schema.yml"
+START_PAGE = "start_here.md"
+"""The dictionary's first page (dbt's ``__overview__``): which table and which figure to
+use, the money types, example queries (a test runs them on DuckDB 1.1)."""
+
+
+def start_page(models_dir: Path = MODELS_DIR) -> str:
+    """The start page's Markdown."""
+    return (models_dir / START_PAGE).read_text(encoding="utf-8")
 
 
 class DictionaryError(Exception):
@@ -47,6 +55,8 @@ class ModelDoc:
 class Dictionary:
     models: dict[str, ModelDoc]
     shared: dict[str, str]
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per locale (``de``), a column's header in exports, by column name."""
 
     def model(self, name: str) -> str | None:
         doc = self.models.get(name)
@@ -67,7 +77,10 @@ def _yaml(path: Path) -> dict:
 
 def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
     shared_file = models_dir / SHARED_COLUMNS
-    shared = _yaml(shared_file).get("columns", {}) if shared_file.exists() else {}
+    shared_doc = _yaml(shared_file) if shared_file.exists() else {}
+    shared = shared_doc.get("columns", {})
+    labels = {locale: {k: str(v) for k, v in names.items()}
+              for locale, names in (shared_doc.get("labels") or {}).items()}
     models: dict[str, ModelDoc] = {}
     for stage in stages:
         path = models_dir / stage / SCHEMA_FILE
@@ -90,7 +103,8 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
                 raise DictionaryError(f"{path}: every model needs a name and a description, "
                                       f"every column a name and a description, config a "
                                       f"mapping (at {entry!r:.80})") from None
-    return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()})
+    return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()},
+                      labels)
 
 
 def _literal(text: str) -> str:
@@ -162,8 +176,12 @@ def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[En
     return sorted(found, key=lambda e: (schemas.index(e.schema), e.name))
 
 
-def render_markdown(entries: list[Entry], title: str) -> str:
+def render_markdown(entries: list[Entry], title: str, start: str = "") -> str:
+    """The catalog as Markdown, after the start page (its headings one level down)."""
     lines = [f"# {title}", ""]
+    if start:
+        lines += ["#" + line if line.startswith("#") else line
+                  for line in start.strip().splitlines()] + ["", "## Models", ""]
     lines += [f"- [`{e.schema}.{e.name}`](#{e.schema}{e.name})" for e in entries]
     for e in entries:
         lines += ["", f'<a id="{e.schema}{e.name}"></a>', f"## `{e.schema}.{e.name}` ({e.kind})",
@@ -174,7 +192,11 @@ def render_markdown(entries: list[Entry], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_html(entries: list[Entry], title: str) -> str:
+def render_html(entries: list[Entry], title: str, start: str = "") -> str:
+    """The catalog as one HTML page, the start page (rendered by markdown-it) first."""
+    from markdown_it import MarkdownIt
+
     from pipeline.pages import render_page
 
-    return render_page("dictionary.html.j2", entries=entries, title=title)
+    html = MarkdownIt("commonmark", {"html": False}).enable("table").render(start) if start else ""
+    return render_page("dictionary.html.j2", entries=entries, title=title, start=html)

@@ -6,6 +6,13 @@ Amounts stay exact in every format: CSV and Parquet come from DuckDB's own write
 columns as decimal text and as Parquet DECIMAL), Excel cells get the decimal values with a
 two-place number format, DATEV amounts are written from ``Decimal`` with a decimal comma.
 
+``locale`` ``de`` (``--locale de``, or ``[export] locale``) writes for German-speaking
+readers: CSV with ``;`` between fields, a decimal comma, WAHR/FALSCH, German headers and a
+byte order mark (so Excel reads UTF-8); xlsx with German headers. The headers are the
+dictionary's labels (``dbt_like_sql/columns.yml``, ``labels.de``). Every xlsx names each
+location (short code and name beside ``location_id``), has a totals row (``SUBTOTAL``, so
+it follows the autofilter), an autofilter and a frozen header.
+
 POS text cannot be turned against the reader (``pipeline.untrusted``): a CSV field a
 spreadsheet would run as a formula is prefixed with ``'`` unless ``raw_text`` is asked
 for (machine consumers); xlsx cells from data are strings, never formulas, with the
@@ -40,6 +47,16 @@ from pipeline.settings import Settings, UsageError
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
+LOCALES = ("en", "de")
+WORDS = {"en": {"total": "Total", "missing": "missing dates", "short_code": "short_code",
+                "name": "location_name",
+                "gaps": ("location_id", "short_code", "missing_from", "missing_to",
+                         "days_missing", "dates_expected")},
+         "de": {"total": "Summe", "missing": "fehlende Tage", "short_code": "Kürzel",
+                "name": "Standortname",
+                "gaps": ("Standort", "Kürzel", "fehlt von", "fehlt bis", "Tage fehlend",
+                         "Tage erwartet")}}
+"""What an export writes in words of its own, per locale."""
 BOOKINGS = {"datev": "EXTF_Buchungsstapel_{}.csv", "bmd": "BMD_Buchungen_{}.csv"}
 """The booking formats (``pipeline.bookfiles``) and the name of the file of one booking
 period (``2026-11``)."""
@@ -59,6 +76,35 @@ class Selection:
     start: date | None
     end: date | None
     location_ids: list[int] | None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a file for people speaks: its locale's headers and words, and each location's
+    short code and name (xlsx)."""
+
+    locale: str = "en"
+    labels: dict[str, str] = field(default_factory=dict)
+    locations: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, settings: Settings, locale: str | None = None) -> Layout:
+        from pipeline.docs import load_dictionary
+        from pipeline.warehouse import MODELS_DIR, STAGES
+
+        locale = locale or settings.export.locale
+        if locale not in LOCALES:
+            raise ExportError(f"unknown locale {locale!r}; choose one of {', '.join(LOCALES)}")
+        labels = load_dictionary(MODELS_DIR, STAGES).labels.get(locale, {}) \
+            if locale != "en" else {}
+        return cls(locale, labels, {loc.id: (loc.short_code, loc.name or loc.short_code)
+                                    for loc in settings.locations})
+
+    def header(self, column: str) -> str:
+        return self.labels.get(column, column)
+
+    def word(self, key: str):
+        return WORDS[self.locale][key]
 
 
 @dataclass
@@ -93,10 +139,13 @@ def _resolve(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[tupl
 
 
 def selection_query(con: duckdb.DuckDBPyConnection, sel: Selection,
-                    neutralise: bool = False) -> str:
+                    neutralise: bool = False, layout: Layout | None = None,
+                    as_text: bool = False) -> str:
     """The select of the model's rows in the selection; with ``neutralise`` the text
     columns made inert for spreadsheets. The selection's values are typed (dates and
-    integer ids) and written as literals, since COPY takes no parameters."""
+    integer ids) and written as literals, since COPY takes no parameters. With a
+    ``layout``, columns are headed by its labels; with ``as_text`` too, numbers and
+    booleans are written as its locale writes them (German: ``1234,56``, WAHR)."""
     table, typed = _resolve(con, sel.model)
     columns = [name for name, _ in typed]
     where = []
@@ -116,8 +165,8 @@ def selection_query(con: duckdb.DuckDBPyConnection, sel: Selection,
         where.append(f"location_id in ({', '.join(str(int(x)) for x in sel.location_ids)})")
     keys = [c for c in ("location_id", "business_date", "snapshot_date") if c in columns]
     select = ", ".join(
-        f'{neutralise_formula_sql(_quoted(name))} as {_quoted(name)}'
-        if neutralise and kind in ("VARCHAR", "JSON") else _quoted(name)
+        f"{_value(name, kind, neutralise, layout if as_text else None)} as "
+        f"{_quoted(layout.header(name) if layout else name)}"
         for name, kind in typed)
     sql = (f"select {select} from {table}"
            + (f" where {' and '.join(where)}" if where else "")
@@ -127,6 +176,20 @@ def selection_query(con: duckdb.DuckDBPyConnection, sel: Selection,
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _value(name: str, kind: str, neutralise: bool, layout: Layout | None) -> str:
+    """A column as a select writes it: text made inert for spreadsheets if asked; for a
+    German CSV, decimals with a decimal comma and booleans as WAHR/FALSCH."""
+    column = _quoted(name)
+    if neutralise and kind in ("VARCHAR", "JSON"):
+        return neutralise_formula_sql(column)
+    if layout is not None and layout.locale == "de":
+        if kind.startswith("DECIMAL") or kind in ("DOUBLE", "FLOAT", "REAL"):
+            return f"replace(cast({column} as varchar), '.', ',')"
+        if kind == "BOOLEAN":
+            return f"case when {column} then 'WAHR' when not {column} then 'FALSCH' end"
+    return column
 
 
 SCRATCH = re.compile(r"^\..+\.(?P<pid>\d+)\.export$")
@@ -164,12 +227,14 @@ def check_warehouse(settings: Settings) -> None:
 
 
 def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
-           raw_text: bool = False) -> Exported:
+           raw_text: bool = False, locale: str | None = None) -> Exported:
     """Write the selection to ``output`` (replaced atomically). ``raw_text`` keeps CSV
-    text fields byte for byte (no formula prefix), for machine consumers. The booking
+    text fields byte for byte (no formula prefix), for machine consumers. ``locale``
+    (default ``[export] locale``) says how CSV and xlsx speak (``Layout``). The booking
     formats write one file per booking period into the folder (or ``.zip``) ``output``."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    layout = Layout.of(settings, locale)
     check_warehouse(settings)
     missing = missing_dates(settings, sel)
     if fmt in BOOKINGS:
@@ -183,7 +248,7 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
         scratch.mkdir()
         try:
             temp = scratch / target.name
-            result = _write(settings, sel, fmt, temp, scratch, raw_text, missing)
+            result = _write(settings, sel, fmt, temp, scratch, raw_text, missing, layout)
             os.replace(temp, target)
             result.files = [target]
         finally:
@@ -207,59 +272,115 @@ def missing_dates(settings: Settings, sel: Selection) -> list[Gaps]:
 
 
 def _write(settings: Settings, sel: Selection, fmt: str, temp: Path, scratch: Path,
-           raw_text: bool, missing: list[Gaps]) -> Exported:
+           raw_text: bool, missing: list[Gaps], layout: Layout) -> Exported:
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
-        sql = selection_query(con, sel, neutralise=fmt == "csv" and not raw_text)
         if fmt == "xlsx":
-            return Exported(_write_xlsx(con.execute(sql), temp, scratch, sel.model, missing))
-        options = "format parquet" if fmt == "parquet" else "format csv, header"
+            sql = selection_query(con, sel)
+            return Exported(_write_xlsx(con.execute(sql), temp, scratch, sel.model, missing,
+                                        layout))
+        if fmt == "parquet":
+            sql, options = selection_query(con, sel), "format parquet"
+        else:
+            german = layout.locale == "de"
+            sql = selection_query(con, sel, neutralise=not raw_text,
+                                  layout=layout if german else None, as_text=german)
+            options = "format csv, header" + (", delimiter ';'" if german else "")
         path = str(temp).replace("'", "''")  # DuckDB's own writer, streaming
-        return Exported(con.execute(f"copy ({sql}) to '{path}' ({options})").fetchone()[0])
+        rows = con.execute(f"copy ({sql}) to '{path}' ({options})").fetchone()[0]
+    if fmt == "csv" and layout.locale == "de":
+        _prepend_bom(temp)
+    return Exported(rows)
+
+
+def _prepend_bom(path: Path) -> None:
+    """UTF-8's byte order mark before the file, which Excel needs to read it as UTF-8
+    (without it, German Excel reads Windows-1252: ``GeschÃ¤ftstag``)."""
+    marked = path.with_name(path.name + ".bom")
+    with open(path, "rb") as src, open(marked, "wb") as dst:
+        dst.write(b"\xef\xbb\xbf")
+        shutil.copyfileobj(src, dst, 1 << 20)
+    os.replace(marked, path)
 
 
 XLSX_MAX_ROWS = 1_048_575
 """Rows of a worksheet below its header: Excel's limit."""
 
 
-MISSING_SHEET = "missing dates"
-"""The sheet of an xlsx export that names the business dates its range lacks."""
+def _summable(name: str, kinds: set[type]) -> bool:
+    """A column the totals row adds up: amounts and counts, not prices, rates or ids."""
+    if any(word in name for word in ("price", "percent", "nutrition", "latitude", "longitude",
+                                      "_id", "_nr", "number", "position", "capacity", "age")):
+        return False
+    if name in ("location_id", "min_amount", "max_amount", "free_amount", "course", "badge"):
+        return False
+    return bool(kinds) and kinds <= {Decimal, int}
 
 
 def _write_xlsx(cursor, target: Path, scratch: Path, sheet: str,
-                missing: list[Gaps] = ()) -> int:
+                missing: list[Gaps] = (), layout: Layout = Layout()) -> int:
     """XlsxWriter in constant-memory mode, its scratch files in ``scratch``. Strings are
-    written as strings (``strings_to_formulas``, ``_urls`` and ``_numbers`` off). The
-    business dates the range lacks, if any, on a sheet of their own (``MISSING_SHEET``),
-    one row per location and run of missing dates."""
+    written as strings (``strings_to_formulas``, ``_urls`` and ``_numbers`` off). Headers
+    in the layout's locale, each location's short code and name beside ``location_id``,
+    a totals row of ``SUBTOTAL(109, ...)`` (it follows the autofilter; the file carries its
+    value for readers that do not compute), an autofilter and a frozen header. The business
+    dates the range lacks, if any, on a sheet of their own, one row per location and run of
+    missing dates."""
     import xlsxwriter
 
     options = {"constant_memory": True, "tmpdir": str(scratch),
                "strings_to_formulas": False, "strings_to_urls": False,
                "strings_to_numbers": False, "remove_timezone": True}
+    names = [d[0] for d in cursor.description]
+    where = names.index("location_id") + 1 if "location_id" in names else None
+    if where is not None:  # the location's short code and name beside its id
+        names[where:where] = [layout.word("short_code"), layout.word("name")]
     with contextlib.closing(xlsxwriter.Workbook(str(target), options)) as book:
         ws = book.add_worksheet(_sheet_name(sheet))
         formats = {"bold": book.add_format({"bold": True}),
                    "money": book.add_format({"num_format": "#,##0.00"}),
                    "decimal": book.add_format({"num_format": "0.00######"}),
                    "date": book.add_format({"num_format": "yyyy-mm-dd"}),
-                   "datetime": book.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})}
-        for col, d in enumerate(cursor.description):
-            ws.write_string(0, col, for_excel(d[0]), formats["bold"])
+                   "datetime": book.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"}),
+                   "total": book.add_format({"bold": True, "num_format": "#,##0.00",
+                                             "top": 1}),
+                   "total_count": book.add_format({"bold": True, "top": 1})}
+        for col, name in enumerate(names):
+            header = layout.header(name)
+            ws.write_string(0, col, for_excel(header), formats["bold"])
+            ws.set_column(col, col, min(max(len(header) + 2, 10), 40))
         ws.freeze_panes(1, 0)
         rows = 0
+        sums: list = [0] * len(names)
+        kinds: list[set[type]] = [set() for _ in names]
         while batch := cursor.fetchmany(10_000):
-            if rows + len(batch) > XLSX_MAX_ROWS:
-                raise ExportError(f"{sheet}: more than {XLSX_MAX_ROWS:,} rows, Excel's "
+            if rows + len(batch) > XLSX_MAX_ROWS - 1:  # the totals row needs one
+                raise ExportError(f"{sheet}: more than {XLSX_MAX_ROWS - 1:,} rows, Excel's "
                                   "limit; narrow --start/--end or --location, or export "
                                   "csv or parquet")
             for row in batch:
                 rows += 1
+                if where is not None:
+                    code, name = layout.locations.get(row[where - 1], ("", ""))
+                    row = (*row[:where], code, name, *row[where:])
                 for col, value in enumerate(row):
                     _xlsx_cell(ws, rows, col, value, formats)
+                    if value is not None:
+                        kinds[col].add(type(value))
+                        if type(value) in (Decimal, int):
+                            sums[col] += value
+        if rows:
+            ws.autofilter(0, 0, rows, len(names) - 1)
+            ws.write_string(rows + 1, 0, layout.word("total"), formats["total_count"])
+            for col, total in enumerate(sums):
+                if col == 0 or not _summable(names[col], kinds[col]):
+                    continue
+                cells = xlsxwriter.utility.xl_range(1, col, rows, col)
+                ws.write_formula(rows + 1, col, f"=SUBTOTAL(109,{cells})",
+                                 formats["total" if isinstance(total, Decimal)
+                                         else "total_count"], total)
         if missing:
-            gaps_ws = book.add_worksheet(MISSING_SHEET)
-            for col, title in enumerate(("location_id", "short_code", "missing_from",
-                                         "missing_to", "days_missing", "dates_expected")):
+            gaps_ws = book.add_worksheet(layout.word("missing"))
+            for col, title in enumerate(layout.word("gaps")):
                 gaps_ws.write_string(0, col, title, formats["bold"])
             line = 0
             for g in missing:

@@ -224,13 +224,14 @@ class LoadReport:
             # its check, which counts the partitions, never ran: what its events say
             how = "stopped" if self.interrupted == REVENUE_STEP else "failed"
             lines = [f"revenue: {how} with {self.dates_done} of {self.days} business dates "
-                     f"done, {self.receipts:,} receipts, turnover "
-                     f"{format_money(self.turnover_net)} (each date done is committed for "
+                     f"done, {self.receipts:,} receipts, turnover_net "
+                     f"{format_money(self.turnover_net)} EUR (each date done is committed for "
                      f"every location that did not fail)"]
         else:
             lines = [f"revenue: {loaded} of {self.partitions} partitions loaded ({self.days} "
                      f"business dates x {self.locations} locations{kept}); "
-                     f"{self.receipts:,} receipts, turnover {format_money(self.turnover_net)}"]
+                     f"{self.receipts:,} receipts, turnover_net "
+                     f"{format_money(self.turnover_net)} EUR"]
         if self.drift is not None:
             lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
                          f"read again, {self.drift['drifted']} drifted (replaced and recorded "

@@ -130,7 +130,7 @@ def print_summary(report, stream=None) -> None:
                       f"{report.partitions - failed:,} of {report.partitions:,} partitions "
                       f"({report.days} dates x {report.locations} locations)")
         table.add_row("receipts", f"{report.receipts:,}")
-        table.add_row("turnover", format_money(report.turnover_net))
+        table.add_row("turnover_net", f"{format_money(report.turnover_net)} EUR")
     for area in SNAPSHOT_AREAS:
         if area in report.snapshots:
             table.add_row(area, ", ".join(f"{n:,} {t}" for t, n in report.snapshots[area].items()))

@@ -144,6 +144,8 @@ class LocationReport:
     """The window's dates the warehouse was built from (with or without a close)."""
     window: tuple[date, date]
     """The calendar days shown: ``WINDOW_DAYS`` up to the newest daily close."""
+    turnover_net: Decimal = Decimal(0)
+    """The spec's turnover of the window (fct_turnover_daily.turnover_net), exact."""
 
     @property
     def revenue_total(self) -> Decimal:
@@ -217,12 +219,17 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
             select business_date, turnover_net_before, turnover_net_after
             from rpt_source_drift where location_id = ? and business_date >= ?
             order by 1""", [location_id, first])]
+        turnover = _rows(con, """
+            select coalesce(sum(turnover_net), 0) from fct_turnover_daily
+            where location_id = ? and business_date between ? and ?""",
+                         [location_id, first, newest])[0][0]
         locations.append(LocationReport(location_id, days, payments, drift,
                                         _coverage(settings, location_id, first, newest,
-                                                  loaded), loaded, (first, newest)))
-    vouchers = [VoucherLiability(category, count, Decimal(cents) / 100)
-                for category, count, cents in _rows(con, """
-        select voucher_category_name, open_voucher_count, outstanding_balance_cents
+                                                  loaded), loaded, (first, newest),
+                                        turnover))
+    vouchers = [VoucherLiability(category, count, outstanding)
+                for category, count, outstanding in _rows(con, """
+        select voucher_category_name, open_voucher_count, outstanding_balance_amount
         from fct_voucher_liability_daily
         where snapshot_date = (select max(snapshot_date) from fct_voucher_liability_daily)
         order by 1""")]

@@ -227,6 +227,12 @@ class AlertSettings(_Strict):
     """How long a post may take before it is given up (it never fails the load)."""
 
 
+class ExportSettings(_Strict):
+    locale: Literal["en", "de"] = "en"
+    """How ``pos-etl export`` writes CSV and xlsx for people: ``de`` for German-speaking
+    readers (``;``, decimal comma, German headers); ``--locale`` overrides it."""
+
+
 class DatevSettings(_Strict):
     """The header of a DATEV Buchungsstapel (EXTF 700) and the accounts it posts to."""
 
@@ -336,6 +342,7 @@ class Settings(_Strict):
     accounting: AccountingSettings = AccountingSettings()
     freshness: FreshnessSettings = FreshnessSettings()
     alerts: AlertSettings = AlertSettings()
+    export: ExportSettings = ExportSettings()
     locations: list[LocationSettings] = Field(min_length=1)
 
     @model_validator(mode="after")

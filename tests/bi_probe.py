@@ -2,9 +2,11 @@
 environment (``tests/test_bi_clients.py``), with only that client installed.
 
     python bi_probe.py duckdb|sqlalchemy <file>
+    python bi_probe.py queries <file> <queries.json>
 
 prints JSON: every relation of ``main`` and ``staging`` with its comment and row count,
-the turnover of ``fct_turnover_daily`` as text and whether it arrived as a Decimal.
+the turnover of ``fct_turnover_daily`` as text and whether it arrived as a Decimal; or,
+for each query of the list, its row count or its error.
 """
 
 import json
@@ -52,6 +54,24 @@ def with_sqlalchemy(path: str) -> dict:
             "turnover": str(turnover), "decimal": isinstance(turnover, Decimal)}
 
 
+def with_queries(path: str, queries: str) -> dict:
+    import duckdb
+
+    con = duckdb.connect(path, read_only=True)
+    answers = []
+    with open(queries, encoding="utf-8") as listed:
+        queries_to_run = json.load(listed)
+    for sql in queries_to_run:
+        try:
+            answers.append(len(con.execute(sql).fetchall()))
+        except duckdb.Error as error:
+            answers.append(f"{type(error).__name__}: {error}")
+    return {"client": f"duckdb {duckdb.__version__}", "answers": answers}
+
+
 if __name__ == "__main__":
     how, path = sys.argv[1:3]
-    print(json.dumps({"duckdb": with_duckdb, "sqlalchemy": with_sqlalchemy}[how](path)))
+    if how == "queries":
+        print(json.dumps(with_queries(path, sys.argv[3])))
+    else:
+        print(json.dumps({"duckdb": with_duckdb, "sqlalchemy": with_sqlalchemy}[how](path)))

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 
 from pipeline.macros import macro_sql
-from pipeline.money import CENT, cents
+from pipeline.money import CENT, round_cent
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
 
@@ -51,10 +51,10 @@ def allocate(amount: Decimal, weights: list[Decimal]) -> list[Decimal]:
     cents) split in proportion to ``weights`` in whole cents that add up to it, each share
     rounded down and the cents left to the largest remainders (ties to the earlier
     weight); with weights adding up to 0 the first share takes all."""
-    units = int(cents(amount) / CENT)
+    units = int(round_cent(amount) / CENT)
     total = sum(weights, Decimal(0))
     if total == 0:
-        return [cents(amount)] + [Decimal("0.00")] * (len(weights) - 1)
+        return [round_cent(amount)] + [Decimal("0.00")] * (len(weights) - 1)
     exact = [units * Fraction(w) / Fraction(total) for w in weights]
     floors = [math.floor(x) for x in exact]
     order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - floors[i]), i))
@@ -77,7 +77,7 @@ def test_vat_after_discounts_equals_the_rule_computed_in_python(built):
                 gross[item.tax.value] += item.gross_amount * item.quantity
             rates = sorted(gross)
             weights = [gross[rate] for rate in rates]
-            shares = zip(rates, allocate(cents(sum(weights)), weights),
+            shares = zip(rates, allocate(round_cent(sum(weights)), weights),
                          allocate(r.discount, weights), strict=True)
             for rate, gross_cents, discount in shares:
                 expected[(loc, day, rate)][0] += gross_cents
@@ -90,7 +90,7 @@ def test_vat_after_discounts_equals_the_rule_computed_in_python(built):
     assert got.keys() == expected.keys()
     for key, (gross, discount) in expected.items():
         after = gross - discount
-        net = cents(after * 100 / (100 + key[2]))
+        net = round_cent(after * 100 / (100 + key[2]))
         assert got[key] == (gross, discount, after, net, after - net), key
     by_day = defaultdict(Decimal)
     for (loc, day, _), row in got.items():
@@ -109,14 +109,14 @@ def test_daily_close_equals_the_receipts_and_closes(built):
         payments = [p for r in settled for p in r.payments]
         expected[(loc, day)] = (
             len(revenue),
-            cents(sum((r.total_amount - r.tip for r in revenue), Decimal(0))),
-            cents(sum((r.tip for r in revenue), Decimal(0))),
-            cents(sum((r.total_amount for r in other), Decimal(0))),
-            cents(sum((r.total_amount for r in other
+            round_cent(sum((r.total_amount - r.tip for r in revenue), Decimal(0))),
+            round_cent(sum((r.tip for r in revenue), Decimal(0))),
+            round_cent(sum((r.total_amount for r in other), Decimal(0))),
+            round_cent(sum((r.total_amount for r in other
                        if r.payment_group.name == "Gutscheinverkauf"), Decimal(0))),
-            cents(sum((p.amount for p in payments if p.payment_type.name == "Gutschein"),
+            round_cent(sum((p.amount for p in payments if p.payment_type.name == "Gutschein"),
                       Decimal(0))),
-            cents(sum((p.amount for p in payments), Decimal(0))),
+            round_cent(sum((p.amount for p in payments), Decimal(0))),
             sum(1 for r in revenue if r.transaction_type == "RechnungZurückholen"),
         )
     rows = query(built, "select location_id, business_date, revenue_receipt_count, revenue_amount, "
@@ -171,10 +171,9 @@ def test_voucher_movements_fall_on_the_ledgers_local_business_date(built):
     for created_at, kind, amount in moves:
         if kind == "Redemption":
             expected[created_at.astimezone(vienna).date()] += amount
-    rows = query(built, "select business_date, sum(redeemed_cents), sum(redeemed_amount) "
+    rows = query(built, "select business_date, sum(redeemed_amount) "
                         "from fct_voucher_movements_daily group by all")
-    assert {r[0]: r[1] for r in rows if r[1]} == expected
-    assert all(r[2] == Decimal(r[1]) / 100 for r in rows)
+    assert {r[0]: r[1] * 100 for r in rows if r[1]} == expected
 
 
 @pytest.mark.parametrize(("value", "rounded"), [
@@ -185,8 +184,8 @@ def test_python_and_the_warehouse_round_half_away_from_zero(value, rounded):
     with duckdb.connect() as con:
         for sql in macro_sql():
             con.execute(sql)
-        in_sql = con.execute(f"select cents(cast('{value}' as decimal(38, 8)))").fetchone()[0]
-    assert in_sql == cents(value) == Decimal(rounded)
+        in_sql = con.execute(f"select round_cent(cast('{value}' as decimal(38, 8)))").fetchone()[0]
+    assert in_sql == round_cent(value) == Decimal(rounded)
 
 
 # --- exports -----------------------------------------------------------------------------
@@ -386,7 +385,7 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
     before, after = per_day(built, base), per_day(single, base)
     for key, (s, r) in sold.items():
         assert after[key][0] == before[key][0] + s - r
-        assert after[key][1] == cents(after[key][0] - after[key][0] / Decimal("1.2"))
+        assert after[key][1] == round_cent(after[key][0] - after[key][0] / Decimal("1.2"))
     close = "select location_id, business_date, non_revenue_amount, difference_amount " \
             "from rpt_daily_close"
     before, after = per_day(built, close), per_day(single, close)
@@ -508,10 +507,72 @@ def test_exports_hold_the_warehouse_rows_exactly(built, tmp_path, fmt):
         names = [c.value for c in ws[1]]
         rows = [dict(zip(names, (c.value for c in row), strict=True))
                 for row in ws.iter_rows(min_row=2)]
-        assert ws["D2"].number_format == "#,##0.00"
-        got = [(r["business_date"].date(), cents(str(r["revenue_amount"])),
-                cents(str(r["vat_amount"]))) for r in rows]
+        # the location named beside its id; a totals row under the rows
+        assert names[:4] == ["location_id", "short_code", "location_name", "business_date"]
+        code = built.location(1002).short_code  # no name configured: its short code
+        assert [(r["short_code"], r["location_name"]) for r in rows[:-1]] == [(code, code)] * 2
+        total = rows.pop()
+        assert total["location_id"] == "Total"
+        letter = ws.cell(1, names.index("revenue_amount") + 1).column_letter
+        assert total["revenue_amount"] == f"=SUBTOTAL(109,{letter}2:{letter}3)"
+        assert ws[f"{letter}2"].number_format == "#,##0.00"
+        assert ws.auto_filter.ref == f"A1:{ws.cell(3, len(names)).column_letter}3"
+        assert ws.freeze_panes == "A2"
+        got = [(r["business_date"].date(), round_cent(str(r["revenue_amount"])),
+                round_cent(str(r["vat_amount"]))) for r in rows]
     assert got == expected
+
+
+def test_a_german_csv_opens_in_libreoffice_with_numbers_as_numbers(built, tmp_path):
+    """--locale de: ';' between fields, a decimal comma, German headers, UTF-8 with its
+    byte order mark; LibreOffice Calc (headless, German) reads every amount as a number
+    equal to the warehouse's, every date as a date."""
+    from openpyxl import load_workbook
+
+    from pipeline.export import Selection, export
+
+    target = tmp_path / "tagesabschluss.csv"
+    assert export(built, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "csv",
+                  target, locale="de").rows == 9
+    raw = target.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")
+    header = raw[3:].decode("utf-8").splitlines()[0].split(";")
+    assert header[:3] == ["Standort", "Geschäftstag", "Belege umsatzwirksam"]
+    assert "Umsatz brutto nach Rabatt" in header and "Abgeschlossen" in header
+    out = tmp_path / "calc"
+    subprocess.run(["soffice", f"-env:UserInstallation=file://{tmp_path / 'profile'}",
+                    "--headless", "--infilter=CSV:59,34,76,1,,1031", "--convert-to", "xlsx",
+                    "--outdir", str(out), str(target)], check=True, capture_output=True,
+                   timeout=300)
+    rows = list(load_workbook(out / "tagesabschluss.xlsx").active.iter_rows(values_only=True))
+    assert list(rows[0]) == header
+    expected = query(built, "select location_id, business_date, revenue_amount, vat_amount, "
+                            "difference_amount from rpt_daily_close order by 1, 2")
+    at = [header.index(h) for h in ("Umsatz brutto nach Rabatt", "USt", "Differenz")]
+    got = [(r[0], r[1].date(), *(round_cent(str(r[i])) for i in at)) for r in rows[1:]]
+    assert got == expected
+    assert all(isinstance(r[i], int | float) for r in rows[1:] for i in at)
+
+
+def test_a_german_xlsx_has_a_label_for_every_column_of_every_mart(built, tmp_path):
+    from openpyxl import load_workbook
+
+    from pipeline.docs import load_dictionary
+    from pipeline.export import Selection, export
+    from pipeline.warehouse import MODELS_DIR, STAGES
+
+    labels = load_dictionary(MODELS_DIR, STAGES).labels["de"]
+    columns = {c for (c,) in query(built, "select distinct column_name from duckdb_columns() "
+                                          "where schema_name = 'main' and not internal "
+                                          "and database_name = current_database()")}
+    assert sorted(columns - set(labels)) == []
+    target = tmp_path / "ust.xlsx"
+    export(built, Selection("rpt_vat_by_rate", DAYS[0], DAYS[0], [1001]), "xlsx", target,
+           locale="de")
+    ws = load_workbook(target).active
+    assert [c.value for c in ws[1]][:5] == ["Standort", "Kürzel", "Standortname",
+                                            "Geschäftstag", "Steuersatz %"]
+    assert ws.cell(ws.max_row, 1).value == "Summe"
 
 
 def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):

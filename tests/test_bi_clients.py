@@ -8,6 +8,7 @@ connect). Each client is installed by the test into a virtual environment of its
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,25 @@ def test_a_bi_client_sees_what_we_see(copied, client):
     assert theirs["rows"] == ours["rows"], theirs["client"]
     assert theirs["comments"] == ours["comments"], theirs["client"]
     assert theirs["turnover"] == ours["turnover"] and theirs["decimal"], theirs["client"]
+
+
+def test_the_start_pages_queries_answer_on_duckdb_1_1(copied, tmp_path):
+    """The data dictionary's first page (dbt_like_sql/start_here.md) shows example queries:
+    each runs, with rows, on the oldest DuckDB this project writes for."""
+    from pipeline.docs import start_page
+
+    queries = re.findall(r"```sql\n(.*?)```", start_page(), re.S)
+    assert len(queries) >= 8
+    listed = tmp_path / "queries.json"
+    listed.write_text(json.dumps(queries), encoding="utf-8")
+    copy, _ = copied
+    python = client_env("duckdb-1.1") / "bin" / "python"
+    done = subprocess.run([str(python), str(PROBE), "queries", str(copy), str(listed)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    answers = json.loads(done.stdout)["answers"]
+    assert [(sql.splitlines()[0], a) for sql, a in zip(queries, answers, strict=True)
+            if not isinstance(a, int) or a == 0] == []
 
 
 def test_the_duckdb_command_line_client_sees_what_we_see(copied):

@@ -56,10 +56,11 @@ def test_warehouse_voucher_marts_match_the_ledger(sandbox_url, tmp_path, sandbox
     for v in ledger:
         expected[v["categoryId"]] = expected.get(v["categoryId"], 0) + v["gift"]["balance"]
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
-        got = dict(con.execute("select voucher_category_id, outstanding_balance_cents from "
-                               "fct_voucher_liability_daily").fetchall())
-        issued = con.execute("select sum(issued_cents), sum(redeemed_cents), "
-                             "sum(topped_up_cents) from fct_voucher_movements_daily").fetchone()
+        got = dict(con.execute("select voucher_category_id, outstanding_balance_amount * 100 "
+                               "from fct_voucher_liability_daily").fetchall())
+        issued = con.execute("select sum(issued_amount) * 100, sum(redeemed_amount) * 100, "
+                             "sum(topped_up_amount) * 100 from fct_voucher_movements_daily"
+                             ).fetchone()
         entries = con.execute("select count(*) from dim_menu_entries").fetchone()[0]
     assert got == expected
     txns = [t for v in ledger for t in v["transactions"]]

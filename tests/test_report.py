@@ -76,7 +76,7 @@ def test_the_report_renders_with_a_point_per_day_and_the_warehouses_totals(repor
             assert f'data-payment-total="{sum(p for *_, p in days)}"' in body
             assert "Payment mix" in body and "Bar" in body
         outstanding = con.execute(
-            "select sum(outstanding_balance_cents) from fct_voucher_liability_daily "
+            "select sum(outstanding_balance_amount) from fct_voucher_liability_daily "
             "where snapshot_date = (select max(snapshot_date) "
             "from fct_voucher_liability_daily)").fetchone()[0]
     assert outstanding > 0 and 'id="vouchers"' in dom
@@ -91,7 +91,7 @@ def test_a_failed_check_shows_on_the_report(report, tmp_path):
         con.execute("create or replace table staging.stg_pos__vouchers as "
                     "select * replace (-1 as balance_cents) from staging.stg_pos__vouchers")
         con.execute("create or replace table main.dim_vouchers as "
-                    "select * replace (-1 as balance_cents) from main.dim_vouchers")
+                    "select * replace (-1 as balance_amount) from main.dim_vouchers")
     from pipeline.report import write_report
 
     page = tmp_path / "report.html"

@@ -1,11 +1,17 @@
--- Money in reports: cents, rounded commercially (half away from zero) everywhere. DuckDB's
--- round() on a DECIMAL rounds half away from zero; pipeline.money.cents does the same in
--- Python, so the CLI and the warehouse never disagree by a cent.
+-- Money in the marts and reports has two types (docs/warehouse.md, "Money"):
+--   exact        DECIMAL(38,8): as the POS sent it, or computed from it without rounding;
+--   to the cent  DECIMAL(18,2): rounded commercially (half away from zero) from an exact
+--                sum, never a sum of rounded parts; or whole cents at the source.
+-- DuckDB's round() on a DECIMAL rounds half away from zero; pipeline.money.round_cent does
+-- the same in Python, so the CLI and the warehouse never disagree by a cent.
 
--- An amount rounded to cents.
-create or replace macro cents(amount) as cast(round(amount, 2) as decimal(18, 2));
+-- An amount in EUR, exact.
+create or replace macro exact_amount(amount) as cast(amount as decimal(38, 8));
 
--- An amount as a whole number of cents (rounded as cents() does), for exact allocation.
+-- An amount in EUR rounded to the cent.
+create or replace macro round_cent(amount) as cast(round(amount, 2) as decimal(18, 2));
+
+-- An amount as a whole number of cents (rounded as round_cent() does), for exact allocation.
 create or replace macro to_cent_units(amount) as cast(round(amount, 2) * 100 as hugeint);
 
 -- Whole cents back to an amount.

@@ -21,7 +21,7 @@ menus as (
 joined as (
 
     select
-        entries.*,
+        entries.* replace (exact_amount(entries.price) as price),
         categories.category_name,
         categories.menu_key,
         menus.menu_name,

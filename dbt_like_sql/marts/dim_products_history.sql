@@ -31,7 +31,10 @@ primary_category as (
 final as (
 
     select
-        products.*,
+        products.* replace (
+            exact_amount(products.default_price) as default_price,
+            exact_amount(products.reference_price) as reference_price
+        ),
         primary_category.primary_category_external_id
 
     from products

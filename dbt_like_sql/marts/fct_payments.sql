@@ -15,7 +15,7 @@ receipts as (
 final as (
 
     select
-        payments.*,
+        payments.* replace (exact_amount(payments.amount) as amount),
         receipts.transaction_type,
         receipts.payment_group_name,
         receipts.receipted_at_local

@@ -26,7 +26,7 @@ sold as (
         prepaid_sale_rate(product_nr) as tax_rate_percent,
         cast(null as varchar) as payment_type_name,
         cast(null as varchar) as fibu_account_nr,
-        cents(sum(line_gross_amount)) as sold_amount,
+        round_cent(sum(line_gross_amount)) as sold_amount,
         0 as redeemed_amount
 
     from items
@@ -55,7 +55,7 @@ redeemed as (
         payment_type_name,
         fibu_account_nr,
         0 as sold_amount,
-        cents(sum(amount)) as redeemed_amount
+        round_cent(sum(amount)) as redeemed_amount
 
     from payments
     where

@@ -15,7 +15,11 @@ receipts as (
 final as (
 
     select
-        items.*,
+        items.* replace (
+            exact_amount(items.gross_amount) as gross_amount,
+            exact_amount(items.net_amount) as net_amount,
+            exact_amount(items.purchase_price) as purchase_price
+        ),
         line_amount(items.net_amount, items.quantity) as line_net_amount,
         line_amount(items.gross_amount, items.quantity) as line_gross_amount,
         line_amount(items.gross_amount - items.net_amount, items.quantity) as line_tax_amount,

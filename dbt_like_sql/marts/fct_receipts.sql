@@ -48,15 +48,21 @@ payment_totals as (
 final as (
 
     select
-        receipts.*,
+        -- money exact (DECIMAL(38,8)) and counts BIGINT, as every mart has them
+        receipts.* replace (
+            exact_amount(receipts.total_amount) as total_amount,
+            exact_amount(receipts.tip_amount) as tip_amount,
+            exact_amount(receipts.discount_amount) as discount_amount,
+            cast(receipts.guest_count as bigint) as guest_count
+        ),
         is_revenue_effective(receipts.payment_group_name, receipts.transaction_type)
             as is_revenue_effective,
         is_settlement(receipts.transaction_type) as is_settlement,
         coalesce(item_totals.item_line_count, 0) as item_line_count,
-        coalesce(item_totals.items_net_amount, 0) as items_net_amount,
-        coalesce(item_totals.items_gross_amount, 0) as items_gross_amount,
+        exact_amount(coalesce(item_totals.items_net_amount, 0)) as items_net_amount,
+        exact_amount(coalesce(item_totals.items_gross_amount, 0)) as items_gross_amount,
         coalesce(payment_totals.payment_count, 0) as payment_count,
-        coalesce(payment_totals.payments_amount, 0) as payments_amount
+        exact_amount(coalesce(payment_totals.payments_amount, 0)) as payments_amount
 
     from receipts
     left join item_totals

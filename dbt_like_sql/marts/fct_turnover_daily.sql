@@ -1,5 +1,6 @@
 -- turnover_net follows the spec (2.2): the receipts the macro is_revenue_effective keeps, sum of
--- netAmount * quantity over their items.
+-- netAmount * quantity over their items. Each exact sum has a companion rounded to the cent
+-- (round_cent of the exact sum; the tax's is gross minus net, so the rounded three add up).
 with
 
 receipts as (
@@ -29,11 +30,27 @@ final as (
         sum(total_amount) as total_amount,
         sum(tip_amount) as tip_amount,
         sum(discount_amount) as discount_amount,
-        sum(guest_count) as guest_count
+        cast(sum(guest_count) as bigint) as guest_count
 
     from revenue_receipts
     group by location_id, business_date
 
+),
+
+rounded as (
+
+    select
+        *,
+        round_cent(turnover_net) as turnover_net_rounded,
+        round_cent(turnover_gross) as turnover_gross_rounded,
+        cast(round_cent(turnover_gross) - round_cent(turnover_net) as decimal(18, 2))
+            as turnover_tax_rounded,
+        round_cent(total_amount) as total_amount_rounded,
+        round_cent(tip_amount) as tip_amount_rounded,
+        round_cent(discount_amount) as discount_amount_rounded
+
+    from final
+
 )
 
-select * from final
+select * from rounded

@@ -1,7 +1,7 @@
 -- The ledger is tenant-wide (no location); its business date is the local date of each
 -- movement in the ledger's time zone ([accounting] ledger_timezone, by default the first
--- location's), through the macro ledger_date. Amounts in cents and, beside them, in
--- currency units.
+-- location's), through the macro ledger_date. The ledger's whole cents as euros,
+-- DECIMAL(18,2).
 with
 
 transactions as (
@@ -23,36 +23,24 @@ daily as (
         vouchers.voucher_category_id,
         any_value(vouchers.voucher_category_name) as voucher_category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
-        cast(coalesce(sum(transactions.amount_cents) filter (
+        from_cent_units(coalesce(sum(transactions.amount_cents) filter (
             where transactions.transaction_type = 'Issue'
-        ), 0) as bigint) as issued_cents,
+        ), 0)) as issued_amount,
         count(*) filter (where transactions.transaction_type = 'Redemption')
             as redemption_count,
-        cast(coalesce(sum(transactions.amount_cents) filter (
+        from_cent_units(coalesce(sum(transactions.amount_cents) filter (
             where transactions.transaction_type = 'Redemption'
-        ), 0) as bigint) as redeemed_cents,
+        ), 0)) as redeemed_amount,
         count(*) filter (where transactions.transaction_type = 'TopUp') as top_up_count,
-        cast(coalesce(sum(transactions.amount_cents) filter (
+        from_cent_units(coalesce(sum(transactions.amount_cents) filter (
             where transactions.transaction_type = 'TopUp'
-        ), 0) as bigint) as topped_up_cents
+        ), 0)) as topped_up_amount
 
     from transactions
     inner join vouchers
         on transactions.voucher_id = vouchers.voucher_id
     group by all
 
-),
-
-final as (
-
-    select
-        *,
-        from_cent_units(issued_cents) as issued_amount,
-        from_cent_units(redeemed_cents) as redeemed_amount,
-        from_cent_units(topped_up_cents) as topped_up_amount
-
-    from daily
-
 )
 
-select * from final
+select * from daily

@@ -55,14 +55,17 @@ days as (
         business_date,
         count(*) filter (where is_revenue_effective) as revenue_receipt_count,
         count(*) filter (where is_reversal) as reversal_count,
-        cents(coalesce(sum(total_amount) filter (where is_reversal), 0)) as reversal_amount,
+        round_cent(coalesce(sum(total_amount) filter (where is_reversal), 0))
+            as reversal_amount,
         count(*) filter (where is_void) as void_count,
-        cents(coalesce(sum(items_gross_amount) filter (where is_void), 0)) as void_gross_amount,
-        cents(coalesce(sum(tip_amount) filter (where is_revenue_effective), 0)) as tip_amount,
+        round_cent(coalesce(sum(items_gross_amount) filter (where is_void), 0))
+            as void_gross_amount,
+        round_cent(coalesce(sum(tip_amount) filter (where is_revenue_effective), 0))
+            as tip_amount,
         count(*) filter (where is_non_revenue) as non_revenue_receipt_count,
-        cents(coalesce(sum(total_amount) filter (where is_non_revenue), 0))
+        round_cent(coalesce(sum(total_amount) filter (where is_non_revenue), 0))
             as non_revenue_amount,
-        cents(coalesce(sum(total_amount) filter (
+        round_cent(coalesce(sum(total_amount) filter (
             where is_non_revenue and is_voucher_sale(payment_group_name)
         ), 0)) as voucher_sold_amount
 
@@ -77,11 +80,11 @@ vat_totals as (
     select
         location_id,
         business_date,
-        cents(sum(gross_amount)) as gross_amount,
-        cents(sum(discount_amount)) as discount_amount,
-        cents(sum(gross_after_discount)) as revenue_amount,
-        cents(sum(net_after_discount)) as net_amount,
-        cents(sum(vat_after_discount)) as vat_amount
+        round_cent(sum(gross_amount)) as gross_amount,
+        round_cent(sum(discount_amount)) as discount_amount,
+        round_cent(sum(gross_after_discount)) as revenue_amount,
+        round_cent(sum(net_after_discount)) as net_amount,
+        round_cent(sum(vat_after_discount)) as vat_amount
 
     from vat
     group by location_id, business_date
@@ -106,8 +109,8 @@ payment_totals as (
     select
         location_id,
         business_date,
-        cents(sum(payment_amount)) as payment_amount,
-        cents(coalesce(sum(payment_amount) filter (where is_voucher_payment), 0))
+        round_cent(sum(payment_amount)) as payment_amount,
+        round_cent(coalesce(sum(payment_amount) filter (where is_voucher_payment), 0))
             as voucher_redeemed_amount
 
     from payments
@@ -121,20 +124,20 @@ final as (
         days.location_id,
         days.business_date,
         days.revenue_receipt_count,
-        cents(coalesce(vat_totals.gross_amount, 0)) as gross_amount,
-        cents(coalesce(vat_totals.discount_amount, 0)) as discount_amount,
-        cents(coalesce(vat_totals.revenue_amount, 0)) as revenue_amount,
-        cents(coalesce(vat_totals.net_amount, 0)) as net_amount,
-        cents(coalesce(vat_totals.vat_amount, 0)) as vat_amount,
+        round_cent(coalesce(vat_totals.gross_amount, 0)) as gross_amount,
+        round_cent(coalesce(vat_totals.discount_amount, 0)) as discount_amount,
+        round_cent(coalesce(vat_totals.revenue_amount, 0)) as revenue_amount,
+        round_cent(coalesce(vat_totals.net_amount, 0)) as net_amount,
+        round_cent(coalesce(vat_totals.vat_amount, 0)) as vat_amount,
         days.tip_amount,
         days.non_revenue_receipt_count,
-        cents(days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
+        round_cent(days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
             as non_revenue_amount,
         days.voucher_sold_amount,
-        cents(coalesce(payment_totals.voucher_redeemed_amount, 0)) as voucher_redeemed_amount,
-        cents(coalesce(prepaid_totals.redeemed_amount, 0)) as prepaid_redeemed_amount,
-        cents(coalesce(payment_totals.payment_amount, 0)) as payment_amount,
-        cents(
+        round_cent(coalesce(payment_totals.voucher_redeemed_amount, 0)) as voucher_redeemed_amount,
+        round_cent(coalesce(prepaid_totals.redeemed_amount, 0)) as prepaid_redeemed_amount,
+        round_cent(coalesce(payment_totals.payment_amount, 0)) as payment_amount,
+        round_cent(
             coalesce(payment_totals.payment_amount, 0)
             - coalesce(vat_totals.revenue_amount, 0)
             - days.tip_amount
@@ -145,7 +148,7 @@ final as (
         days.reversal_amount,
         days.void_count,
         days.void_gross_amount,
-        cents(coalesce(turnover.turnover_net, 0)) as spec_turnover_net
+        round_cent(coalesce(turnover.turnover_net, 0)) as spec_turnover_net
 
     from days
     left join vat_totals

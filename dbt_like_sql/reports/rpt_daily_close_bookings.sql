@@ -176,9 +176,9 @@ final as (
         'Z' || location_id || '-' || strftime(business_date, '%Y%m%d') as document_number,
         debit_account,
         credit_account,
-        amount,
+        cast(amount as decimal(18, 2)) as amount,
         tax_rate_percent,
-        tax_amount,
+        cast(tax_amount as decimal(18, 2)) as tax_amount,
         booking_kind,
         booking_text
 

@@ -21,7 +21,7 @@ final as (
         bool_or(is_voucher_payment(payment_type_name)) as is_voucher_payment,
         count(*) as payment_count,
         count(distinct transaction_id) as settlement_count,
-        cents(sum(amount)) as payment_amount
+        round_cent(sum(amount)) as payment_amount
 
     from payments
     group by location_id, business_date, payment_type_name, payment_type_nr, fibu_account_nr

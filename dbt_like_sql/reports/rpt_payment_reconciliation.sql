@@ -58,7 +58,7 @@ non_revenue as (
         ) as line_number,
         'non-revenue: ' || coalesce(nullif(payment_group_name, ''), '(no group)') as line,
         payment_group_name,
-        cents(sum(amount)) as amount
+        round_cent(sum(amount)) as amount
 
     from non_revenue_receipts
     group by location_id, business_date, payment_group_name

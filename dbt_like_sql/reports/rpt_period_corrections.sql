@@ -89,9 +89,11 @@ final as (
         differences.debit_account,
         differences.credit_account,
         differences.tax_rate_percent,
-        differences.amount,
-        case when differences.tax_rate_percent is not null then differences.tax_amount end
-            as tax_amount,
+        cast(differences.amount as decimal(18, 2)) as amount,
+        cast(
+            case when differences.tax_rate_percent is not null then differences.tax_amount end
+            as decimal(18, 2)
+        ) as tax_amount,
         differences.booking_text
 
     from differences

@@ -68,8 +68,8 @@ made as (
     select
         location_id,
         cast(date_trunc('month', closed_date) as date) as month_start,
-        sum(monthly_receipts) as monthly_receipts,
-        sum(annual_receipts) as annual_receipts
+        cast(sum(monthly_receipts) as bigint) as monthly_receipts,
+        cast(sum(annual_receipts) as bigint) as annual_receipts
 
     from attributed
     group by location_id, cast(date_trunc('month', closed_date) as date)

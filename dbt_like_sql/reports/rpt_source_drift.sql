@@ -18,6 +18,10 @@ final as (
         turnover_net_before,
         turnover_net_after,
         turnover_net_after - turnover_net_before as turnover_net_difference,
+        round_cent(turnover_net_before) as turnover_net_before_rounded,
+        round_cent(turnover_net_after) as turnover_net_after_rounded,
+        cast(round_cent(turnover_net_after) - round_cent(turnover_net_before) as decimal(18, 2))
+            as turnover_net_difference_rounded,
         replaced_load_id,
         new_load_id
 

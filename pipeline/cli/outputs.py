@@ -39,9 +39,13 @@ BOOKING_FORMATS = ("datev", "bmd")
               help="CSV: keep text fields byte for byte; by default a field a spreadsheet "
                    "would run as a formula (=, +, -, @, tab, CR) is prefixed with ' (for "
                    "machine consumers only)")
+@click.option("--locale", type=click.Choice(("en", "de")),
+              help="CSV and xlsx for German-speaking readers (de: ';', decimal comma, "
+                   "German headers) or as named in the warehouse (en); default: [export] "
+                   "locale, else en")
 def export(model: str, config: str | None, start: date | None, end: date | None,
            location: tuple[str, ...], fmt: str | None, output: str | None,
-           raw_text: bool) -> int:
+           raw_text: bool, locale: str | None) -> int:
     from pipeline.export import ExportError, Selection, export, parse_locations
 
     settings = load_settings(config)
@@ -68,7 +72,7 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
         target = Path(output or f"{model}.{fmt}")
     selection = Selection(model, start, end, parse_locations(settings, list(location)))
     try:
-        done = export(settings, selection, fmt, target, raw_text=raw_text)
+        done = export(settings, selection, fmt, target, raw_text=raw_text, locale=locale)
     except ExportError as exc:
         print(f"export: {for_terminal(str(exc))}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
@@ -152,7 +156,7 @@ def _warehouse_found(command: str, path: Path) -> bool:
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
 def docs(config: str | None, output: str | None) -> int:
-    from pipeline.docs import catalog, render_html, render_markdown
+    from pipeline.docs import catalog, render_html, render_markdown, start_page
 
     settings = load_settings(config)
     path = settings.warehouse.warehouse_path
@@ -162,8 +166,8 @@ def docs(config: str | None, output: str | None) -> int:
     with duckdb.connect(str(path), read_only=True) as con:
         entries = catalog(con, ("main", "staging"))
     title = "pos-etl warehouse: data dictionary"
-    text = render_markdown(entries, title) if target.suffix.lower() == ".md" \
-        else render_html(entries, title)
+    render = render_markdown if target.suffix.lower() == ".md" else render_html
+    text = render(entries, title, start_page())
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     columns = sum(len(e.columns) for e in entries)
