@@ -321,6 +321,8 @@ class AccountingSettings(_Strict):
     """Payment groups (``paymentGroup.name``) of settlements that sell vouchers."""
     voucher_payment_types: list[str] = ["Gutschein"]
     """Payment types (``paymentType.name``) that redeem a voucher at the till."""
+    cash_payment_types: list[str] = ["Bar"]
+    """Payment types (``paymentType.name``) paid in cash: the cash book's takings."""
     ledger_timezone: str | None = None
     """Time zone of the voucher ledger's business dates; unset: the first location's."""
     voucher_categories: list[VoucherCategory] = []

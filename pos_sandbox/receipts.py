@@ -36,10 +36,19 @@ ROTATING_EVENTS = (
     "BestellmanagerBestellungStornieren", "BestellmanagerBestellungVerschieben",
     "BestellmanagerBestellungNaechsterGang", "BestellmanagerBestellungStatistik",
     "WarenkorbErstellen", "WarenkorbUpdate", "WarenkorbVerwerfen", "DatenExport",
-    "UndoDatenExport", "Kassabuch", "Bargeldzählung", "TerminalKassenschnitt",
-    "Lieferantabschlag", "LieferantabschlagVorschau", "Ansehen", "Information",
+    "UndoDatenExport", "Lieferantabschlag", "LieferantabschlagVorschau", "Ansehen", "Information",
     "SchankanlageQrCode",
 )
+# The cash book's records (spec 2.2 names the types, not their fields; docs/source-api.md
+# says how they are read): every service day a count (Bargeldzählung) after its last
+# settlement, the takings beyond the till's float moved to the bank (Kassabuch), the card
+# terminal's cut (TerminalKassenschnitt); on some days a withdrawal or deposit in between.
+CASH_FLOAT = Decimal("300.00")
+"""The change a till keeps overnight: each day opens with it."""
+CASH = world.PAYMENT_TYPES[0]  # Bar
+CARD_TYPES = ("Bankomat", "Kreditkarte")
+CASH_ACCOUNTS = {"transit": "1460", "purchase": "7600", "deposit": "9600"}
+"""The counter accounts a cash-book record's payment posts to (its fibuAccountNr)."""
 # Types that carry item lines and a revenue payment group but are not settlements: the
 # turnover rule must leave them out even though their names look close.
 LOOKALIKE_SETTLEMENTS = ("Abrechnen HSK", "Abrechnen AR", "AbrechnenNachdruck", "ARAusstellen")
@@ -84,6 +93,18 @@ class SandboxData:
     omitted: tuple[tuple[int, date, str], ...] = ()
     """Legal fiscal receipts the till did not make: (location id, service day,
     ``Monatsbeleg`` or ``JahresBeleg``), as a till that missed its RKSV duty."""
+    cash_short_every: int = 9
+    """On one service day in this many (by date and location) the night's count finds
+    ``CASH_SHORT`` less than the cash book says: a deliberate cash difference. 0: never."""
+
+
+CASH_SHORT = Decimal("5.00")
+
+
+def cash_short(location_id: int, day: date, data: SandboxData) -> bool:
+    """Whether the count of this service day is ``CASH_SHORT`` short (deliberately)."""
+    return bool(data.cash_short_every) and \
+        (day.toordinal() + location_id) % data.cash_short_every == 0
 
 
 def guid(rng: random.Random) -> str:
@@ -252,6 +273,7 @@ class _DayBuilder:
             start = min(max(start, 10 * 60), closing - 30)
             self.check(start, closing, last=n == checks - 1)
         self.day_end_events()
+        self.cash_book()
         return sorted(self.receipts, key=lambda r: (r.date_time, r.transaction_id))
 
     def check(self, start: float, closing: float, last: bool) -> None:
@@ -359,6 +381,61 @@ class _DayBuilder:
             self.receipt(close + timedelta(seconds=10), "Monatsbeleg")
         if day.month == 12 and day.day == 31 and "JahresBeleg" not in omitted:
             self.receipt(close + timedelta(seconds=20), "JahresBeleg")
+
+
+    def cash_book(self) -> None:
+        """The day's cash records, drawn from a generator of their own (the other receipts
+        stay as they were before the cash book existed): maybe a withdrawal for a purchase
+        or a deposit of change during the day; after the last settlement the count of the
+        drawer (float + cash takings + movements, ``CASH_SHORT`` less on a deliberate
+        day), the takings beyond the float moved out to the bank, and the card terminal's
+        cut. So every day opens with ``CASH_FLOAT``."""
+        rng, saved = random.Random(f"{self.data.seed}:{self.loc.id}:{self.day}:cash"), self.rng
+        self.rng = rng  # the receipts' GUIDs come from it too
+        try:
+            movements = []
+            if rng.random() < 0.3:
+                amount = -_money(Decimal(rng.uniform(8, 60)))
+                movements.append((self.at(rng.uniform(11 * 60, 16 * 60)), amount,
+                                  "Entnahme Einkauf Markt", "purchase"))
+            if rng.random() < 0.1:
+                movements.append((self.at(rng.uniform(10 * 60, 11 * 60)), Decimal("100.00"),
+                                  "Einlage Wechselgeld", "deposit"))
+            for when, amount, text, account in movements:
+                self.cash_record(when, amount, text, account)
+            settlements = [r for r in self.receipts
+                           if r.transaction_type in ("Abrechnen", "RechnungZurückholen")]
+            takings = sum((p.amount for r in settlements for p in r.payments
+                           if p.payment_type.name == CASH.name), ZERO)
+            cards = sum((p.amount for r in settlements for p in r.payments
+                         if p.payment_type.name in CARD_TYPES), ZERO)
+            last = max((r.date_time for r in self.receipts), default=self.at(23 * 60))
+            counted = CASH_FLOAT + takings + sum((a for _, a, _, _ in movements), ZERO)
+            if cash_short(self.loc.id, self.day, self.data):
+                counted -= CASH_SHORT
+            counted_at = last + timedelta(minutes=2)
+            self.receipt(counted_at, "Bargeldzählung", total=counted,
+                         staff=self.staff[0])
+            self.cash_record(counted_at + timedelta(minutes=1), CASH_FLOAT - counted,
+                             "Geldtransit Bank", "transit")
+            self.receipt(counted_at + timedelta(minutes=2), "TerminalKassenschnitt",
+                         total=cards, staff=self.staff[0])
+        finally:
+            self.rng = saved
+
+    def cash_record(self, when: datetime, amount: Decimal, text: str, account: str) -> None:
+        """A Kassabuch record: the signed amount (in: positive) as its total and as a cash
+        payment posting to the counter account, its purpose as the one line's name."""
+        item = m.Item(
+            id=f"it-{self.rng.getrandbits(48):012x}", number=0, name=text,
+            unique_id=None if self.loc.older_configuration else guid(self.rng),
+            book_date=self.shown(when), gross_amount=amount, net_amount=amount,
+            quantity=Decimal(1), tax=m.Tax(id="0", value=Decimal(0), name="0 %"),
+            category=m.Category(id="KASSA", number=0, name="Kassabuch"))
+        pay = m.Payment(id=f"pay-{self.rng.getrandbits(48):012x}", amount=amount,
+                        payment_type=CASH, fibu_account_nr=CASH_ACCOUNTS[account])
+        self.receipt(when, "Kassabuch", items=[item], payments=[pay], total=amount,
+                     staff=self.staff[0])
 
 
 def service_day(location_id: int, day: date, data: SandboxData) -> list[m.Receipt]:

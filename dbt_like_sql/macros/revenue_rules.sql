@@ -16,3 +16,9 @@ create or replace macro is_revenue_effective(payment_group_name, transaction_typ
 -- up to 10,000 location-days still fits.
 create or replace macro line_amount(amount, quantity) as
     cast(amount as decimal(38, 4)) * cast(quantity as decimal(38, 4));
+
+-- A record of the cash book (spec 2.2's "other operational events"): a cash movement
+-- (Kassabuch), a count of the drawer (Bargeldzählung), a card terminal's cut
+-- (TerminalKassenschnitt). Not settlements: no revenue, no daily-close payments.
+create or replace macro is_cash_record(transaction_type) as
+    transaction_type in ('Kassabuch', 'Bargeldzählung', 'TerminalKassenschnitt');

@@ -41,7 +41,7 @@ final as (
         on items.location_id = products.location_id
         -- numbers compare as numbers: an item's number 123 is the product number '0123'
         and try_cast(items.product_nr as integer) = try_cast(products.product_nr as integer)
-    where products.product_id is null
+    where products.product_id is null and not is_cash_record(items.transaction_type)
 
 )
 

@@ -248,6 +248,10 @@ def config_macros(accounting: AccountingSettings | None = None,
         "-- a payment of this type redeems a voucher ([accounting] voucher_payment_types)\n"
         "create or replace macro is_voucher_payment(payment_type_name) as\n"
         f"    payment_type_name in ({_sql_list(accounting.voucher_payment_types)});",
+        "-- a payment of this type is cash, in the till's drawer ([accounting] "
+        "cash_payment_types)\n"
+        "create or replace macro is_cash_payment(payment_type_name) as\n"
+        f"    payment_type_name in ({_sql_list(accounting.cash_payment_types)});",
         "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
         "create or replace macro ledger_date(instant) as\n"
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
