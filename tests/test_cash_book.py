@@ -61,7 +61,7 @@ def test_the_cash_book_balances_except_on_the_deliberate_short_counts(built):
     assert unknown == restarts
     assert {(loc, day): d for loc, day, *_, d, _ in book if d} == short_counts()
     assert short_counts()  # the sandbox's range has some
-    for loc, day, opening, takings, deposits, withdrawals, difference, closing in book:
+    for _, _, opening, takings, deposits, withdrawals, difference, closing in book:
         if opening is not None:
             assert closing == opening + takings + deposits + withdrawals + difference
 
