@@ -54,7 +54,7 @@ def check_booking(b: Booking) -> None:
         if not _DIGITS.fullmatch(account):
             raise BookingError(f"{b.where}: {name} {account!r} is not a BMD account (1 to 9 "
                                "digits); correct the payment type's fibuAccountNr in the "
-                               "POS or the account in [accounting.datev]")
+                               "POS or the account in [accounting.accounts]")
     if b.cost_center and not _DIGITS.fullmatch(b.cost_center):
         raise BookingError(f"location {b.location_id}: cost_center {b.cost_center!r} is not "
                            "a BMD cost centre (1 to 9 digits)")

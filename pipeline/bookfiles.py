@@ -28,6 +28,7 @@ from pipeline.bookings import (
     check_accounts,
     daily_close_bookings,
     period_of,
+    suspense_warning,
 )
 from pipeline.coverage import Gaps, gaps, warehouse_days
 from pipeline.datev import write_datev
@@ -123,11 +124,17 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
             items = [b for b in recorded if span[0] <= b.day <= span[1]
                      and (not sel.location_ids or b.location_id in sel.location_ids)]
             now = c.closed_at
-        done = _render(settings, fmt, items, period, span, path, now)
+        done = _render(settings, fmt, items, period, span, path, now,
+                       locked=period.name in closed)
         seen = done if seen is None else seen.merged(done)
         written[period], booked[period] = path, items
         rows += len(items)
     warnings = [seen.warning({"datev": "DATEV", "bmd": "BMD"}[fmt])] if seen else []
+    suspense = suspense_warning([b for items in booked.values() for b in items],
+                                settings.accounting.chart_of_accounts.suspense_account)
+    warnings += [suspense] if suspense else []
+    if fmt == "datev" and settings.accounting.datev.has_placeholders:
+        warnings.append(PLACEHOLDERS + " before the files go to DATEV")
     exported = [ledger.ExportedFile(period, path.name, path.read_bytes(), booked[period],
                                     period.name in closed)
                 for period, path in written.items()]
@@ -141,7 +148,7 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     locations = {loc.id: loc for loc in settings.locations}
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         try:
-            check_accounts(con, settings.accounting.datev)
+            check_accounts(con, settings.accounting.chart_of_accounts)
             ledger.check_current(con, closed)
             bookings = daily_close_bookings(con, selection_query(con, sel), locations)
             if first_open and (sel.start or first_open.first) <= first_open.first <= \
@@ -155,13 +162,22 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     return bookings
 
 
+PLACEHOLDERS = ("[accounting.datev] consultant_number and client_number are the placeholders "
+                "1001 and 1, not your tax advisor's Berater and Mandant (DATEV rejects a batch "
+                "whose numbers are not the client's): set them")
+
+
 def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
             span: tuple[date, date], path: Path, now: datetime | None = None,
-            incomplete: bool = False):
+            incomplete: bool = False, locked: bool = False):
+    """One booking file; ``locked``: a closed period's, which DATEV is told to lock
+    (Festschreibung) unless [accounting.datev] lock_closed_periods is false."""
     try:
         if fmt == "datev":
-            return write_datev(items, period, span, settings.accounting.datev, path, now,
-                               incomplete)
+            datev = settings.accounting.datev
+            return write_datev(items, period, span, datev, path, now, incomplete,
+                               locked=locked and datev.lock_closed_periods,
+                               chart=settings.accounting.chart_of_accounts.datev_chart)
         return write_bmd(items, settings.accounting.bmd, path)
     except BookingError as exc:
         raise ExportError(str(exc)) from None
@@ -210,11 +226,14 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     if not bookings:  # closing a month before it is loaded would book all of it later
         raise ExportError(f"period {period.name}: the warehouse has no daily close in it; "
                           "load its days first")
+    if fmt == "datev" and settings.accounting.datev.has_placeholders:
+        raise ExportError(PLACEHOLDERS + " before a period is closed: its file stays as it "
+                          "is closed")
     name = BOOKINGS[fmt].format(period.name)
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
         path = Path(tmp) / name
         _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at,
-                incomplete is not None)
+                incomplete is not None, locked=True)
         content = path.read_bytes()
     return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete)

@@ -23,7 +23,7 @@ from decimal import Decimal
 import duckdb
 from anyascii import anyascii
 
-from pipeline.settings import DatevSettings, LocationSettings
+from pipeline.settings import ChartOfAccounts, LocationSettings
 
 ENCODING = "cp1252"
 """DATEV and BMD read ANSI (Windows-1252) text."""
@@ -92,6 +92,34 @@ def period_of(day: date, year_start: str) -> Period:
     return Period(first, last, begin)
 
 
+def suspense_warning(bookings: list[Booking], suspense: str) -> str | None:
+    """What went to the suspense account, for the accountant: how many bookings of how
+    much, per cause (a payment group without an account of its own, the days'
+    differences), and the setting or report that clears each; None if nothing did."""
+    causes: dict[str, list[Decimal]] = {}
+    for b in bookings:
+        if suspense not in (b.account, b.counter) or not b.amount:
+            continue
+        if b.kind == "non_revenue":
+            group = b.where.split("payment group ", 1)[-1]
+            cause = (f"payment group {group} has no account: add it to [accounting.accounts] "
+                     "non_revenue_accounts")
+        elif b.kind == "difference":
+            cause = ("days whose payments do not cover revenue, tips and non-revenue "
+                     "settlements (rpt_daily_close.difference_amount)")
+        else:
+            cause = f"{b.kind or 'other'} bookings"
+        causes.setdefault(cause, []).append(abs(b.amount))
+    if not causes:
+        return None
+    count = sum(len(v) for v in causes.values())
+    total = sum((sum(v, Decimal(0)) for v in causes.values()), Decimal(0))
+    detail = "; ".join(f"{len(v)} of {sum(v, Decimal(0)):,.2f} EUR: {cause}"
+                       for cause, v in sorted(causes.items()))
+    return (f"{count} booking(s) of {total:,.2f} EUR went to the suspense account {suspense} "
+            f"({detail})")
+
+
 def by_period(bookings: list[Booking], year_start: str) -> dict[Period, list[Booking]]:
     """The bookings of each booking period, periods in order."""
     out: dict[Period, list[Booking]] = {}
@@ -105,7 +133,7 @@ def rate_key(rate: Decimal) -> str:
     return format(Decimal(rate).normalize(), "f")
 
 
-def check_accounts(con: duckdb.DuckDBPyConnection, accounts: DatevSettings) -> None:
+def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts) -> None:
     """Raise ``BookingError`` unless the warehouse was built with these accounts (its
     macros answer as the config does, for every configured rate and every rate it has
     revenue at): a changed account takes a build first."""
@@ -126,8 +154,9 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: DatevSettings) -> N
     changed = [sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}"
                for (sql, now), was in zip(asked, built, strict=True) if was != now]
     if changed:
-        raise BookingError("the warehouse was built with other accounts than [accounting."
-                           f"datev] names ({'; '.join(changed)}): run `pos-etl build` first")
+        raise BookingError("the warehouse was built with other accounts than the config "
+                           f"names ([accounting.accounts]; {'; '.join(changed)}): run "
+                           "`pos-etl build` first")
 
 
 def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
@@ -150,7 +179,7 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
         if counter is None:
             raise BookingError(
                 f"location {loc}, business date {day}: no revenue account for tax rate "
-                f"{rate_key(rate)} %; add it to [accounting.datev] revenue_accounts")
+                f"{rate_key(rate)} %; add it to [accounting.accounts] revenue_accounts")
         out.append(Booking(
             Decimal(amount), account, counter, day, doc,
             f"{text} {place.short_code if place else loc}",

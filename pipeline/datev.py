@@ -64,7 +64,7 @@ def check_booking(b: Booking, account_length: int) -> None:
                              f"only, at most {account_length + 1}: account_length "
                              f"{account_length} + 1 for personal accounts); correct the "
                              "payment type's fibuAccountNr in the POS or the account in "
-                             "[accounting.datev]")
+                             "[accounting.accounts]")
     if abs(b.amount) > MAX_AMOUNT:
         raise BookingError(f"{b.where}: amount {b.amount} is beyond DATEV's ten digits")
 
@@ -81,11 +81,13 @@ def text_field(value: str, seen: Transliteration | None = None,
 
 def write_datev(bookings: list[Booking], period: Period, span: tuple[date, date],
                 datev: DatevSettings, target: Path,
-                now: datetime | None = None, incomplete: bool = False) -> Transliteration:
+                now: datetime | None = None, incomplete: bool = False, *,
+                locked: bool = False, chart: str = "") -> Transliteration:
     """One Buchungsstapel: the ``bookings`` of one booking ``period`` (a file holds one
     fiscal year; DATEV takes one batch per period), ``span`` the dates its header names,
     its description (at most 30 characters) ``unvollständig`` when business dates of the
-    period are missing. Returns what was transliterated."""
+    period are missing; ``locked`` sets Festschreibung (a closed period's), ``chart`` the
+    Sachkontenrahmen (``03``, ``04``). Returns what was transliterated."""
     for b in bookings:
         check_booking(b, datev.account_length)
     seen = Transliteration()
@@ -97,8 +99,8 @@ def write_datev(bookings: list[Booking], period: Period, span: tuple[date, date]
         str(datev.client_number), period.year_start.strftime("%Y%m%d"),
         str(datev.account_length), start.strftime("%Y%m%d"), end.strftime("%Y%m%d"),
         text_field(f"Kasse {period.name} unvollständig" if incomplete
-                   else f"Kassenabschluss {period.name}"), '""', "1", "0", "0", '"EUR"', "", '""',
-        "", "", "", "", "", '""', '""',
+                   else f"Kassenabschluss {period.name}"), '""', "1", "0",
+        "1" if locked else "0", '"EUR"', "", '""', "", "", chart, "", "", '""', '""',
     ]
     lines = [";".join(header), ";".join(DATEV_COLUMNS)]
     kost1 = DATEV_COLUMNS.index("KOST1 - Kostenstelle")

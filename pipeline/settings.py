@@ -12,6 +12,7 @@ import difflib
 import os
 import re
 import tomllib
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -233,56 +234,164 @@ class ExportSettings(_Strict):
     readers (``;``, decimal comma, German headers); ``--locale`` overrides it."""
 
 
-class DatevSettings(_Strict):
-    """The header of a DATEV Buchungsstapel (EXTF 700) and the accounts it posts to."""
+PLACEHOLDER_CONSULTANT, PLACEHOLDER_CLIENT = 1001, 1
+"""DATEV's Berater and Mandant as shipped: placeholders, not a client's numbers."""
 
-    consultant_number: int = Field(1001, ge=1001, le=9_999_999)
-    """Beraternummer."""
-    client_number: int = Field(1, ge=1, le=99_999)
-    """Mandantennummer."""
+
+@dataclass(frozen=True)
+class ChartOfAccounts:
+    """The accounts the daily close books to, resolved: a chart's preset, overridden by
+    ``[accounting.accounts]``, and by the account keys an older config has in
+    ``[accounting.datev]``."""
+
+    chart: str
+    revenue_accounts: dict[str, str]
+    """Revenue account per tax rate in percent (DATEV: automatic accounts, so the VAT is
+    posted from the account)."""
+    tip_account: str
+    """Where tips post (passed on to the staff)."""
+    non_revenue_accounts: dict[str, str]
+    """Account per non-revenue payment group; a group without one posts to the suspense
+    account."""
+    clearing_account: str
+    """Every booking of a daily close passes through it (it nets to 0)."""
+    suspense_account: str
+    """What has no account of its own, and a day's difference."""
+    cash_account: str
+    """Payments whose payment type carries no ``fibuAccountNr``."""
+    transit_account: str
+    """Cash on its way to the bank (Geldtransit): the counter account the sandbox's
+    Kassabuch records name, for the accountant's mapping."""
+
+    @property
+    def datev_chart(self) -> str:
+        """The header's Sachkontenrahmen: ``03``/``04`` for DATEV's SKR, else empty."""
+        return {"skr03": "03", "skr04": "04"}.get(self.chart, "")
+
+
+CHARTS: dict[str, dict] = {
+    # Austria: Einheitskontenrahmen (EKR), the accounts this project always used
+    "ekr": {"revenue_accounts": {"20": "4000", "13": "4020", "10": "4010", "0": "4090"},
+            "tip_account": "3790", "non_revenue_accounts": {"Gutscheinverkauf": "3600"},
+            "clearing_account": "2890", "suspense_account": "2899", "cash_account": "2700",
+            "transit_account": "2880"},
+    # Germany: DATEV SKR03 (Erlöse 19 %/7 % as automatic accounts, Durchlaufende Posten as
+    # the clearing account and the one after it as the suspense account, Kasse, Geldtransit,
+    # tips as owed to the staff, multi-purpose vouchers as other liabilities)
+    "skr03": {"revenue_accounts": {"19": "8400", "7": "8300", "0": "8200"},
+              "tip_account": "1740", "non_revenue_accounts": {"Gutscheinverkauf": "1700"},
+              "clearing_account": "1590", "suspense_account": "1591", "cash_account": "1000",
+              "transit_account": "1360"},
+    # Germany: DATEV SKR04, the same roles
+    "skr04": {"revenue_accounts": {"19": "4400", "7": "4300", "0": "4200"},
+              "tip_account": "3720", "non_revenue_accounts": {"Gutscheinverkauf": "3500"},
+              "clearing_account": "1370", "suspense_account": "1371", "cash_account": "1600",
+              "transit_account": "1460"},
+}
+"""The chart-of-accounts presets (``[accounting.accounts] chart``): a starting point to
+agree with the tax advisor, each account overridable."""
+ACCOUNT_ROLES = ("tip_account", "clearing_account", "suspense_account", "cash_account",
+                 "transit_account")
+
+
+def _check_accounts(value: dict[str, str] | None) -> dict[str, str] | None:
+    for key, account in (value or {}).items():
+        if not _ACCOUNT.fullmatch(account):
+            raise ValueError(f"account {account!r} of {key!r} must be 1 to 9 digits")
+    return value
+
+
+def _check_rates(value: dict[str, str] | None) -> dict[str, str] | None:
+    for rate in value or {}:
+        if not re.fullmatch(r"\d{1,2}(\.\d{1,2})?", rate):
+            raise ValueError(f"tax rate {rate!r} must be a percentage such as 20 or 5.5")
+    return value
+
+
+def _check_account(value: str | None) -> str | None:
+    if value is not None and not _ACCOUNT.fullmatch(value):
+        raise ValueError(f"account {value!r} must be 1 to 9 digits")
+    return value
+
+
+class AccountsSettings(_Strict):
+    """``[accounting.accounts]``: the chart of accounts the bookings use (DATEV and BMD
+    alike): a preset, and any account of it overridden."""
+
+    chart: Literal["ekr", "skr03", "skr04"] = "ekr"
+    """``ekr`` (Austria), ``skr03`` or ``skr04`` (Germany, DATEV's standard charts)."""
+    revenue_accounts: dict[str, str] | None = None
+    tip_account: str | None = None
+    non_revenue_accounts: dict[str, str] | None = None
+    clearing_account: str | None = None
+    suspense_account: str | None = None
+    cash_account: str | None = None
+    transit_account: str | None = None
+
+    @field_validator("revenue_accounts")
+    @classmethod
+    def _rates(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return _check_accounts(_check_rates(value))
+
+    @field_validator("non_revenue_accounts")
+    @classmethod
+    def _groups(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return _check_accounts(value)
+
+    @field_validator(*ACCOUNT_ROLES)
+    @classmethod
+    def _account(cls, value: str | None) -> str | None:
+        return _check_account(value)
+
+
+class DatevSettings(_Strict):
+    """The header of a DATEV Buchungsstapel (EXTF 700). Its account keys are still read
+    (an older config's); ``[accounting.accounts]`` is where accounts belong now."""
+
+    consultant_number: int = Field(PLACEHOLDER_CONSULTANT, ge=1001, le=9_999_999)
+    """Beraternummer; the default is a placeholder a close refuses (DATEV rejects a
+    batch whose numbers are not the client's)."""
+    client_number: int = Field(PLACEHOLDER_CLIENT, ge=1, le=99_999)
+    """Mandantennummer; the default is a placeholder, as the Beraternummer's."""
     account_length: int = Field(4, ge=4, le=8)
     """Sachkontenlänge: digits of a general ledger account."""
     fiscal_year_start: str = Field("01-01", pattern=r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
     """First day (MM-DD) of the fiscal year; the year comes from the exported dates."""
-    revenue_accounts: dict[str, str] = {"20": "4000", "13": "4020", "10": "4010", "0": "4090"}
-    """Revenue account per tax rate in percent."""
-    tip_account: str = "3790"
-    """Where tips post (passed on to the staff)."""
-    non_revenue_accounts: dict[str, str] = {"Gutscheinverkauf": "3600"}
-    """Account per non-revenue payment group; a group without one posts to ``suspense_account``."""
-    clearing_account: str = "2890"
-    """Clearing account every booking of a daily close passes through (it nets to 0)."""
-    suspense_account: str = "2899"
-    """Suspense account: what has no account of its own, and a day's difference."""
-    cash_account: str = "2700"
-    """Account of payments whose payment type carries no ``fibuAccountNr``."""
+    lock_closed_periods: bool = True
+    """A closed period's file carries Festschreibung 1: DATEV locks its bookings at the
+    import, as the GoBD ask of a closed period; false leaves them open for the advisor's
+    review (and locking to DATEV)."""
+    revenue_accounts: dict[str, str] | None = None
+    tip_account: str | None = None
+    non_revenue_accounts: dict[str, str] | None = None
+    clearing_account: str | None = None
+    suspense_account: str | None = None
+    cash_account: str | None = None
 
     @field_validator("revenue_accounts")
     @classmethod
-    def _rates(cls, value: dict[str, str]) -> dict[str, str]:
-        for rate in value:
-            if not re.fullmatch(r"\d{1,2}(\.\d{1,2})?", rate):
-                raise ValueError(f"tax rate {rate!r} must be a percentage such as 20 or 5.5")
-        return value
+    def _rates(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return _check_accounts(_check_rates(value))
 
-    @field_validator("revenue_accounts", "non_revenue_accounts")
+    @field_validator("non_revenue_accounts")
     @classmethod
-    def _accounts(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, account in value.items():
-            if not _ACCOUNT.fullmatch(account):
-                raise ValueError(f"account {account!r} of {key!r} must be 1 to 9 digits")
-        return value
+    def _groups(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return _check_accounts(value)
 
     @field_validator("tip_account", "clearing_account", "suspense_account", "cash_account")
     @classmethod
-    def _account(cls, value: str) -> str:
-        if not _ACCOUNT.fullmatch(value):
-            raise ValueError(f"account {value!r} must be 1 to 9 digits")
-        return value
+    def _account(cls, value: str | None) -> str | None:
+        return _check_account(value)
+
+    @property
+    def has_placeholders(self) -> bool:
+        """Berater and Mandant are the defaults, not a real client's."""
+        return (self.consultant_number, self.client_number) == \
+            (PLACEHOLDER_CONSULTANT, PLACEHOLDER_CLIENT)
 
 
 class BmdSettings(_Strict):
-    """What a BMD NTCS booking import needs beyond the accounts (``[accounting.datev]``'s)."""
+    """What a BMD NTCS booking import needs beyond the accounts (``[accounting.accounts]``)."""
 
     buchsymbol: str = Field("KA", pattern=r"^[A-Z0-9]{1,2}$")
     """The booking symbol of the daily closes (``KA``: Kassa)."""
@@ -327,8 +436,22 @@ class AccountingSettings(_Strict):
     """Time zone of the voucher ledger's business dates; unset: the first location's."""
     voucher_categories: list[VoucherCategory] = []
     """Vouchers by VAT treatment; a voucher of none is multi-purpose (sale not revenue)."""
+    accounts: AccountsSettings = AccountsSettings()
     datev: DatevSettings = DatevSettings()
     bmd: BmdSettings = BmdSettings()
+
+    @property
+    def chart_of_accounts(self) -> ChartOfAccounts:
+        """The accounts the bookings use: the chart's preset, overridden by
+        ``[accounting.datev]``'s account keys (an older config's), then by
+        ``[accounting.accounts]``'s."""
+        resolved = dict(CHARTS[self.accounts.chart])
+        for section in (self.datev, self.accounts):
+            for name in resolved:
+                value = getattr(section, name, None)
+                if value is not None:
+                    resolved[name] = value
+        return ChartOfAccounts(self.accounts.chart, **resolved)
 
     @field_validator("ledger_timezone")
     @classmethod

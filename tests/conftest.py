@@ -43,6 +43,17 @@ def make_settings(base_url: str, data_dir: Path, **source) -> Settings:
     )
 
 
+CASH_SHORTS = "cash_count_matches_the_book"
+"""The warn check the sandbox fails on purpose: a short count of the drawer on one service
+day in nine (``pos_sandbox.receipts.cash_short``; tests/test_cash_book.py holds the check
+to exactly those days)."""
+
+
+def unexpected(checks: list) -> list:
+    """Failed checks (``CheckOutcome``) but the sandbox's deliberate short counts."""
+    return [c for c in checks if c.check.name != CASH_SHORTS]
+
+
 def write_config(folder: Path, base_url: str) -> Path:
     """``folder/pos.toml``: location 1001 at ``base_url``, data in ``folder/data``, the key
     in ``POS_TEST_KEY_1001``."""

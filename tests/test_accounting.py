@@ -219,7 +219,7 @@ def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
         assert row["Belegdatum"] in {f"{d:%d%m}" for d in DAYS}
     revenue = dict(query(built, "select tax_rate_percent, sum(gross_after_discount) "
                                 "from rpt_vat_by_rate group by all"))
-    accounts = settings.accounting.datev.revenue_accounts
+    accounts = settings.accounting.chart_of_accounts.revenue_accounts
     for rate, amount in revenue.items():
         assert balance[accounts[format(rate.normalize(), "f")]] == -amount
     ((tips, paid),) = query(built, "select sum(tip_amount), sum(payment_amount) "
@@ -289,13 +289,14 @@ def warehouse_balance(built, settings, start: date | None = None,
     """Each account's balance (Soll positive) of the daily closes as the warehouse has
     them, computed from its reports, not from a booking file: revenue per rate, tips, the
     voucher liability, the payments per account; the clearing account nets to 0."""
-    accounts = settings.accounting.datev
+    accounts = settings.accounting.chart_of_accounts
     days = f"where business_date between '{start or date.min}' and '{end or date.max}'"
     balance: dict[str, Decimal] = defaultdict(Decimal)
     for rate, gross in query(built, "select tax_rate_percent, sum(gross_after_discount) "
                                     f"from rpt_vat_by_rate {days} group by all"):
         balance[accounts.revenue_accounts[format(rate.normalize(), "f")]] -= gross
-    for account, paid in query(built, "select coalesce(fibu_account_nr, '2700'), "
+    for account, paid in query(built, "select coalesce(fibu_account_nr, "
+                                      f"'{accounts.cash_account}'), "
                                       "sum(payment_amount) from rpt_daily_close_payments "
                                       f"{days} group by all"):
         balance[account] += paid
@@ -312,7 +313,8 @@ def warehouse_balance(built, settings, start: date | None = None,
                  if c.purpose == "single"]
     names = ", ".join(f"'{name}'" for types in redeeming for name in types) or "null"
     for account, redeemed in query(built, f"""
-            select coalesce(fibu_account_nr, '2700'), sum(amount) from fct_payments
+            select coalesce(fibu_account_nr, '{accounts.cash_account}'), sum(amount)
+            from fct_payments
             {days} and payment_type_name in ({names})
                 and payment_group_name = 'Umsatzwirksam'
                 and transaction_type in ('Abrechnen', 'RechnungZurückholen')
@@ -346,6 +348,64 @@ def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path
     assert read["legs"] == 2 * done.rows
     totals = {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)}
     assert totals == warehouse_balance(built, settings)
+
+
+SANDBOX_RATES = {"skr03": {"20": "8400", "13": "8300", "10": "8310", "0": "8200"},
+                 "skr04": {"20": "4400", "13": "4300", "10": "4310", "0": "4200"}}
+"""The sandbox sells at Austrian rates: a German chart maps them to its revenue accounts."""
+
+
+@pytest.mark.parametrize("chart", ["ekr", "skr03", "skr04"])
+def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, chart):
+    """[accounting.accounts] chart = ekr, skr03 or skr04: the files post to the preset's
+    accounts (revenue overridden for the sandbox's Austrian rates), the header names the
+    chart, the independent reader finds the warehouse's totals, and the bookings that
+    went to the suspense account are counted with their cause."""
+    from pipeline.datev import read_datev
+    from pipeline.export import Selection, export
+    from pipeline.loader import run_build
+    from pipeline.reporting import Reporter
+    from pipeline.settings import CHARTS, AccountsSettings
+
+    data_dir = tmp_path / "copy" / "data"
+    shutil.copytree(built.warehouse.data_dir, data_dir,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    plain = _datev_settings(built)
+    settings = plain.model_copy(update={
+        "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir}),
+        "accounting": plain.accounting.model_copy(update={"accounts": AccountsSettings(
+            chart=chart, revenue_accounts=SANDBOX_RATES.get(chart))})})
+    accounts = settings.accounting.chart_of_accounts
+    assert accounts.clearing_account == CHARTS[chart]["clearing_account"]
+    assert run_build(settings, progress=Reporter()).ok
+    done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+                  tmp_path / "datev")
+    header, rows = read_datev(done.files[0])
+    assert header[26] == {"skr03": "03", "skr04": "04"}.get(chart, "")  # Sachkontenrahmen
+    posted = {r["Konto"] for r in rows} | {r["Gegenkonto (ohne BU-Schlüssel)"] for r in rows}
+    assert {accounts.clearing_account, accounts.tip_account} <= posted
+    read = read_independently(done.files)
+    assert {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)} == \
+        warehouse_balance(built, settings)
+    staff_meals = query(built, "select count(*), sum(amount) from "
+                               "rpt_payment_reconciliation where payment_group_name = "
+                               "'Nicht umsatzwirksam' and line_number between 401 and 799")
+    assert staff_meals[0][0] > 0
+    suspense = [w for w in done.warnings if "suspense account" in w]
+    assert suspense == [
+        f"{staff_meals[0][0]} booking(s) of {abs(staff_meals[0][1]):,.2f} EUR went to the "
+        f"suspense account {accounts.suspense_account} ({staff_meals[0][0]} of "
+        f"{abs(staff_meals[0][1]):,.2f} EUR: payment group 'Nicht umsatzwirksam' has no "
+        "account: add it to [accounting.accounts] non_revenue_accounts)"]
+
+
+def test_placeholder_datev_numbers_are_a_warning_on_export(built, tmp_path):
+    from pipeline.export import Selection, export
+
+    done = export(built, Selection("rpt_daily_close", DAYS[0], DAYS[0], [1001]), "datev",
+                  tmp_path / "datev")
+    assert any("consultant_number and client_number are the placeholders 1001 and 1" in w
+               for w in done.warnings)
 
 
 def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(built,
@@ -469,7 +529,7 @@ def test_the_bmd_file_parses_back_to_the_warehouses_accounts_tax_and_cost_centre
         loc = int(r["extbelegnr"][1:5])
         assert r["kost"] == str(100 + [x.id for x in settings.locations].index(loc))
         assert r["belegnr"] == r["belegdatum"][6:] + r["belegdatum"][3:5] + r["belegdatum"][:2]
-    accounts = settings.accounting.datev.revenue_accounts
+    accounts = settings.accounting.chart_of_accounts.revenue_accounts
     for rate, gross, vat in query(built, "select tax_rate_percent, sum(gross_after_discount), "
                                          "sum(vat_after_discount) from rpt_vat_by_rate "
                                          "group by all"):

@@ -16,6 +16,7 @@ from pipeline.bookfiles import close_period
 from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_build, run_load
 from pipeline.reporting import Reporter
+from pipeline.settings import AccountingSettings, DatevSettings
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
@@ -51,6 +52,11 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
         close_period(settings, date(2026, 9, 30), "datev")  # not loaded: not closed
     with pytest.raises(ExportError, match="2026-09: the warehouse has no daily close in it"):
         close_period(settings, date(2026, 9, 30), "datev", allow_incomplete=True)
+    # DATEV's placeholder Berater and Mandant never go into a closed period's file
+    with pytest.raises(ExportError, match="are the placeholders 1001 and 1, not your tax"):
+        close_period(settings, OCT31, "datev", allow_incomplete=True)
+    settings = settings.model_copy(update={"accounting": AccountingSettings(
+        datev=DatevSettings(consultant_number=29098, client_number=55003))})
     # October has two days of one location of three: closed only when told to, and so noted
     closed = close_period(settings, OCT31, "datev", allow_incomplete=True)
     assert closed.name == "2026-10" and closed.bookings > 0
@@ -58,6 +64,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                                         "2026-10-29 (29 days of 31); location 1002 ")
     header = read_datev_header(closed.content)
     assert header[16] == "Kasse 2026-10 unvollständig"
+    assert header[20] == "1"  # Festschreibung: DATEV locks a closed period's bookings
     with pytest.raises(ExportError, match="run `pos-etl build` first"):
         export(settings, NOVEMBER, "datev", tmp_path / "early.csv")  # not built since
     assert run_build(settings, progress=Reporter()).ok
@@ -103,6 +110,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                                                   (OCT31, "2026-10", NOV1)]
 
     nov = export(settings, NOVEMBER, "datev", tmp_path / "nov.csv")
+    assert read_datev_header((tmp_path / "nov.csv").read_bytes())[20] == "0"  # open period
 
     from pipeline.datev import read_datev
 

@@ -136,6 +136,8 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     target = Path(output or f"closed_{fmt}")
     done = export(settings, Selection("rpt_daily_close", closed.period.first,
                                       closed.period.last, None), fmt, target)
+    for warning in done.warnings:
+        print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     print(f"wrote {', '.join(str(f) for f in done.files)}")
     return 0
 

@@ -35,7 +35,7 @@ from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
 from pipeline.ledger import EXPORT_TABLES, LEDGER_TABLES
-from pipeline.settings import AccountingSettings, DatevSettings, Settings
+from pipeline.settings import AccountingSettings, ChartOfAccounts, Settings
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
@@ -255,7 +255,7 @@ def config_macros(accounting: AccountingSettings | None = None,
         "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
         "create or replace macro ledger_date(instant) as\n"
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
-        *_account_macros(accounting.datev),
+        *_account_macros(accounting.chart_of_accounts),
         *_voucher_macros(accounting),
     )
 
@@ -284,8 +284,8 @@ def _voucher_macros(accounting: AccountingSettings) -> tuple[str, ...]:
     )
 
 
-def _account_macros(accounts: DatevSettings) -> tuple[str, ...]:
-    """The accounts of the bookings ([accounting.datev]) as macros."""
+def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
+    """The accounts of the bookings ([accounting.accounts]) as macros."""
     def case(value: str, pairs: dict[str, str], default: str = "null") -> str:
         whens = " ".join(f"when {value} = {when} then {_sql_list([then])}"
                          for when, then in pairs.items())
@@ -296,7 +296,7 @@ def _account_macros(accounts: DatevSettings) -> tuple[str, ...]:
     roles = {"'clearing'": accounts.clearing_account, "'tip'": accounts.tip_account,
              "'suspense'": accounts.suspense_account, "'cash'": accounts.cash_account}
     return (
-        "-- the revenue account of a tax rate, null where none ([accounting.datev])\n"
+        "-- the revenue account of a tax rate, null where none ([accounting.accounts])\n"
         f"create or replace macro revenue_account(rate) as\n    {case('rate', rates)};",
         "-- the account of a non-revenue payment group, else the suspense account\n"
         "create or replace macro non_revenue_account(group_name) as\n"
