@@ -148,7 +148,8 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     locations = {loc.id: loc for loc in settings.locations}
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         try:
-            check_accounts(con, settings.accounting.chart_of_accounts)
+            check_accounts(con, settings.accounting.chart_of_accounts,
+                           settings.accounting.pass_through)
             ledger.check_current(con, closed)
             bookings = daily_close_bookings(con, selection_query(con, sel), locations)
             if first_open and (sel.start or first_open.first) <= first_open.first <= \

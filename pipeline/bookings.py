@@ -23,7 +23,7 @@ from decimal import Decimal
 import duckdb
 from anyascii import anyascii
 
-from pipeline.settings import ChartOfAccounts, LocationSettings
+from pipeline.settings import ChartOfAccounts, LocationSettings, PassThrough
 
 ENCODING = "cp1252"
 """DATEV and BMD read ANSI (Windows-1252) text."""
@@ -133,7 +133,8 @@ def rate_key(rate: Decimal) -> str:
     return format(Decimal(rate).normalize(), "f")
 
 
-def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts) -> None:
+def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
+                   pass_through: list[PassThrough] = ()) -> None:
     """Raise ``BookingError`` unless the warehouse was built with these accounts (its
     macros answer as the config does, for every configured rate and every rate it has
     revenue at): a changed account takes a build first."""
@@ -147,6 +148,8 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts) ->
               for group, account in accounts.non_revenue_accounts.items()]
     asked += [(f"booking_account('{role}')", getattr(accounts, f"{role}_account"))
               for role in ("clearing", "tip", "suspense", "cash")]
+    asked += [(f"pass_through_account('{product}')", item.account)
+              for item in pass_through for product in item.products]
     try:
         built = con.execute("select " + ", ".join(sql for sql, _ in asked)).fetchone()
     except duckdb.Error:
@@ -174,6 +177,7 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
     for loc, day, doc, account, counter, amount, rate, tax, kind, text in rows:
         place = locations.get(loc)
         what = {"revenue": f"revenue at {text.removeprefix('Erlöse ')}", "tips": "tips",
+                "pass_through": f"{text} collected for others",
                 "non_revenue": f"payment group {text!r}", "payment": f"payment type {text!r}",
                 "difference": "the day's difference"}[kind]
         if counter is None:

@@ -24,7 +24,9 @@ from pipeline.objectlake import ObjectLake
 from pipeline.reporting import Reporter
 from pipeline.settings import (
     CONFIG_ENV,
+    AccountingSettings,
     LocationSettings,
+    PassThrough,
     ScheduleSettings,
     Settings,
     WarehouseSettings,
@@ -120,6 +122,9 @@ def sandbox_settings(data_dir: Path | str = "data", start_date: date | None = No
     return Settings(
         schedule=ScheduleSettings(start_date=start_date),
         warehouse=WarehouseSettings(data_dir=Path(data_dir)),
+        accounting=AccountingSettings(pass_through=[PassThrough(  # the hotel's tourist tax
+            name=world.TOURIST_TAX, products=world.tourist_tax_products(),
+            account=world.TOURIST_TAX_ACCOUNT)]),
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
                              api_key_env=f"POS_SANDBOX_KEY_{loc.id}",

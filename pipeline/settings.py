@@ -425,6 +425,23 @@ class VoucherCategory(_Strict):
         return self
 
 
+class PassThrough(_Strict):
+    """Money the till collects for someone else, a tourist tax (Ortstaxe, Kurtaxe, City
+    Tax) say: not revenue, no VAT, owed on its own account."""
+
+    name: str = Field(min_length=1)
+    """What it is (``Ortstaxe``): the booking text."""
+    products: list[int] = Field(min_length=1)
+    """``Item.number`` of the lines that collect it."""
+    account: str
+    """The account it is owed on (a liability, to the municipality say)."""
+
+    @field_validator("account")
+    @classmethod
+    def _account(cls, value: str) -> str:
+        return _check_account(value)
+
+
 class AccountingSettings(_Strict):
     voucher_sale_groups: list[str] = ["Gutscheinverkauf"]
     """Payment groups (``paymentGroup.name``) of settlements that sell vouchers."""
@@ -436,6 +453,8 @@ class AccountingSettings(_Strict):
     """Time zone of the voucher ledger's business dates; unset: the first location's."""
     voucher_categories: list[VoucherCategory] = []
     """Vouchers by VAT treatment; a voucher of none is multi-purpose (sale not revenue)."""
+    pass_through: list[PassThrough] = []
+    """Items collected for someone else (a tourist tax): not revenue, their own account."""
     accounts: AccountsSettings = AccountsSettings()
     datev: DatevSettings = DatevSettings()
     bmd: BmdSettings = BmdSettings()

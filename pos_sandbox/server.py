@@ -86,7 +86,11 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data",
             f'data_dir = "{data_dir}"', "",
             "# the sandbox serves any date; the history this config expects starts here",
             "[schedule]", f'start_date = "{start_date}"',
-            *(f"{key} = {value}" for key, value in schedule.items())]
+            *(f"{key} = {value}" for key, value in schedule.items()), "",
+            "# the hotels' tourist tax: collected for the municipality, not revenue, no VAT",
+            "[[accounting.pass_through]]", f'name = "{world.TOURIST_TAX}"',
+            f"products = {world.tourist_tax_products()}",
+            f'account = "{world.TOURIST_TAX_ACCOUNT}"']
     env = []
     for loc in chain.locations:
         toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',

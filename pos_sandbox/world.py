@@ -159,7 +159,14 @@ def location_by_short_code(short_code: str) -> SandboxLocation | None:
 
 # --- catalog -------------------------------------------------------------------------------
 
-VAT_RATES = {1: Decimal("10"), 2: Decimal("13"), 3: Decimal("20")}  # taxRateId -> percent
+VAT_RATES = {1: Decimal("10"), 2: Decimal("13"), 3: Decimal("20"), 4: Decimal("0")}
+"""taxRateId -> percent."""
+PASS_THROUGH = {"Ortstaxe": 4}
+"""Products collected for someone else, at their own tax rate: the tourist tax (Ortstaxe)
+a hotel collects for the municipality carries no VAT and is no revenue."""
+TOURIST_TAX = "Ortstaxe"
+TOURIST_TAX_ACCOUNT = "3640"
+"""The account the sandbox's configs book the tourist tax to (owed to the municipality)."""
 
 # (externalId suffix, name, English name, taxRateId, hotel only, products: (name, gross price))
 _CATEGORIES: tuple[tuple[str, str, str, int, bool, tuple[tuple[str, str], ...]], ...] = (
@@ -306,6 +313,7 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
         for item_index, (pname, price) in enumerate(items):
             article += 1
             gross = Decimal(price)
+            product_tax = PASS_THROUGH.get(pname, tax_id)
             pid = location_id * 1000 + len(products) + 1
             has_nutrition = item_index % 3 == 0
             product = m.Product(
@@ -320,7 +328,7 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
                 pricing=m.Pricing(
                     default_price=gross,
                     reference_price=(gross + Decimal("1.00")) if item_index % 7 == 3 else None,
-                    tax_rate_id=tax_id,
+                    tax_rate_id=product_tax,
                     allow_client_price=suffix == "SHO",
                 ),
                 cashbox=m.ProductCashbox(
@@ -361,8 +369,15 @@ def catalog(location_id: int) -> tuple[tuple[CatalogProduct, ...], tuple[m.Produ
                 + ([m.ProductLocalization(locale="de-DE", name=pname, subtitle=None)]
                    if item_index % 6 == 0 else []),
             )
-            products.append(CatalogProduct(product, category, gross, vat, sides))
+            products.append(CatalogProduct(product, category, gross,
+                                           VAT_RATES[product_tax], sides))
     return tuple(products), tuple(categories)
+
+
+def tourist_tax_products() -> list[int]:
+    """The product numbers of the tourist tax in the sandbox's catalogs (its hotels')."""
+    return sorted({int(p.product.product_nr) for loc in LOCATIONS
+                   for p in catalog(loc.id)[0] if p.product.name == TOURIST_TAX})
 
 
 @cache

@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.lake import Lake
 from pipeline.reporting import Reporter
+from pipeline.resources import sandbox_settings
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pipeline.source import PosSource
 from pos_sandbox import world
@@ -32,11 +33,13 @@ def truth_turnover(location_id: int, day: date, data: SandboxData = DATA,
 
 
 def make_settings(base_url: str, data_dir: Path, **source) -> Settings:
-    """Settings for the sandbox's locations at ``base_url``; keys come from POS_TEST_KEY_<id>."""
+    """Settings for the sandbox's locations at ``base_url``; keys come from POS_TEST_KEY_<id>;
+    the hotel's tourist tax collected for others, as the sandbox's own configs have it."""
     return Settings(
         source=SourceSettings(base_url=base_url, backoff_initial_seconds=0.01,
                               backoff_max_seconds=0.05, **source),
         warehouse=WarehouseSettings(data_dir=data_dir),
+        accounting=sandbox_settings().accounting,
         locations=[LocationSettings(id=loc.id, short_code=loc.short_code,
                                     timezone=loc.timezone, api_key_env=f"POS_TEST_KEY_{loc.id}")
                    for loc in world.LOCATIONS],

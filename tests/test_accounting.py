@@ -67,6 +67,13 @@ def is_revenue(r) -> bool:
     return r.payment_group.name == "Umsatzwirksam" and r.transaction_type in SETTLEMENTS
 
 
+def collected_for_others(r) -> Decimal:
+    """What a receipt's lines collected for someone else: the hotel's tourist tax, which
+    the tests' config (as the sandbox's) names in [[accounting.pass_through]]."""
+    return sum((i.gross_amount * i.quantity for i in r.items if i.name == "Ortstaxe"),
+               Decimal(0))
+
+
 def test_vat_after_discounts_equals_the_rule_computed_in_python(built):
     expected = defaultdict(lambda: [Decimal(0)] * 2)
     paid = defaultdict(Decimal)
@@ -74,15 +81,18 @@ def test_vat_after_discounts_equals_the_rule_computed_in_python(built):
         for r in (r for r in receipts if is_revenue(r)):
             gross = defaultdict(Decimal)
             for item in r.items:
-                gross[item.tax.value] += item.gross_amount * item.quantity
+                if item.name != "Ortstaxe":
+                    gross[item.tax.value] += item.gross_amount * item.quantity
             rates = sorted(gross)
             weights = [gross[rate] for rate in rates]
+            paid[(loc, day)] += r.total_amount - r.tip - collected_for_others(r)
+            if not weights:  # only collected for others: no revenue
+                continue
             shares = zip(rates, allocate(round_cent(sum(weights)), weights),
                          allocate(r.discount, weights), strict=True)
             for rate, gross_cents, discount in shares:
                 expected[(loc, day, rate)][0] += gross_cents
                 expected[(loc, day, rate)][1] += discount
-            paid[(loc, day)] += r.total_amount - r.tip
     rows = query(built, "select location_id, business_date, tax_rate_percent, gross_amount, "
                         "discount_amount, gross_after_discount, net_after_discount, "
                         "vat_after_discount from rpt_vat_by_rate")
@@ -109,7 +119,8 @@ def test_daily_close_equals_the_receipts_and_closes(built):
         payments = [p for r in settled for p in r.payments]
         expected[(loc, day)] = (
             len(revenue),
-            round_cent(sum((r.total_amount - r.tip for r in revenue), Decimal(0))),
+            round_cent(sum((r.total_amount - r.tip - collected_for_others(r)
+                            for r in revenue), Decimal(0))),
             round_cent(sum((r.tip for r in revenue), Decimal(0))),
             round_cent(sum((r.total_amount for r in other), Decimal(0))),
             round_cent(sum((r.total_amount for r in other
@@ -191,10 +202,10 @@ def test_python_and_the_warehouse_round_half_away_from_zero(value, rounded):
 # --- exports -----------------------------------------------------------------------------
 
 def _datev_settings(built, **datev):
-    from pipeline.settings import AccountingSettings, DatevSettings
+    from pipeline.settings import DatevSettings
 
-    return built.model_copy(update={"accounting": AccountingSettings(
-        datev=DatevSettings(consultant_number=29098, client_number=55003, **datev))})
+    return built.model_copy(update={"accounting": built.accounting.model_copy(update={
+        "datev": DatevSettings(consultant_number=29098, client_number=55003, **datev)})})
 
 
 def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
@@ -303,6 +314,9 @@ def warehouse_balance(built, settings, start: date | None = None,
     ((tips, difference),) = query(built, "select sum(tip_amount), sum(difference_amount) "
                                          f"from rpt_daily_close {days}")
     balance[accounts.tip_account] -= tips or 0
+    for account, collected in query(built, "select pass_through_account, sum(amount) from "
+                                           f"fct_pass_through {days} group by all"):
+        balance[account] -= collected
     for group, amount in query(built, "select payment_group_name, sum(amount) from "
                                       f"rpt_payment_reconciliation {days} and line_number "
                                       "between 401 and 799 group by all"):
@@ -397,6 +411,50 @@ def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, ch
         f"suspense account {accounts.suspense_account} ({staff_meals[0][0]} of "
         f"{abs(staff_meals[0][1]):,.2f} EUR: payment group 'Nicht umsatzwirksam' has no "
         "account: add it to [accounting.accounts] non_revenue_accounts)"]
+
+
+def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
+    """[[accounting.pass_through]] names the hotel's Ortstaxe (0 % VAT at the till; the
+    tests' config has it, as the sandbox's): its lines leave the VAT base and the revenue,
+    the daily close shows them apart and stays closed, the bookings credit its own
+    account, and the independent DATEV reader finds every account's total. Without it
+    the Ortstaxe is revenue at 0 %. The spec's turnover keeps it either way."""
+    from pipeline.export import Selection, export
+    from pipeline.loader import run_build
+    from pipeline.reporting import Reporter
+
+    settings = _datev_settings(built)
+    (item,) = settings.accounting.pass_through
+    data_dir = tmp_path / "copy" / "data"
+    shutil.copytree(built.warehouse.data_dir, data_dir,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    untaxed = settings.model_copy(update={
+        "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir}),
+        "accounting": settings.accounting.model_copy(update={"pass_through": []})})
+    assert run_build(untaxed, progress=Reporter()).ok
+    collected = dict(query(built, "select business_date, sum(line_gross_amount) from "
+                                  "fct_receipt_items where is_revenue_effective and "
+                                  f"product_nr = '{item.products[0]}' group by all"))
+    assert item.name == "Ortstaxe" and collected and set(collected.values()) != {0}
+    close = query(built, "select business_date, revenue_amount, pass_through_amount, "
+                         "difference_amount from rpt_daily_close where location_id = 1002")
+    before = dict(query(untaxed, "select business_date, revenue_amount from rpt_daily_close "
+                                 "where location_id = 1002"))
+    for day, revenue, through, difference in close:
+        assert through == collected.get(day, 0) and difference == 0
+        assert revenue == before[day] - through  # revenue at 0 % without the setting
+    assert query(built, "select count(*) from rpt_vat_by_rate where tax_rate_percent = 0"
+                        " and location_id = 1002") == [(0,)]
+    assert query(untaxed, "select count(*) > 0 from rpt_vat_by_rate where "
+                          "tax_rate_percent = 0 and location_id = 1002") == [(True,)]
+    assert query(untaxed, "select sum(turnover_net) from fct_turnover_daily") == \
+        query(built, "select sum(turnover_net) from fct_turnover_daily")
+    done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
+                  tmp_path / "datev")
+    totals = {k: Decimal(v) for k, v in read_independently(done.files)["totals"].items()
+              if Decimal(v)}
+    assert totals[item.account] == -sum(collected.values())
+    assert totals == warehouse_balance(built, settings)
 
 
 def test_placeholder_datev_numbers_are_a_warning_on_export(built, tmp_path):

@@ -16,7 +16,7 @@ from pipeline.bookfiles import close_period
 from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_build, run_load
 from pipeline.reporting import Reporter
-from pipeline.settings import AccountingSettings, DatevSettings
+from pipeline.settings import DatevSettings
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
@@ -55,8 +55,8 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     # DATEV's placeholder Berater and Mandant never go into a closed period's file
     with pytest.raises(ExportError, match="are the placeholders 1001 and 1, not your tax"):
         close_period(settings, OCT31, "datev", allow_incomplete=True)
-    settings = settings.model_copy(update={"accounting": AccountingSettings(
-        datev=DatevSettings(consultant_number=29098, client_number=55003))})
+    settings = settings.model_copy(update={"accounting": settings.accounting.model_copy(
+        update={"datev": DatevSettings(consultant_number=29098, client_number=55003)})})
     # October has two days of one location of three: closed only when told to, and so noted
     closed = close_period(settings, OCT31, "datev", allow_incomplete=True)
     assert closed.name == "2026-10" and closed.bookings > 0

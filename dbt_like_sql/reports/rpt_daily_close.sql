@@ -4,6 +4,8 @@
 -- is what the payments leave uncovered (negative) or exceed: 0 means the day is closed.
 -- A single-purpose voucher (fct_prepaid_vouchers) is revenue when sold, not a non-revenue
 -- settlement; what it pays of a receipt was revenue at its sale (prepaid_redeemed_amount).
+-- What the receipts collected for someone else (fct_pass_through: a tourist tax) is apart
+-- from revenue too (pass_through_amount).
 with
 
 receipts as (
@@ -27,6 +29,12 @@ payments as (
 prepaid as (
 
     select * from fct_prepaid_vouchers
+
+),
+
+pass_through as (
+
+    select * from fct_pass_through
 
 ),
 
@@ -104,6 +112,18 @@ prepaid_totals as (
 
 ),
 
+pass_through_totals as (
+
+    select
+        location_id,
+        business_date,
+        sum(amount) as amount
+
+    from pass_through
+    group by location_id, business_date
+
+),
+
 payment_totals as (
 
     select
@@ -130,6 +150,7 @@ final as (
         round_cent(coalesce(vat_totals.net_amount, 0)) as net_amount,
         round_cent(coalesce(vat_totals.vat_amount, 0)) as vat_amount,
         days.tip_amount,
+        round_cent(coalesce(pass_through_totals.amount, 0)) as pass_through_amount,
         days.non_revenue_receipt_count,
         round_cent(days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
             as non_revenue_amount,
@@ -141,6 +162,7 @@ final as (
             coalesce(payment_totals.payment_amount, 0)
             - coalesce(vat_totals.revenue_amount, 0)
             - days.tip_amount
+            - coalesce(pass_through_totals.amount, 0)
             - (days.non_revenue_amount - coalesce(prepaid_totals.sold_amount, 0))
             - coalesce(prepaid_totals.redeemed_amount, 0)
         ) as difference_amount,
@@ -160,6 +182,9 @@ final as (
     left join prepaid_totals
         on days.location_id = prepaid_totals.location_id
         and days.business_date = prepaid_totals.business_date
+    left join pass_through_totals
+        on days.location_id = pass_through_totals.location_id
+        and days.business_date = pass_through_totals.business_date
     left join turnover
         on days.location_id = turnover.location_id
         and days.business_date = turnover.business_date

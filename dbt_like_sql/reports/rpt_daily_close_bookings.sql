@@ -1,8 +1,10 @@
 -- The daily close as bookings, through the clearing account: revenue per tax rate (gross
 -- after discounts), tips and each non-revenue payment group are credited to their
 -- accounts, each payment type's payments debited to its fibuAccountNr, a day's
--- difference goes to the suspense account. What the DATEV and BMD exports write; the
--- accounts come from [accounting.datev] (the macros of the config). A single-purpose
+-- difference goes to the suspense account; what the receipts collected for someone else
+-- (fct_pass_through: a tourist tax) is credited to its own account, without VAT. What the
+-- DATEV and BMD exports write; the accounts come from [accounting.accounts] (the macros
+-- of the config). A single-purpose
 -- voucher's sale is revenue (in rpt_vat_by_rate), not its group's; a payment that
 -- redeems one moves no money and was revenue at the sale, so it is not booked.
 with
@@ -49,6 +51,26 @@ tips as (
         'Trinkgeld' as booking_text
 
     from rpt_daily_close
+
+),
+
+pass_through as (
+
+    select
+        location_id,
+        business_date,
+        2 as line_group,
+        'pass_through' as booking_kind,
+        pass_through_name as sort_key,
+        sum(amount) as amount,
+        booking_account('clearing') as debit_account,
+        pass_through_account as credit_account,
+        cast(null as decimal(9, 4)) as tax_rate_percent,
+        cast(null as decimal(18, 2)) as tax_amount,
+        pass_through_name as booking_text
+
+    from fct_pass_through
+    group by location_id, business_date, pass_through_name, pass_through_account
 
 ),
 
@@ -156,6 +178,8 @@ lines as (
     select * from revenue
     union all by name
     select * from tips
+    union all by name
+    select * from pass_through
     union all by name
     select * from non_revenue
     union all by name

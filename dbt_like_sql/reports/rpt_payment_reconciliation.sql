@@ -82,6 +82,7 @@ fixed_lines as (
         (100, 'revenue net after discounts', close.net_amount),
         (200, 'VAT after discounts', close.vat_amount),
         (300, 'tips', close.tip_amount),
+        (350, 'collected for others (pass-through)', close.pass_through_amount),
         (800, 'single-purpose vouchers redeemed', close.prepaid_redeemed_amount),
         (900, 'difference', close.difference_amount),
         (999, 'payments', close.payment_amount)

@@ -5,13 +5,28 @@
 -- check holds it). Net is gross_after_discount / (1 + rate) rounded half away from zero;
 -- VAT is the rest, so net + VAT = gross on every row. Single-purpose vouchers
 -- (fct_prepaid_vouchers) are revenue at their rate when sold, and what they pay of a
--- receipt is taken out of its rate's base (their VAT was due at the sale).
+-- receipt is taken out of its rate's base (their VAT was due at the sale). Lines collected
+-- for someone else (fct_pass_through: a tourist tax) are not revenue: left out, with their
+-- cents taken out of the receipt's gross and no share of its discount.
 with
 
 lines as (
 
     select * from fct_receipt_items
-    where is_revenue_effective
+    where is_revenue_effective and pass_through_account(product_nr) is null
+
+),
+
+pass_through as (
+
+    select
+        location_id,
+        business_date,
+        transaction_id,
+        sum(amount) as amount
+
+    from fct_pass_through
+    group by all
 
 ),
 
@@ -49,7 +64,8 @@ weighted as (
         receipt_rates.*,
         sum(receipt_rates.weight) over receipt as receipt_weight,
         row_number() over (receipt order by receipt_rates.tax_rate_percent) as share_rank,
-        to_cent_units(receipts.items_gross_amount) as receipt_gross_units,
+        to_cent_units(receipts.items_gross_amount)
+        - to_cent_units(coalesce(pass_through.amount, 0)) as receipt_gross_units,
         to_cent_units(coalesce(receipts.discount_amount, 0)) as receipt_discount_units
 
     from receipt_rates
@@ -57,6 +73,10 @@ weighted as (
         on receipt_rates.location_id = receipts.location_id
         and receipt_rates.business_date = receipts.business_date
         and receipt_rates.transaction_id = receipts.transaction_id
+    left join pass_through
+        on receipt_rates.location_id = pass_through.location_id
+        and receipt_rates.business_date = pass_through.business_date
+        and receipt_rates.transaction_id = pass_through.transaction_id
     window receipt as (
         partition by
             receipt_rates.location_id,

@@ -257,6 +257,26 @@ def config_macros(accounting: AccountingSettings | None = None,
         f"    cast(timezone({_sql_list([tz])}, instant) as date);",
         *_account_macros(accounting.chart_of_accounts),
         *_voucher_macros(accounting),
+        *_pass_through_macros(accounting),
+    )
+
+
+def _pass_through_macros(accounting: AccountingSettings) -> tuple[str, ...]:
+    """``[[accounting.pass_through]]`` as macros: the account and the name of what a
+    product collects for someone else, else null."""
+    def case(pick: str) -> str:
+        whens = " ".join(f"when product_nr = {_sql_list([str(p)])} then "
+                         f"{_sql_list([getattr(item, pick)])}"
+                         for item in accounting.pass_through for p in item.products)
+        return f"case {whens} else cast(null as varchar) end" if whens \
+            else "cast(null as varchar)"
+
+    return (
+        "-- the account of what a product collects for someone else (a tourist tax), else\n"
+        "-- null ([[accounting.pass_through]])\n"
+        f"create or replace macro pass_through_account(product_nr) as\n    {case('account')};",
+        "-- the name of what a product collects for someone else, else null\n"
+        f"create or replace macro pass_through_name(product_nr) as\n    {case('name')};",
     )
 
 
