@@ -176,8 +176,14 @@ def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[En
     return sorted(found, key=lambda e: (schemas.index(e.schema), e.name))
 
 
-def render_markdown(entries: list[Entry], title: str, start: str = "") -> str:
-    """The catalog as Markdown, after the start page (its headings one level down)."""
+LAKE_INTRO = ("Each lake table (Parquet as Delta, data/lake/<table>) is read by one staging "
+              "model. Its columns keep their names there, except these:")
+
+
+def render_markdown(entries: list[Entry], title: str, start: str = "",
+                    lake: list = ()) -> str:
+    """The catalog as Markdown, after the start page (its headings one level down), and
+    the lake's columns renamed by staging (``lake``: ``models.LakeColumns``)."""
     lines = [f"# {title}", ""]
     if start:
         lines += ["#" + line if line.startswith("#") else line
@@ -189,14 +195,22 @@ def render_markdown(entries: list[Entry], title: str, start: str = "") -> str:
                   "| column | type | description |", "| --- | --- | --- |"]
         lines += [f"| `{c.name}` | {c.type} | {c.description.replace('|', '/') or '*(none)*'} |"
                   for c in e.columns]
+    if lake:
+        lines += ["", "## From the lake", "", LAKE_INTRO, "",
+                  "| lake table | staging model | lake column | staging column |",
+                  "| --- | --- | --- | --- |"]
+        lines += [f"| `{t.table}` | `staging.{t.model}` | `{lake_name}` | `{ours}` |"
+                  for t in lake for lake_name, ours in t.renamed.items()]
     return "\n".join(lines) + "\n"
 
 
-def render_html(entries: list[Entry], title: str, start: str = "") -> str:
-    """The catalog as one HTML page, the start page (rendered by markdown-it) first."""
+def render_html(entries: list[Entry], title: str, start: str = "", lake: list = ()) -> str:
+    """The catalog as one HTML page, the start page (rendered by markdown-it) first, the
+    lake's renamed columns last."""
     from markdown_it import MarkdownIt
 
     from pipeline.pages import render_page
 
     html = MarkdownIt("commonmark", {"html": False}).enable("table").render(start) if start else ""
-    return render_page("dictionary.html.j2", entries=entries, title=title, start=html)
+    return render_page("dictionary.html.j2", entries=entries, title=title, start=html,
+                       lake=lake, lake_intro=LAKE_INTRO)

@@ -126,6 +126,10 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
     text = (tmp_path / "dictionary.md").read_text()
     assert "## `staging.stg_pos__receipts` (table)" in text
     assert text.index("## Start here") < text.index("## Which figure?") < text.index("## Models")
+    # the lake's columns renamed by staging, per lake table
+    assert "| `receipts` | `staging.stg_pos__receipts` | `tip` | `tip_amount` |" in text
+    assert "| `receipt_items` | `staging.stg_pos__receipt_items` | `name` | `product_name` |" \
+        in text
     assert "| `turnover_net` | DECIMAL(38,8) |" in text
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "nothing"))
     assert main(["docs"]) == 1

@@ -78,6 +78,21 @@ def test_staging_models_carry_every_lake_column():
     assert missing == {}
 
 
+def test_the_dictionary_maps_every_lake_column_to_its_staging_column():
+    """What `pos-etl docs` shows under "From the lake": every column of every lake table,
+    and the name its staging model gives it, which that model has."""
+    from pipeline.warehouse import LAKE_TABLES, discover_models
+    from pipeline.warehouse.models import lake_columns
+
+    models = discover_models()
+    mapped = {t.table: t for t in lake_columns(models)}
+    assert set(mapped) == set(LAKE_TABLES)
+    assert {t: [f.name for f in schema if f.name not in mapped[t].columns]
+            for t, schema in LAKE_TABLES.items()} == {t: [] for t in LAKE_TABLES}
+    assert mapped["receipts"].renamed["tip"] == "tip_amount"
+    assert mapped["receipt_items"].renamed["name"] == "product_name"
+
+
 RESOURCES = ("Receipt", "Product", "ProductCategory", "Spot", "Menu", "Voucher")
 
 

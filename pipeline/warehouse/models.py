@@ -189,6 +189,49 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
     return _partition_areas(found)
 
 
+@dataclass(frozen=True)
+class LakeColumns:
+    """What a staging model calls each column of the lake table it reads."""
+
+    table: str
+    model: str
+    columns: dict[str, str]
+    """lake column -> staging column (the same name where it is not renamed)."""
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        return {lake: ours for lake, ours in self.columns.items() if lake != ours}
+
+
+def lake_columns(models: dict[str, Model]) -> list[LakeColumns]:
+    """Per lake table, its columns as its staging model names them: each projection of the
+    select that reads the table's ``source`` CTE, over one lake column (or named as one
+    of its columns), is that column renamed, cast or tidied. A test holds the map to
+    every column of every lake table."""
+    found = []
+    for model in sorted(models.values(), key=lambda m: m.name):
+        if model.stage != "staging" or len(model.lake_deps) != 1:
+            continue
+        (table,) = model.lake_deps
+        tree = _parse(model.sql, model.name)
+        columns: dict[str, str] = {}
+        for select in tree.find_all(exp.Select):
+            source = select.args.get("from_") or select.args.get("from")  # sqlglot 26-30
+            if not source or not isinstance(source.this, exp.Table) \
+                    or source.this.name != "source":
+                continue
+            for projection in select.expressions:
+                used = {c.name for c in projection.find_all(exp.Column)}
+                name = projection.alias_or_name
+                if len(used) == 1 and name:
+                    columns.setdefault(used.pop(), name)
+                elif name in used:  # coalesce(nullif(external_name, ''), name) ...
+                    columns.setdefault(name, name)
+        if columns:
+            found.append(LakeColumns(table, model.name, columns))
+    return found
+
+
 def model_dictionary(models: dict[str, Model]) -> Dictionary:
     """The data dictionary kept beside these models' SQL (``pipeline.docs``)."""
     root = next(iter(models.values())).path.parent.parent if models else MODELS_DIR
