@@ -144,12 +144,14 @@ def lake_days(lake: LakeStore) -> dict[int, set[date]]:
 def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
     """Per location, the business dates the warehouse at ``warehouse_path`` was built
     from (none without a warehouse)."""
-    from pipeline.warehouse.plan import built_from  # the warehouse package builds on this
+    # the warehouse package builds on this module
+    from pipeline.warehouse.plan import built_from, state_file
 
-    if not warehouse_path.exists():
+    path = state_file(warehouse_path)
+    if path is None:
         return {}
     try:
-        with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        with duckdb.connect(str(path), read_only=True) as con:
             return built_from(con)
     except duckdb.Error:  # not a warehouse of this format (a full build replaces it)
         return {}

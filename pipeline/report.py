@@ -17,11 +17,10 @@ from pathlib import Path
 import duckdb
 
 from pipeline.checks import CHECKS, run_check
-from pipeline.coverage import Gaps, gaps
+from pipeline.coverage import Gaps, gaps, warehouse_days
 from pipeline.money import format_money
 from pipeline.pages import render_page
 from pipeline.settings import Settings
-from pipeline.warehouse.plan import built_from
 
 WINDOW_DAYS = 30
 
@@ -198,7 +197,9 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     ``WINDOW_DAYS`` calendar days up to its newest daily close, the vouchers, the
     failed checks."""
     locations = []
-    built = built_from(con)
+    (path,) = con.execute("select path from duckdb_databases() "
+                          "where database_name = current_database()").fetchone()
+    built = warehouse_days(Path(path))  # from its state file
     for (location_id, newest) in _rows(con, "select location_id, max(business_date) "
                                             "from rpt_daily_close group by 1 order by 1"):
         first = newest - timedelta(days=WINDOW_DAYS - 1)
@@ -237,7 +238,8 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     for check in CHECKS:
         outcome = run_check(con, check)
         if not outcome.passed:
-            failed.append(f"{check.model}: {check.name} ({outcome.failing_rows} rows): "
+            failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "
+                          f"{check.model}: {check.name} ({outcome.failing_rows} rows): "
                           f"{check.description}")
     return locations, vouchers, failed
 

@@ -30,8 +30,12 @@ def with_duckdb(path: str) -> dict:
     rows = {name: con.execute(f"select count(*) from {name}").fetchone()[0]
             for name in relations}
     turnover = con.execute(TURNOVER).fetchone()[0]
+    schemas = sorted({s for (s,) in con.execute(
+        "select schema_name from duckdb_tables() union select schema_name "
+        "from duckdb_views() where not internal").fetchall()})
     return {"client": f"duckdb {duckdb.__version__}", "comments": relations, "rows": rows,
-            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal)}
+            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal),
+            "schemas": schemas}
 
 
 def with_sqlalchemy(path: str) -> dict:
@@ -39,6 +43,7 @@ def with_sqlalchemy(path: str) -> dict:
 
     engine = sa.create_engine(f"duckdb:///{path}", connect_args={"read_only": True})
     inspector = sa.inspect(engine)
+    schemas = sorted(inspector.get_schema_names())
     comments, rows = {}, {}
     with engine.connect() as con:
         for schema in ("main", "staging"):
@@ -51,7 +56,8 @@ def with_sqlalchemy(path: str) -> dict:
                     sa.text(f"select count(*) from {schema}.{name}")).scalar()
         turnover = con.execute(sa.text(TURNOVER)).scalar()
     return {"client": f"sqlalchemy {sa.__version__}", "comments": comments, "rows": rows,
-            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal)}
+            "turnover": str(turnover), "decimal": isinstance(turnover, Decimal),
+            "schemas": schemas}
 
 
 def with_queries(path: str, queries: str) -> dict:

@@ -285,3 +285,35 @@ def test_a_partitioned_model_may_not_read_the_configured_locations(tmp_path):
                        match="fct_turnover_daily is partitioned, so it may not read "
                              "configured_locations"):
         discover_models(models_dir)
+
+
+def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
+        history, tmp_path):
+    """The warehouse holds the analyst's schemas only; its state file (named by its build)
+    lies beside it. A build killed after it published its state file but before the
+    warehouse leaves the warehouse in place with its own state: the next build is
+    incremental and removes the stray file. Without its state file, a warehouse is built
+    anew, to the same rows."""
+    from pipeline.warehouse.plan import build_id, state_dir, state_file
+
+    settings, _ = history
+    data = tmp_path / "data"
+    shutil.copytree(settings.warehouse.data_dir, data,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    lake, target = data / "lake", data / "warehouse.duckdb"
+    with duckdb.connect(str(target), read_only=True) as con:
+        schemas = {s for (s,) in con.execute("select schema_name from duckdb_tables()")
+                   .fetchall()}
+    assert schemas == {"main", "staging"}
+    assert state_file(target) == state_dir(target) / f"{build_id(target)}.duckdb"
+    assert [p.name for p in state_dir(target).iterdir()] == [f"{build_id(target)}.duckdb"]
+    stray = state_dir(target) / "0123456789abcdef.duckdb"  # a killed build's, published
+    shutil.copyfile(state_file(target), stray)
+    again = build_warehouse(lake, target)
+    assert again.rebuilt_partitions == {"revenue": 0} and not stray.exists()
+    rows = {m.qualified: model_rows(target, m.qualified) for m in discover_models().values()
+            if m.materialized == "partitioned"}
+    shutil.rmtree(state_dir(target))
+    anew = build_warehouse(lake, target)
+    assert anew.rebuilt_partitions == {"revenue": 12}
+    assert {name: model_rows(target, name) for name in rows} == rows

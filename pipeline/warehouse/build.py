@@ -62,14 +62,18 @@ from pipeline.warehouse.models import (
     model_dictionary,
 )
 from pipeline.warehouse.plan import (
+    BUILD_ID,
     BUILT_FROM,
     FORMAT_VERSION,
     PARTS,
+    STATE,
     STATE_SCHEMA,
     Manifest,
     Plan,
     built_from,
     make_plan,
+    state_dir,
+    state_file,
 )
 
 CHECKPOINT_THRESHOLD = "1GB"
@@ -238,30 +242,41 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
     with _build_lock(warehouse_path):
         # Under the lock no other build runs: any half-built file (or the folder DuckDB
         # spilled to) is a killed build's.
-        for stale in warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"):
+        states = state_dir(warehouse_path)
+        for stale in [*warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"),
+                      *states.glob("*.building*")]:
             if stale.is_dir():
                 shutil.rmtree(stale, ignore_errors=True)
             stale.unlink(missing_ok=True)
         previous = Manifest.read(warehouse_path)
+        previous_state = state_file(warehouse_path)
         built_before = warehouse_days(warehouse_path)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         incremental = not full and previous.meta == wanted
-        temp = warehouse_path.with_name(f".{warehouse_path.name}.{uuid.uuid4().hex}.building")
+        build = uuid.uuid4().hex
+        temp = warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
+        states.mkdir(exist_ok=True)
+        temp_state = states / f"{build}.duckdb.building"
         try:
             if incremental:
                 shutil.copyfile(warehouse_path, temp)
+                shutil.copyfile(previous_state, temp_state)
             with duckdb.connect() as con:
                 _prepare(con, memory_limit, Path(f"{temp}.tmp"))
                 files.prepare(con)
                 con.execute(f"attach '{sql_path(temp)}' as {TARGET}"
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
+                con.execute(f"attach '{sql_path(temp_state)}' as {STATE}")
                 manifest, plan, stale, counts, outcomes = _build_models(
                     con, files, models, order, checks, macros, previous,
-                    None if incremental else warehouse_path, tables, progress)
+                    None if incremental else warehouse_path, tables, progress,
+                    previous_state)
                 manifest.meta = wanted
-                manifest.write(con, TARGET)
+                manifest.write(con, STATE)
+                # the build the warehouse comes from: its state file's name
+                con.execute(f"create or replace macro {TARGET}.main.{BUILD_ID}() as '{build}'")
                 # (a models folder without BUILT_FROM cannot say what it was built from)
-                lost = _lost(built_before, built_from(con, TARGET)) \
+                lost = _lost(built_before, built_from(con, STATE)) \
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
@@ -273,17 +288,27 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 if blocked:  # nothing downstream may read wrong figures
                     raise BlockedBuild(blocked)
                 con.execute(f"checkpoint {TARGET}")
+                con.execute(f"checkpoint {STATE}")
                 use_catalog(con, SCRATCH)
                 con.execute(f"detach {TARGET}")
-            with open(temp, "rb") as fh:
-                os.fsync(fh.fileno())
+                con.execute(f"detach {STATE}")
+            for path in (temp, temp_state):
+                with open(path, "rb") as fh:
+                    os.fsync(fh.fileno())
+            # The state first: the warehouse in place always finds its own (the old one
+            # until the new warehouse is in place, then the new one).
+            os.replace(temp_state, states / f"{build}.duckdb")
             # A WAL next to the warehouse belongs to the file being replaced (left by a
             # read-write session that died): DuckDB would refuse the new file with it.
             Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
             os.replace(temp, warehouse_path)
+            for old in states.iterdir():  # the state files of warehouses replaced
+                if old.name != f"{build}.duckdb":
+                    old.unlink(missing_ok=True)
         finally:
-            temp.unlink(missing_ok=True)
-            Path(f"{temp}.wal").unlink(missing_ok=True)
+            for path in (temp, temp_state):
+                path.unlink(missing_ok=True)
+                Path(f"{path}.wal").unlink(missing_ok=True)
             shutil.rmtree(f"{temp}.tmp", ignore_errors=True)
         if previous.meta.get("format") == FORMAT_VERSION:
             # Parquet parts of a warehouse before format 2 (its views read them): gone
@@ -337,19 +362,21 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
 def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
                   order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
                   previous: Manifest, anew_from: Path | None, tables: tuple[str, ...] = (),
-                  progress: Callable[[ModelBuilt], None] | None = None):
+                  progress: Callable[[ModelBuilt], None] | None = None,
+                  previous_state: Path | None = None):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
     whose version changed, and their checks there; then the tables and views. Returns
     the manifest, the plan, the groups computed per area with their partitions, the row
     counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
     warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
-    of corrupt partitions are copied, and every lake partition is verified again)."""
+    of corrupt partitions are copied, and every lake partition is verified again), and
+    ``previous_state`` its state file. The bookkeeping goes into the catalog ``STATE``."""
     _macros(con, TARGET, (*macros, *tables))  # tables: not in the versions (make_plan)
     _macros(con, SCRATCH, (*macros, *tables))
-    state = f"{TARGET}.{STATE_SCHEMA}"
+    state = f"{STATE}.{STATE_SCHEMA}"
     con.execute(f"create schema if not exists {state}")
     plan = make_plan(con, files, models, order, macros, state,
-                     verify_all=anew_from is not None)
+                     verify_all=anew_from is not None, target=TARGET)
     existing = _relations(con, TARGET)
     for qualified, kind in existing.items():  # a model no longer defined
         if qualified.split(".")[1] not in models:
@@ -362,7 +389,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
         if anew_from is not None:
-            _copy_kept_rows(con, anew_from, models, plan)
+            _copy_kept_rows(con, anew_from, models, plan, previous_state)
         else:
             plan.keep_versions(con, held)
     for check, area in checked.items():
@@ -409,15 +436,18 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
 
 
 def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str, Model],
-                    plan: Plan) -> None:
+                    plan: Plan, old_state: Path | None) -> None:
     """Into a new file, the rows of the groups ``plan`` keeps, from the file in place (if it
-    has them in the same shape: a file of another format may not)."""
+    has them in the same shape: a file of another format may not), with their versions
+    from its state file."""
     if not old.exists():
         return
     con.execute(f"attach '{sql_path(old)}' as _previous (read_only)")
+    if old_state is not None:
+        con.execute(f"attach '{sql_path(old_state)}' as _previous_state (read_only)")
     try:
         with contextlib.suppress(duckdb.Error):
-            plan.keep_versions(con, f"_previous.{STATE_SCHEMA}.{PARTS}")
+            plan.keep_versions(con, f"_previous_state.{STATE_SCHEMA}.{PARTS}")
         for name in plan.partitioned:
             groups = sorted(plan.kept.get(models[name].area, ()))
             if groups:
@@ -427,3 +457,5 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str,
                                 f"where {plan.groupings[models[name].area].predicate(groups)}")
     finally:
         con.execute("detach _previous")
+        if old_state is not None:
+            con.execute("detach _previous_state")

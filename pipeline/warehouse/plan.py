@@ -9,8 +9,12 @@ groups whose version changed and keeps the others, so a night costs the days it
 loads, not the history.
 
 The manifest (every model's groups and their versions, the failures of the checks per
-group, the file's format) is a table of the warehouse file itself (``_state``), so it is
-switched in with it, atomically.
+group, the file's format), the receipts' keys and the loads verified are the build's
+bookkeeping: not the analyst's, so they live in a file of their own beside the warehouse
+(``<name>.state/<build id>.duckdb``, schema ``_state``), named by the build that wrote it.
+The warehouse says which build it is (the macro ``pos_etl_build_id()``); a build writes
+its state file first and switches the warehouse in after it, so the warehouse in place
+always finds its own state (a warehouse without one is built anew).
 """
 
 from __future__ import annotations
@@ -36,10 +40,41 @@ from pipeline.warehouse.lakeviews import (
 from pipeline.warehouse.models import Model, canonical_sql
 
 STATE_SCHEMA = "_state"
-"""The warehouse's own bookkeeping: the manifest, every receipt's key."""
-FORMAT_VERSION = "3"
-"""Versions change with this (a change of how models are stored): 3, every model a table
-of the file itself, a group per lake partition."""
+"""The schema of the build's bookkeeping in its state file: the manifest, every receipt's
+key, the loads verified."""
+STATE = "st"
+"""The catalog a build attaches its state file as."""
+BUILD_ID = "pos_etl_build_id"
+"""The warehouse's macro that names the build (and so the state file) it came from."""
+FORMAT_VERSION = "4"
+"""Versions change with this (a change of how models are stored): 4, every model a table
+of the file itself, a group per lake partition, the bookkeeping in a state file beside."""
+
+
+def state_dir(warehouse_path: Path) -> Path:
+    """The folder of the warehouse's state files (``warehouse.state`` beside it)."""
+    return warehouse_path.with_name(f"{warehouse_path.stem}.state")
+
+
+def build_id(warehouse_path: Path) -> str | None:
+    """The build the warehouse at ``warehouse_path`` came from; None without one (no file,
+    or one of an older format)."""
+    if not warehouse_path.exists():
+        return None
+    try:
+        with duckdb.connect(str(warehouse_path), read_only=True) as con:
+            return str(con.execute(f"select {BUILD_ID}()").fetchone()[0])
+    except duckdb.Error:
+        return None
+
+
+def state_file(warehouse_path: Path, build: str | None = None) -> Path | None:
+    """The state file of the warehouse in place (or of ``build``), if there is one."""
+    build = build or build_id(warehouse_path)
+    if build is None:
+        return None
+    path = state_dir(warehouse_path) / f"{build}.duckdb"
+    return path if path.exists() else None
 
 
 def digest(*values: object) -> str:
@@ -117,8 +152,8 @@ from: one group per location and business date, days without receipts too."""
 
 def built_from(con: duckdb.DuckDBPyConnection, catalog: str | None = None
                ) -> dict[int, set[date]]:
-    """Per location, the business dates whose revenue partition the warehouse (the
-    connection's, or the attached ``catalog``) was built from."""
+    """Per location, the business dates whose revenue partition a warehouse was built
+    from, by its state file (the connection's, or the attached ``catalog``)."""
     state = f"{catalog}.{STATE_SCHEMA}" if catalog else STATE_SCHEMA
     days: dict[int, set[date]] = {}
     for (group,) in con.execute(f"select part_group from {state}.{PARTS} where model = ?",
@@ -141,12 +176,13 @@ class Manifest:
 
     @classmethod
     def read(cls, warehouse_path: Path) -> Manifest:
-        """The manifest of the warehouse file in place; empty (a full build) when there is
-        none or it cannot be read."""
-        if not warehouse_path.exists():
+        """The manifest of the warehouse file in place (from its state file); empty (a
+        full build) when there is none or it cannot be read."""
+        path = state_file(warehouse_path)
+        if path is None:
             return cls()
         try:
-            with duckdb.connect(str(warehouse_path), read_only=True) as con:
+            with duckdb.connect(str(path), read_only=True) as con:
                 meta = dict(con.execute(f"select key, value from {STATE_SCHEMA}.meta")
                             .fetchall())
                 con.execute(f"select count(*) from {STATE_SCHEMA}.{PARTS}")  # or built anew
@@ -157,7 +193,7 @@ class Manifest:
         return cls({(f[0], f[1]): f[2] for f in failures}, meta)
 
     def write(self, con: duckdb.DuckDBPyConnection, catalog: str) -> None:
-        """Store the manifest in the warehouse being built (attached as ``catalog``), its
+        """Store the manifest in the state file being built (attached as ``catalog``), its
         versions being those the build computed the groups for (``NEXT_PARTS``)."""
         state = f"{catalog}.{STATE_SCHEMA}"
         con.execute(f"drop table if exists {state}.{PARTS}")
@@ -194,15 +230,17 @@ checkpoints. A night of a few locations deletes fewer and checkpoints only at th
 
 @dataclass
 class Deletions:
-    """The rows deleted from ``catalog`` since its last checkpoint."""
+    """The rows deleted from the build's files (the ``catalogs``: the warehouse and its
+    state file) since their last checkpoint."""
 
-    catalog: str
+    catalogs: tuple[str, ...]
     pending: int = 0
 
     def add(self, con: duckdb.DuckDBPyConnection, rows: int) -> None:
         self.pending += rows
         if self.pending >= DELETES_PER_CHECKPOINT:
-            con.execute(f"checkpoint {self.catalog}")
+            for catalog in self.catalogs:
+                con.execute(f"checkpoint {catalog}")
             self.pending = 0
 
 
@@ -265,16 +303,17 @@ def _values(rows) -> str:
 
 def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
               order: list[str], macros: tuple[str, ...], state: str,
-              verify_all: bool = False) -> Plan:
+              verify_all: bool = False, target: str = "") -> Plan:
     """The committed lake, its partitions not verified before checked (``integrity``;
     all with ``verify_all``) and the corrupt ones left out, and the version of every part
     it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
-    bookkeeping."""
+    bookkeeping (``catalog.schema``), ``target`` the catalog of the warehouse being built
+    (both are checkpointed as rows are deleted)."""
     committed = committed_loads(con, files, f"{state}.records")
     corrupt = verify_lake(con, files, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
-    deletions = Deletions(state.split(".")[0])
+    deletions = Deletions(tuple(c for c in (target, state.split(".")[0]) if c))
     superseded = superseded_receipts(con, files.base, committed["revenue"],
                                      f"{state}.receipt_keys", deletions.add)
     hashes = chain_hashes(models, order, macros)
