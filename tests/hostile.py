@@ -152,13 +152,14 @@ def bomb_pos(expands_to_mb: int = 600):
 
 
 def flooding_pos(receipts: int = 100_404):
-    """A POS whose every revenue page holds ``receipts`` new receipts (about 190 MB),
+    """A POS whose every revenue page holds ``receipts`` new receipts (about 700 MB),
     whatever ``limit`` asked. Yields the URL."""
     from datetime import date
 
     from pos_sandbox.receipts import SandboxData, receipts_on, wire_receipt
-    template = ENCODER.encode(wire_receipt(receipts_on(1001, date(2026, 11, 20),
-                                                       SandboxData())[40], SandboxData()))
+    # the day's longest receipt on the wire (about 2 KB): a page of them is the flood
+    template = max((ENCODER.encode(wire_receipt(r, SandboxData()))
+                    for r in receipts_on(1001, date(2026, 11, 20), SandboxData())), key=len)
     txn = DECODER.decode(template)["transactionId"].encode()
 
     def chunks(scope):

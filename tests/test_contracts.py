@@ -85,7 +85,7 @@ def test_the_shipped_contracts_hold_the_checks_with_their_severities():
     assert checks[("rpt_daily_close", "day_is_closed")] is False  # a till's fault: warn
     assert checks[("rpt_daily_close", "payments_add_up")] is True  # a model bug: error
     assert checks[("fct_receipts", "one_version_per_receipt")] is True  # one day per receipt
-    assert len(checks) == 33
+    assert len(checks) == 40
 
 
 def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
