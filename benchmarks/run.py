@@ -24,6 +24,9 @@
 11. housekeeping (``make bench-housekeeping``, only with ``--only housekeeping``): three
     years of a 200-location chain's nights in the Delta tables and what the weekly
     housekeeping keeps (``benchmarks/housekeeping.py``): files and commits counted.
+12. cli: ``pos-etl --help``, ``load --help`` and a usage error, each in a new interpreter,
+    interleaved with ``python -c "import click"`` (``benchmarks/cli.py``). Target: each
+    within 5x of it.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -52,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.chain import bench_chain  # noqa: E402
+from benchmarks.cli import bench_cli  # noqa: E402
 from benchmarks.delta import bench_delta_conversion  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
@@ -325,10 +329,10 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     import dagster as dg
 
     from pipeline.assets.freshness import FRESHNESS_CHECK
+    from pipeline.configs import load_settings
     from pipeline.definitions import build_defs
     from pipeline.instance import prepare_home
     from pipeline.loader import LoadReport
-    from pipeline.resources import load_settings
     from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 
     prepare_home(home)
@@ -418,9 +422,9 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
     has none to read. The ticks alternate between the histories (``repeats`` each).
     Target: the long history's median night at most 1.5 times the short one's.
     """
+    from pipeline.configs import load_settings
     from pipeline.loader import run_load
     from pipeline.reporting import Reporter
-    from pipeline.resources import load_settings
 
     os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})
     last = NIGHT.date() - timedelta(days=2)  # the night loads the day after it, too
@@ -577,7 +581,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
-                                           "status", "delta", "housekeeping"])
+                                           "status", "delta", "housekeeping", "cli"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -609,6 +613,7 @@ def main() -> int:
         "status": (bench_status, (365, 3)),
         "delta": (bench_delta_conversion, (365,)),
         "housekeeping": (bench_housekeeping, (args.chain, 3)),
+        "cli": (bench_cli, (7,)),
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None or name in ("chain", "housekeeping")):
@@ -625,6 +630,7 @@ def main() -> int:
           and not results.get("nightly", {}).get("failed_partitions")
           and results.get("chain", {}).get("met", True)
           and results.get("status", {}).get("met", True)
+          and results.get("cli", {}).get("met", True)
           and results.get("delta", {}).get("turnover_unchanged", True))
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1

@@ -15,10 +15,11 @@ from pipeline.assets.ledger import EXPORTS_SPEC, LEDGER_SPEC
 from pipeline.assets.models import build_warehouse_asset
 from pipeline.assets.revenue import build_revenue_asset
 from pipeline.assets.snapshots import build_snapshot_assets
+from pipeline.configs import load_settings
 from pipeline.housekeeping import build_housekeeping
 from pipeline.partitions import business_dates
 from pipeline.reporting import Reporter
-from pipeline.resources import PosResource, build_resources, load_settings
+from pipeline.resources import PosResource, build_resources
 from pipeline.schedules import build_jobs, build_nightly_schedule, build_warehouse_sensor
 from pipeline.settings import Settings
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.configs import sandbox_settings
 from pipeline.loader import run_load
-from pipeline.resources import sandbox_settings
 
 
 def _table(con: duckdb.DuckDBPyConnection, sql: str) -> str:

@@ -12,8 +12,6 @@ reads them when such a run starts; the run's config shows the variables' names o
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, timedelta
-from pathlib import Path
 from typing import Self
 
 import dagster as dg
@@ -23,15 +21,7 @@ from pipeline.lake import Lake, LakeStore
 from pipeline.objectlake import ObjectLake
 from pipeline.reporting import Reporter
 from pipeline.settings import (
-    CONFIG_ENV,
-    AccountingSettings,
-    LocationSettings,
-    PassThrough,
-    ScheduleSettings,
     Settings,
-    WarehouseSettings,
-    check_data_dir,
-    read_settings,
 )
 from pipeline.source import PosSource
 from pipeline.warehouse import Warehouse, config_macros, config_tables
@@ -110,30 +100,6 @@ def sandbox_source(settings: Settings) -> Iterator[PosSource]:
         yield source
 
 
-def sandbox_settings(data_dir: Path | str = "data", start_date: date | None = None
-                     ) -> Settings:
-    """Settings for the built-in sandbox's three locations. The sandbox serves any date;
-    their history starts at ``start_date``, by default a week before today (what
-    ``make demo`` loads: nothing is missing after it)."""
-    from pos_sandbox import world
-    from pos_sandbox.server import HISTORY_DAYS
-
-    start_date = start_date or date.today() - timedelta(days=HISTORY_DAYS)
-    return Settings(
-        schedule=ScheduleSettings(start_date=start_date),
-        warehouse=WarehouseSettings(data_dir=Path(data_dir)),
-        accounting=AccountingSettings(pass_through=[PassThrough(  # the hotel's tourist tax
-            name=world.TOURIST_TAX, products=world.tourist_tax_products(),
-            account=world.TOURIST_TAX_ACCOUNT)]),
-        locations=[
-            LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
-                             api_key_env=f"POS_SANDBOX_KEY_{loc.id}",
-                             business_day_starts=loc.business_day_starts, name=loc.name)
-            for loc in world.LOCATIONS
-        ],
-    )
-
-
 def pos_resource(settings: Settings, location_ids: list[int] | None = None,
                  vouchers: bool = True) -> PosResource:
     """The configured POS, or the built-in sandbox where ``[source] base_url`` is unset.
@@ -160,17 +126,6 @@ def opened(pos: PosResource) -> Iterator[PosSource]:
     """``pos`` open outside a run (``pos-etl order``, tests), as a run's steps get it."""
     with dg.build_resources({"pos": pos}) as resources:
         yield resources.pos.source
-
-
-def load_settings(path: str | Path | None = None) -> Settings:
-    """Settings from ``path``, else from ``$POS_ETL_CONFIG``, else the built-in sandbox's
-    (its data in ``$POS_ETL_DATA_DIR``, default ``data``)."""
-    path = path or os.environ.get(CONFIG_ENV)
-    if path:
-        return read_settings(path)
-    settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
-    check_data_dir("POS_ETL_DATA_DIR", settings.warehouse.data_dir)
-    return settings
 
 
 def make_lake(settings: Settings) -> LakeStore:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.configs import sandbox_settings
 from pipeline.lake import Lake
 from pipeline.reporting import Reporter
-from pipeline.resources import sandbox_settings
 from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pipeline.source import PosSource
 from pos_sandbox import world

@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
+from pipeline.configs import load_settings
 from pipeline.extract.revenue import request_window
 from pipeline.loader import run_load
 from pipeline.reporting import Reporter
-from pipeline.resources import load_settings
 from pipeline.schedules import last_complete_business_date
 from pipeline.settings import ConfigError, LocationSettings
 from pos_sandbox.receipts import SandboxData, receipts_on

@@ -163,7 +163,7 @@ def read_datev_header(content: bytes) -> list[str]:
 def test_close_period_command_writes_records_and_refuses_a_second_close(
         sandbox_url, tmp_path, sandbox_keys, capsys):
     from pipeline.cli import main
-    from pipeline.resources import load_settings
+    from pipeline.configs import load_settings
     from tests.conftest import write_config
 
     config = write_config(tmp_path, sandbox_url)

@@ -58,9 +58,9 @@ def test_status_names_the_hole_and_exits_1(holed, capsys):
 def test_the_dagster_ui_shows_the_hole_as_a_warning_on_the_revenue_lake(holed):
     import dagster as dg
 
+    from pipeline.configs import load_settings
     from pipeline.definitions import build_defs
     from pipeline.instance import open_instance
-    from pipeline.resources import load_settings
 
     settings = load_settings(holed)
     with open_instance(settings) as instance:
@@ -147,8 +147,9 @@ def test_rpt_coverage_holds_a_row_per_date_due_a_closed_day_as_data(tmp_path, mo
     restaurant was closed), missing; the same dates pipeline.coverage names."""
     from datetime import UTC, datetime
 
+    from pipeline.configs import load_settings
     from pipeline.coverage import gaps, lake_days
-    from pipeline.resources import load_settings, make_lake
+    from pipeline.resources import make_lake
     from tests.hostile import altered_sandbox
 
     closed = date(2026, 10, 5).strftime("%d.%m.%Y")

@@ -7,8 +7,8 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
+from pipeline.configs import load_settings
 from pipeline.demo import run_demo
-from pipeline.resources import load_settings
 from pipeline.settings import ConfigError
 from tests.conftest import write_config
 

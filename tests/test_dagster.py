@@ -8,12 +8,13 @@ import dagster as dg
 import pytest
 
 from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.configs import load_settings, sandbox_settings
 from pipeline.definitions import build_defs
 from pipeline.loader import run_load
 from pipeline.outcomes import ErrorKind
 from pipeline.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipeline.reporting import Reporter
-from pipeline.resources import PosResource, load_settings, sandbox_settings
+from pipeline.resources import PosResource
 from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
 from tests.conftest import unexpected
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from pipeline.cli import main
-from pipeline.resources import sandbox_settings
+from pipeline.configs import sandbox_settings
 from pipeline.schedules import last_complete_business_date
 from tests.conftest import write_config
 

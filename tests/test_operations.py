@@ -15,11 +15,11 @@ import dagster as dg
 import pytest
 
 from pipeline.cli import main
+from pipeline.configs import load_settings
 from pipeline.definitions import build_defs
 from pipeline.freshness import freshness
 from pipeline.instance import open_instance
 from pipeline.lake import Lake
-from pipeline.resources import load_settings
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData

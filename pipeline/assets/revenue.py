@@ -53,17 +53,13 @@ def day_metadata(day: DayOutcome, lake: LakeStore) -> dict:
     }
 
 
-BACKFILL_BETA = r"Parameter `backfill_policy` of function `asset` is currently in beta"
-"""The start of Dagster's warning that ``backfill_policy`` is a Beta parameter."""
-
-
 def build_revenue_asset(settings: Settings,
                         partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     """The revenue lake asset of these settings, partitioned by business date.
 
     One run loads a range of dates (``BackfillPolicy.single_run``, a Beta parameter of
     Dagster's: it warns where the code loads; ``pos-etl`` hides that one warning,
-    ``BACKFILL_BETA``). Each date is recorded as it is done: a
+    ``pipeline.cli.BACKFILL_BETA``). Each date is recorded as it is done: a
     materialization when every location of the run has it in the lake, else an
     observation (what loaded, what failed). The asset has no output of its own, so a
     date with a failed location stays unmaterialized: Dagster shows it failed (the step

@@ -1,6 +1,8 @@
 """The ``pos-etl`` command: sandbox, load, verify, build, export, docs, report, order,
 status, demo. Built on click: its usage errors name the option, and a mistyped command
-or option gets a suggestion."""
+or option gets a suggestion. Dagster, DuckDB and the warehouse are imported when a
+command runs, not before the arguments are read: ``--help`` and a usage error answer at
+once (``benchmarks/run.py --only cli``)."""
 
 from __future__ import annotations
 
@@ -10,16 +12,16 @@ import threading
 import warnings
 
 import click
-import dagster as dg
-import duckdb
 
-from pipeline.assets.revenue import BACKFILL_BETA
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
 from pipeline.settings import ConfigError, UsageError
 from pipeline.untrusted import for_terminal
-from pipeline.warehouse import stopped_query
 from pos_sandbox.cli import sandbox_command
+
+BACKFILL_BETA = r"Parameter `backfill_policy` of function `asset` is currently in beta"
+"""Dagster's note that the revenue asset's backfill policy is a Beta feature
+(``pipeline.assets.revenue``): for its code location's log, not the terminal."""
 
 cli.add_command(sandbox_command)
 
@@ -44,9 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     _terminated.clear()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
-    # The program's own choice for its process: Dagster's note that the revenue asset's
-    # backfill policy is a Beta feature is for its code location's log, not the terminal.
-    warnings.filterwarnings("ignore", message=BACKFILL_BETA, category=dg.BetaWarning)
+    # The program's own choice for its process (Dagster is not imported yet: the message
+    # alone says which warning).
+    warnings.filterwarnings("ignore", message=BACKFILL_BETA)
     try:
         code = cli.main(args=argv, prog_name="pos-etl", standalone_mode=False)
         return code if isinstance(code, int) else 0
@@ -66,10 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, click.Abort) as exc:  # click raises Abort from the former
         # (a RuntimeError: before the next clause)
         return _stopped(exc)
-    except (RuntimeError, duckdb.Error) as exc:
-        if stopped_query(exc):  # DuckDB's answer to a signal during a query
-            return _stopped(exc)
-        if not isinstance(exc, duckdb.Error):
+    except Exception as exc:
+        # DuckDB's errors, if a command imported it (a command that did not cannot raise one)
+        duckdb = sys.modules.get("duckdb")
+        if isinstance(exc, RuntimeError) or (duckdb and isinstance(exc, duckdb.Error)):
+            from pipeline.warehouse import stopped_query
+
+            if stopped_query(exc):  # DuckDB's answer to a signal during a query
+                return _stopped(exc)
+        if not (duckdb and isinstance(exc, duckdb.Error)):
             raise
         # a warehouse file that is not one, or is damaged
         print(f"error: {for_terminal(str(exc).splitlines()[0])}", file=sys.stderr)

@@ -8,10 +8,9 @@ from datetime import date
 from pathlib import Path
 
 import click
-import duckdb
 
 from pipeline.cli.base import IsoDate, cli, config_option, location_option
-from pipeline.resources import load_settings
+from pipeline.configs import load_settings
 from pipeline.settings import UsageError
 from pipeline.untrusted import for_terminal
 
@@ -158,6 +157,8 @@ def _warehouse_found(command: str, path: Path) -> bool:
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="file to write, .html or .md (default: <data_dir>/docs/index.html)")
 def docs(config: str | None, output: str | None) -> int:
+    import duckdb
+
     from pipeline.docs import catalog, render_html, render_markdown, start_page
 
     settings = load_settings(config)

@@ -16,7 +16,7 @@ from pipeline.cli.base import (
     range_options,
     warn_error_option,
 )
-from pipeline.resources import load_settings
+from pipeline.configs import load_settings
 from pipeline.settings import UsageError
 from pipeline.untrusted import for_terminal
 
