@@ -133,6 +133,21 @@ def test_version_and_bare_command(capsys):
     assert out.startswith("Usage: pos-etl") and "load" in out and "build" in out
 
 
+def test_help_and_usage_errors_answer_before_dagster_or_duckdb_is_imported():
+    """`pos-etl --help`, a command's help and a usage error answer at once: nothing heavy
+    is imported before the arguments are read (benchmarks/cli.py times it)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom pipeline.cli import main\n"
+             "codes = [main(['--help']), main(['load', '--help']), main(['load', '--bogus'])]\n"
+             "print(codes, sorted(m for m in ('dagster', 'duckdb', 'sqlglot', 'pyarrow')"
+             " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[0, 0, 2] []", done.stdout + done.stderr
+
+
 def test_config_errors_exit_2(tmp_path, capsys):
     assert main(["load", "--config", str(tmp_path / "nope.toml"), "--start", "2026-11-20",
                  "--end", "2026-11-20"]) == 2
