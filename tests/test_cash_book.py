@@ -13,8 +13,8 @@ from pipeline.checks import CHECKS, run_check
 from pos_sandbox.receipts import CASH_SHORT, SandboxData, cash_short, receipts_on, service_day
 from tests.conftest import loaded_warehouse
 
-FIRST, LAST = date(2026, 9, 1), date(2026, 9, 12)
-HOLE = date(2026, 9, 8)  # not loaded
+FIRST, LAST = date(2026, 9, 1), date(2026, 9, 7)
+HOLE = date(2026, 9, 4)  # not loaded
 LOCATIONS = [1001, 1002, 1003]
 TRUTH = SandboxData()
 
