@@ -29,7 +29,8 @@ def _imports(path: Path) -> set[str]:
 
 def test_the_pipeline_imports_no_private_api_and_the_sandbox_only_where_it_is_chosen():
     """The sandbox is the ``pos`` resource's other implementation, chosen in one place
-    (and started by the CLI's ``sandbox`` command); no private module of a dependency."""
+    (its settings beside it: ``configs``; started by the CLI's ``sandbox`` command); no
+    private module of a dependency."""
     sandbox, private = [], []
     for path in sorted((ROOT / "pipeline").rglob("*.py")):
         names = _imports(path)
@@ -38,5 +39,6 @@ def test_the_pipeline_imports_no_private_api_and_the_sandbox_only_where_it_is_ch
         private += [f"{where}: {n}" for n in names
                     if any(part.startswith("_") and not part.startswith("__")
                            for part in n.split(".")[1:]) and n.split(".")[0] != "pipeline"]
-    assert sorted(set(sandbox)) == ["pipeline/cli/__init__.py", "pipeline/resources.py"]
+    assert sorted(set(sandbox)) == ["pipeline/cli/__init__.py", "pipeline/configs.py",
+                                    "pipeline/resources.py"]
     assert private == []
