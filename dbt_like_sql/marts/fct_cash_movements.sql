@@ -22,15 +22,27 @@ items as (
 
 ),
 
+cash_records as (
+
+    select * from receipts
+    where is_cash_record(transaction_type)
+
+),
+
+-- the day's counts, numbered: a record after the n-th count is in stretch n
 counts as (
 
     select
         location_id,
         business_date,
+        receipted_at_utc,
         transaction_id,
-        receipted_at_utc
+        row_number() over (
+            partition by location_id, business_date
+            order by receipted_at_utc, transaction_id
+        ) as count_number
 
-    from receipts
+    from cash_records
     where transaction_type = 'Bargeldzählung'
 
 ),
@@ -49,28 +61,52 @@ cash_paid as (
 ),
 
 -- which stretch of the day a record falls in: the number of the day's counts before it
+-- (a count itself is in the stretch it closes)
 stretched as (
 
     select
-        receipts.*,
-        (
-            select count(*) from counts
-            where
-                counts.location_id = receipts.location_id
-                and counts.business_date = receipts.business_date
-                and (
-                    counts.receipted_at_utc < receipts.receipted_at_utc
-                    or (
-                        counts.receipted_at_utc = receipts.receipted_at_utc
-                        and counts.transaction_id < receipts.transaction_id
-                    )
-                )
-        ) as stretch
+        records.*,
+        coalesce(counts.count_number, 0) as stretch
 
-    from receipts
-    where
-        is_settlement(receipts.transaction_type)
-        or is_cash_record(receipts.transaction_type)
+    from (
+        select * from receipts
+        where is_settlement(transaction_type) or is_cash_record(transaction_type)
+    ) as records
+    asof left join counts
+        on records.location_id = counts.location_id
+        and records.business_date = counts.business_date
+        and records.receipted_at_utc > counts.receipted_at_utc
+
+),
+
+texts as (
+
+    select
+        items.location_id,
+        items.transaction_id,
+        string_agg(distinct items.product_name, '; ' order by items.product_name)
+            as movement_text
+
+    from items
+    semi join cash_records
+        on items.location_id = cash_records.location_id
+        and items.transaction_id = cash_records.transaction_id
+    group by all
+
+),
+
+accounts as (
+
+    select
+        payments.location_id,
+        payments.transaction_id,
+        any_value(payments.fibu_account_nr) as fibu_account_nr
+
+    from payments
+    semi join cash_records
+        on payments.location_id = cash_records.location_id
+        and payments.transaction_id = cash_records.transaction_id
+    group by all
 
 ),
 
@@ -125,26 +161,20 @@ records as (
             else stretched.total_amount
         end as amount,
         1 as receipt_count,
-        (
-            select string_agg(distinct items.product_name, '; ' order by items.product_name)
-            from items
-            where
-                items.location_id = stretched.location_id
-                and items.transaction_id = stretched.transaction_id
-        ) as movement_text,
-        (
-            select any_value(payments.fibu_account_nr)
-            from payments
-            where
-                payments.location_id = stretched.location_id
-                and payments.transaction_id = stretched.transaction_id
-        ) as fibu_account_nr,
+        texts.movement_text,
+        accounts.fibu_account_nr,
         stretched.staff_name
 
     from stretched
     left join cash_paid
         on stretched.location_id = cash_paid.location_id
         and stretched.transaction_id = cash_paid.transaction_id
+    left join texts
+        on stretched.location_id = texts.location_id
+        and stretched.transaction_id = texts.transaction_id
+    left join accounts
+        on stretched.location_id = accounts.location_id
+        and stretched.transaction_id = accounts.transaction_id
     where is_cash_record(stretched.transaction_type)
 
 ),
