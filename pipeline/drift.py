@@ -20,9 +20,9 @@ import pyarrow as pa
 
 from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
 from pipeline.lake import LakeStore
-from pipeline.outcomes import Failure
+from pipeline.outcomes import ConfigError, Failure
 from pipeline.pos_api.errors import PosApiError
-from pipeline.settings import ConfigError, Settings
+from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.steps import partition_key
 

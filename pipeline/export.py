@@ -43,7 +43,8 @@ import duckdb
 import psutil
 
 from pipeline.coverage import Gaps, gaps, warehouse_days
-from pipeline.settings import Settings, UsageError
+from pipeline.outcomes import UsageError
+from pipeline.settings import Settings
 from pipeline.untrusted import for_excel, neutralise_formula_sql
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")

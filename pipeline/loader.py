@@ -27,14 +27,14 @@ from pipeline.checks import FailedCheck
 from pipeline.definitions import build_defs
 from pipeline.instance import open_instance, storage_errors
 from pipeline.money import format_money
-from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, read_failures
+from pipeline.outcomes import REPORTED_KEY, ErrorKind, FailedPartition, UsageError, read_failures
 from pipeline.partitions import range_tags
 from pipeline.progress import SNAPSHOT_AREAS, progress_logger
 from pipeline.reporting import LineReporter, Reporter
 from pipeline.resources import make_lake, pos_resource
 from pipeline.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.schedules import BUILDS_ITSELF, LOAD_JOB, WAREHOUSE_JOB
-from pipeline.settings import Settings, UsageError
+from pipeline.settings import Settings
 from pipeline.untrusted import for_terminal
 from pipeline.warehouse import LAKE_AREAS
 

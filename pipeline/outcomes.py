@@ -40,6 +40,17 @@ class ErrorKind(StrEnum):
     """The configuration does not allow it (a key variable that is not set, say)."""
 
 
+class ConfigError(Exception):
+    """The configuration cannot be used; the message lists every problem."""
+
+    kind = ErrorKind.CONFIG
+
+
+class UsageError(Exception):
+    """The command's arguments do not fit (a date range, a model's name, a format and its
+    file): a usage error, exit 2, like click's own."""
+
+
 @dataclass(frozen=True)
 class Failure:
     kind: ErrorKind

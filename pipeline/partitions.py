@@ -13,7 +13,8 @@ from datetime import date
 
 import dagster as dg
 
-from pipeline.settings import ConfigError, Settings
+from pipeline.outcomes import ConfigError
+from pipeline.settings import Settings
 
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"

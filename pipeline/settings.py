@@ -21,20 +21,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pipeline.outcomes import ErrorKind
+from pipeline.outcomes import ConfigError
 
 CONFIG_ENV = "POS_ETL_CONFIG"
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used; the message lists every problem."""
-
-    kind = ErrorKind.CONFIG
-
-
-class UsageError(Exception):
-    """The command's arguments do not fit (a date range, a model's name, a format and its
-    file): a usage error, exit 2, like click's own."""
 
 
 class _Strict(BaseModel):

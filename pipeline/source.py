@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 
 import httpx
 
+from pipeline.outcomes import ConfigError
 from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.http import Circuit, make_http_client
-from pipeline.settings import ConfigError, Settings
+from pipeline.settings import Settings
 from pipeline.untrusted import Redactor
 
 

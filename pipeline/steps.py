@@ -23,9 +23,8 @@ from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake import LakeStore
 from pipeline.objectlake import ObjectLakeError
-from pipeline.outcomes import Failure
+from pipeline.outcomes import ConfigError, Failure
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
-from pipeline.settings import ConfigError
 from pipeline.source import PosSource
 
 PUBLISH_SECONDS = 60.0

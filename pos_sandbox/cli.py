@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pos_sandbox.world import MAX_LOCATIONS
+from pos_sandbox import MAX_LOCATIONS
 
 
 @click.command("sandbox", help="serve the POS sandbox in the foreground")

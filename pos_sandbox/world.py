@@ -12,6 +12,7 @@ from functools import cache
 from zoneinfo import ZoneInfo
 
 from pipeline.pos_api import models as m
+from pos_sandbox import FIRST_ID, MAX_LOCATIONS  # noqa: F401 (the chain's bounds)
 
 HOTEL_DAY_STARTS = "03:00"
 """A sandbox hotel's night audit (Tagesabschluss) runs at 02:30; its business day starts
@@ -73,9 +74,6 @@ FIXED_LOCATIONS: tuple[SandboxLocation, ...] = (
 )
 """The three hand-made locations; a larger chain (``--locations N``) adds generated ones."""
 
-FIRST_ID = 1001
-MAX_LOCATIONS = 9000
-"""Location ids run from 1001 to 10000: product, spot and category ids derive from them."""
 # (short code prefix, city) in the order a chain grows; the first three are the fixed ones'.
 _CITIES = (("VIE", "Wien"), ("SZG", "Salzburg"), ("GRZ", "Graz"), ("LNZ", "Linz"),
            ("IBK", "Innsbruck"), ("KLU", "Klagenfurt"), ("STP", "St. Pölten"),

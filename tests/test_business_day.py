@@ -10,9 +10,10 @@ import pytest
 from pipeline.configs import load_settings
 from pipeline.extract.revenue import request_window
 from pipeline.loader import run_load
+from pipeline.outcomes import ConfigError
 from pipeline.reporting import Reporter
 from pipeline.schedules import last_complete_business_date
-from pipeline.settings import ConfigError, LocationSettings
+from pipeline.settings import LocationSettings
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import make_settings, truth_turnover
 

@@ -9,7 +9,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.configs import load_settings
 from pipeline.demo import run_demo
-from pipeline.settings import ConfigError
+from pipeline.outcomes import ConfigError
 from tests.conftest import write_config
 
 GOOD = """

@@ -12,9 +12,9 @@ from pipeline.cli import main
 from pipeline.extract.menu import load_menu_snapshot
 from pipeline.extract.vouchers import load_voucher_snapshot
 from pipeline.loader import run_load
+from pipeline.outcomes import ConfigError
 from pipeline.reporting import Reporter
 from pipeline.resources import opened, pos_resource
-from pipeline.settings import ConfigError
 from pos_sandbox import world
 from pos_sandbox.server import running_sandbox
 from tests.conftest import make_settings

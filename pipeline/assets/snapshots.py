@@ -11,11 +11,11 @@ from pipeline.extract.menu import MENU_TABLES, load_menu_snapshot
 from pipeline.extract.snapshots import Snapshot, snapshot_date
 from pipeline.extract.vouchers import VOUCHER_TABLES, load_voucher_snapshot
 from pipeline.lake import LakeStore
-from pipeline.outcomes import REPORTED_KEY, FailedPartition, Failure
+from pipeline.outcomes import REPORTED_KEY, ConfigError, FailedPartition, Failure
 from pipeline.partitions import LoadConfig, selected_locations
 from pipeline.pos_api.errors import PosApiError
 from pipeline.resources import PosResource
-from pipeline.settings import ConfigError, Settings
+from pipeline.settings import Settings
 from pipeline.steps import SnapshotOutcome, take_snapshots
 
 SNAPSHOT_CHECK = "every_location_snapshotted"

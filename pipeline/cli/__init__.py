@@ -15,7 +15,7 @@ import click
 
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
-from pipeline.settings import ConfigError, UsageError
+from pipeline.outcomes import ConfigError, UsageError
 from pipeline.untrusted import for_terminal
 from pos_sandbox.cli import sandbox_command
 

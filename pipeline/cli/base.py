@@ -106,3 +106,9 @@ def exit_code(report) -> int:
     return 130 if report.interrupted else 0 if report.ok else 1
 
 
+def load_settings(config: str | None):
+    """The settings a command runs with (``pipeline.configs.load_settings``), imported when
+    a command runs: reading the settings' models takes longer than answering ``--help``."""
+    from pipeline.configs import load_settings as load
+
+    return load(config)

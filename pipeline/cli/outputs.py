@@ -9,9 +9,8 @@ from pathlib import Path
 
 import click
 
-from pipeline.cli.base import IsoDate, cli, config_option, location_option
-from pipeline.configs import load_settings
-from pipeline.settings import UsageError
+from pipeline.cli.base import IsoDate, cli, config_option, load_settings, location_option
+from pipeline.outcomes import UsageError
 from pipeline.untrusted import for_terminal
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")

@@ -13,11 +13,11 @@ from pipeline.cli.base import (
     cli,
     config_option,
     exit_code,
+    load_settings,
     range_options,
     warn_error_option,
 )
-from pipeline.configs import load_settings
-from pipeline.settings import UsageError
+from pipeline.outcomes import UsageError
 from pipeline.untrusted import for_terminal
 
 
