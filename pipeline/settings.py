@@ -279,8 +279,6 @@ CHARTS: dict[str, dict] = {
 }
 """The chart-of-accounts presets (``[accounting.accounts] chart``): a starting point to
 agree with the tax advisor, each account overridable."""
-ACCOUNT_ROLES = ("tip_account", "clearing_account", "suspense_account", "cash_account",
-                 "transit_account")
 
 
 def _check_accounts(value: dict[str, str] | None) -> dict[str, str] | None:
@@ -303,53 +301,9 @@ def _check_account(value: str | None) -> str | None:
     return value
 
 
-class AccountsSettings(_Strict):
-    """``[accounting.accounts]``: the chart of accounts the bookings use (DATEV and BMD
-    alike): a preset, and any account of it overridden."""
+class _AccountOverrides(_Strict):
+    """Accounts that override a chart's preset (``None``: the preset's)."""
 
-    chart: Literal["ekr", "skr03", "skr04"] = "ekr"
-    """``ekr`` (Austria), ``skr03`` or ``skr04`` (Germany, DATEV's standard charts)."""
-    revenue_accounts: dict[str, str] | None = None
-    tip_account: str | None = None
-    non_revenue_accounts: dict[str, str] | None = None
-    clearing_account: str | None = None
-    suspense_account: str | None = None
-    cash_account: str | None = None
-    transit_account: str | None = None
-
-    @field_validator("revenue_accounts")
-    @classmethod
-    def _rates(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return _check_accounts(_check_rates(value))
-
-    @field_validator("non_revenue_accounts")
-    @classmethod
-    def _groups(cls, value: dict[str, str] | None) -> dict[str, str] | None:
-        return _check_accounts(value)
-
-    @field_validator(*ACCOUNT_ROLES)
-    @classmethod
-    def _account(cls, value: str | None) -> str | None:
-        return _check_account(value)
-
-
-class DatevSettings(_Strict):
-    """The header of a DATEV Buchungsstapel (EXTF 700). Its account keys are still read
-    (an older config's); ``[accounting.accounts]`` is where accounts belong now."""
-
-    consultant_number: int = Field(PLACEHOLDER_CONSULTANT, ge=1001, le=9_999_999)
-    """Beraternummer; the default is a placeholder a close refuses (DATEV rejects a
-    batch whose numbers are not the client's)."""
-    client_number: int = Field(PLACEHOLDER_CLIENT, ge=1, le=99_999)
-    """Mandantennummer; the default is a placeholder, as the Beraternummer's."""
-    account_length: int = Field(4, ge=4, le=8)
-    """Sachkontenlänge: digits of a general ledger account."""
-    fiscal_year_start: str = Field("01-01", pattern=r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
-    """First day (MM-DD) of the fiscal year; the year comes from the exported dates."""
-    lock_closed_periods: bool = True
-    """A closed period's file carries Festschreibung 1: DATEV locks its bookings at the
-    import, as the GoBD ask of a closed period; false leaves them open for the advisor's
-    review (and locking to DATEV)."""
     revenue_accounts: dict[str, str] | None = None
     tip_account: str | None = None
     non_revenue_accounts: dict[str, str] | None = None
@@ -371,6 +325,39 @@ class DatevSettings(_Strict):
     @classmethod
     def _account(cls, value: str | None) -> str | None:
         return _check_account(value)
+
+
+class AccountsSettings(_AccountOverrides):
+    """``[accounting.accounts]``: the chart of accounts the bookings use (DATEV and BMD
+    alike): a preset, and any account of it overridden."""
+
+    chart: Literal["ekr", "skr03", "skr04"] = "ekr"
+    """``ekr`` (Austria), ``skr03`` or ``skr04`` (Germany, DATEV's standard charts)."""
+    transit_account: str | None = None
+
+    @field_validator("transit_account")
+    @classmethod
+    def _transit(cls, value: str | None) -> str | None:
+        return _check_account(value)
+
+
+class DatevSettings(_AccountOverrides):
+    """The header of a DATEV Buchungsstapel (EXTF 700). Its account keys are still read
+    (an older config's); ``[accounting.accounts]`` is where accounts belong now."""
+
+    consultant_number: int = Field(PLACEHOLDER_CONSULTANT, ge=1001, le=9_999_999)
+    """Beraternummer; the default is a placeholder a close refuses (DATEV rejects a
+    batch whose numbers are not the client's)."""
+    client_number: int = Field(PLACEHOLDER_CLIENT, ge=1, le=99_999)
+    """Mandantennummer; the default is a placeholder, as the Beraternummer's."""
+    account_length: int = Field(4, ge=4, le=8)
+    """Sachkontenlänge: digits of a general ledger account."""
+    fiscal_year_start: str = Field("01-01", pattern=r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+    """First day (MM-DD) of the fiscal year; the year comes from the exported dates."""
+    lock_closed_periods: bool = True
+    """A closed period's file carries Festschreibung 1: DATEV locks its bookings at the
+    import, as the GoBD ask of a closed period; false leaves them open for the advisor's
+    review (and locking to DATEV)."""
 
     @property
     def has_placeholders(self) -> bool:
