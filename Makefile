@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser postgres spreadsheet demo test faults sandbox dev bench bench-chain \
+.PHONY: install browser postgres spreadsheet test-models demo test faults sandbox dev bench bench-chain \
 	bench-housekeeping lint clean
 
 install: $(STAMP)
@@ -48,6 +48,11 @@ spreadsheet:
 # 546 and 582 s on 2026-11-25).
 test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# The models' unit tests alone (unit_tests: in dbt_like_sql/*/schema.yml): DuckDB only,
+# no sandbox, lake or Dagster, in seconds. `make test` runs them too.
+test-models: install
+	$(BIN)/python -m pytest -q tests/test_model_units.py
 
 # The fault-injection suite's long mode: 30 loads killed at random points.
 faults: install
