@@ -43,7 +43,7 @@ spreadsheet:
 	    --no-install-recommends libreoffice-calc-nogui >/dev/null; }
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
-# module fixtures): 9 to 12 minutes on two cores, as fast as the disk (476 tests; 667 to
+# module fixtures): 9 to 12 minutes on two cores, as fast as the disk (477 tests; 667 to
 # 747 s on 2026-11-26, when the 449 tests of the day before took 678 s side by side;
 # 546 and 582 s on 2026-11-25). `make test-models` alone: seconds.
 test: install browser postgres spreadsheet
