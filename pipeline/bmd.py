@@ -25,6 +25,7 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
+from pipeline.accounting_settings import BmdSettings
 from pipeline.bookings import (
     ENCODING,
     Booking,
@@ -33,7 +34,6 @@ from pipeline.bookings import (
     ansi_text,
     rate_key,
 )
-from pipeline.settings import BmdSettings
 
 BMD_COLUMNS = ("satzart", "konto", "gkonto", "belegnr", "belegdatum", "buchsymbol",
                "buchcode", "prozent", "steuercode", "betrag", "steuer", "text", "kost",

@@ -23,7 +23,8 @@ from decimal import Decimal
 import duckdb
 from anyascii import anyascii
 
-from pipeline.settings import ChartOfAccounts, LocationSettings, PassThrough
+from pipeline.accounting_settings import ChartOfAccounts, PassThrough
+from pipeline.settings import LocationSettings
 
 ENCODING = "cp1252"
 """DATEV and BMD read ANSI (Windows-1252) text."""

@@ -9,11 +9,10 @@ import os
 from datetime import date, timedelta
 from pathlib import Path
 
+from pipeline.accounting_settings import AccountingSettings, PassThrough
 from pipeline.settings import (
     CONFIG_ENV,
-    AccountingSettings,
     LocationSettings,
-    PassThrough,
     ScheduleSettings,
     Settings,
     WarehouseSettings,

@@ -18,8 +18,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
+from pipeline.accounting_settings import DatevSettings
 from pipeline.bookings import ENCODING, Booking, BookingError, Period, Transliteration, ansi_text
-from pipeline.settings import DatevSettings
 
 DATEV_COLUMNS = (
     "Umsatz (ohne Soll/Haben-Kz)", "Soll/Haben-Kennzeichen", "WKZ Umsatz", "Kurs",

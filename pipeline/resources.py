@@ -20,9 +20,7 @@ from pydantic import Field, PrivateAttr
 from pipeline.lake import Lake, LakeStore
 from pipeline.objectlake import ObjectLake
 from pipeline.reporting import Reporter
-from pipeline.settings import (
-    Settings,
-)
+from pipeline.settings import Settings
 from pipeline.source import PosSource
 from pipeline.warehouse import Warehouse, config_macros, config_tables
 

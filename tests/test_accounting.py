@@ -202,7 +202,7 @@ def test_python_and_the_warehouse_round_half_away_from_zero(value, rounded):
 # --- exports -----------------------------------------------------------------------------
 
 def _datev_settings(built, **datev):
-    from pipeline.settings import DatevSettings
+    from pipeline.accounting_settings import DatevSettings
 
     return built.model_copy(update={"accounting": built.accounting.model_copy(update={
         "datev": DatevSettings(consultant_number=29098, client_number=55003, **datev)})})
@@ -375,11 +375,11 @@ def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, ch
     accounts (revenue overridden for the sandbox's Austrian rates), the header names the
     chart, the independent reader finds the warehouse's totals, and the bookings that
     went to the suspense account are counted with their cause."""
+    from pipeline.accounting_settings import CHARTS, AccountsSettings
     from pipeline.datev import read_datev
     from pipeline.export import Selection, export
     from pipeline.loader import run_build
     from pipeline.reporting import Reporter
-    from pipeline.settings import CHARTS, AccountsSettings
 
     plain = _datev_settings(built)
     settings = plain.model_copy(update={
@@ -474,10 +474,10 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
     with "Gutschein", at 20 %): its sales move from non-revenue into the 20 % VAT base, its
     redemptions out of it; every day stays closed, the bookings balance, and the DATEV
     file read back independently agrees."""
+    from pipeline.accounting_settings import VoucherCategory
     from pipeline.export import Selection, export
     from pipeline.loader import run_build
     from pipeline.reporting import Reporter
-    from pipeline.settings import VoucherCategory
 
     data_dir = tmp_path / "copy" / "data"
     shutil.copytree(built.warehouse.data_dir, data_dir,
@@ -745,10 +745,10 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
     """The single-purpose voucher's payment type posts to two ledger accounts on one day
     (3600 and 3601): each redemption comes off the account it was paid to, once; the
     DATEV file read back independently agrees (issue 40, item 13)."""
+    from pipeline.accounting_settings import VoucherCategory
     from pipeline.export import Selection, export
     from pipeline.loader import run_load
     from pipeline.reporting import Reporter
-    from pipeline.settings import VoucherCategory
     from tests.conftest import make_settings
     from tests.hostile import altered_sandbox
 

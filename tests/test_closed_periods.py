@@ -12,11 +12,11 @@ from decimal import Decimal
 import duckdb
 import pytest
 
+from pipeline.accounting_settings import DatevSettings
 from pipeline.bookfiles import close_period
 from pipeline.export import ExportError, Selection, export
 from pipeline.loader import run_build, run_load
 from pipeline.reporting import Reporter
-from pipeline.settings import DatevSettings
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox

@@ -28,6 +28,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from pipeline.accounting_settings import AccountingSettings, ChartOfAccounts
 from pipeline.docs import MODELS_DIR, STAGES, Dictionary, load_dictionary
 from pipeline.drift import DRIFT_TABLES
 from pipeline.extract.catalog import CATALOG_TABLES
@@ -35,7 +36,7 @@ from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
 from pipeline.ledger import EXPORT_TABLES, LEDGER_TABLES
-from pipeline.settings import AccountingSettings, ChartOfAccounts, Settings
+from pipeline.settings import Settings
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
