@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
-import duckdb
-
 from pipeline.lake import LakeStore
 from pipeline.settings import LocationSettings, Settings
 
@@ -145,16 +143,9 @@ def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
     """Per location, the business dates the warehouse at ``warehouse_path`` was built
     from (none without a warehouse)."""
     # the warehouse package builds on this module
-    from pipeline.warehouse.plan import built_from, state_file
+    from pipeline.warehouse.state import built_from_state, state_file
 
-    path = state_file(warehouse_path)
-    if path is None:
-        return {}
-    try:
-        with duckdb.connect(str(path), read_only=True) as con:
-            return built_from(con)
-    except duckdb.Error:  # not a warehouse of this format (a full build replaces it)
-        return {}
+    return built_from_state(state_file(warehouse_path))
 
 
 def history(settings: Settings, days: Mapping[int, Iterable[date]], now: datetime

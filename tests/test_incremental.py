@@ -294,7 +294,7 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
     warehouse leaves the warehouse in place with its own state: the next build is
     incremental and removes the stray file. Without its state file, a warehouse is built
     anew, to the same rows."""
-    from pipeline.warehouse.plan import build_id, state_dir, state_file
+    from pipeline.warehouse.state import build_id, state_dir, state_file
 
     settings, _ = history
     data = tmp_path / "data"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import shutil
 import time
 import uuid
@@ -30,7 +29,6 @@ from pathlib import Path
 import duckdb
 
 from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
-from pipeline.coverage import warehouse_days
 from pipeline.docs import apply_comments
 from pipeline.lake import LakeStore
 from pipeline.macros import macro_sql
@@ -62,16 +60,21 @@ from pipeline.warehouse.models import (
     model_dictionary,
 )
 from pipeline.warehouse.plan import (
-    BUILD_ID,
     BUILT_FROM,
     FORMAT_VERSION,
     PARTS,
-    STATE,
     STATE_SCHEMA,
     Manifest,
     Plan,
     built_from,
     make_plan,
+)
+from pipeline.warehouse.state import (
+    BUILD_ID,
+    STATE,
+    built_from_state,
+    publish,
+    remove_killed_builds,
     state_dir,
     state_file,
 )
@@ -240,23 +243,15 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
     files = lake_files(lake)
     warehouse_path = Path(warehouse_path).absolute()
     with _build_lock(warehouse_path):
-        # Under the lock no other build runs: any half-built file (or the folder DuckDB
-        # spilled to) is a killed build's.
-        states = state_dir(warehouse_path)
-        for stale in [*warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"),
-                      *states.glob("*.building*")]:
-            if stale.is_dir():
-                shutil.rmtree(stale, ignore_errors=True)
-            stale.unlink(missing_ok=True)
-        previous = Manifest.read(warehouse_path)
+        remove_killed_builds(warehouse_path)  # under the lock no other build runs
         previous_state = state_file(warehouse_path)
-        built_before = warehouse_days(warehouse_path)
+        previous = Manifest.read(previous_state)
+        built_before = built_from_state(previous_state)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         incremental = not full and previous.meta == wanted
         build = uuid.uuid4().hex
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
-        states.mkdir(exist_ok=True)
-        temp_state = states / f"{build}.duckdb.building"
+        temp_state = state_dir(warehouse_path) / f"{build}.duckdb.building"
         try:
             if incremental:
                 shutil.copyfile(warehouse_path, temp)
@@ -292,19 +287,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 use_catalog(con, SCRATCH)
                 con.execute(f"detach {TARGET}")
                 con.execute(f"detach {STATE}")
-            for path in (temp, temp_state):
-                with open(path, "rb") as fh:
-                    os.fsync(fh.fileno())
-            # The state first: the warehouse in place always finds its own (the old one
-            # until the new warehouse is in place, then the new one).
-            os.replace(temp_state, states / f"{build}.duckdb")
-            # A WAL next to the warehouse belongs to the file being replaced (left by a
-            # read-write session that died): DuckDB would refuse the new file with it.
-            Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
-            os.replace(temp, warehouse_path)
-            for old in states.iterdir():  # the state files of warehouses replaced
-                if old.name != f"{build}.duckdb":
-                    old.unlink(missing_ok=True)
+            publish(temp, temp_state, warehouse_path, build)
         finally:
             for path in (temp, temp_state):
                 path.unlink(missing_ok=True)

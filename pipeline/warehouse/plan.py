@@ -42,39 +42,9 @@ from pipeline.warehouse.models import Model, canonical_sql
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's
 key, the loads verified."""
-STATE = "st"
-"""The catalog a build attaches its state file as."""
-BUILD_ID = "pos_etl_build_id"
-"""The warehouse's macro that names the build (and so the state file) it came from."""
 FORMAT_VERSION = "4"
 """Versions change with this (a change of how models are stored): 4, every model a table
 of the file itself, a group per lake partition, the bookkeeping in a state file beside."""
-
-
-def state_dir(warehouse_path: Path) -> Path:
-    """The folder of the warehouse's state files (``warehouse.state`` beside it)."""
-    return warehouse_path.with_name(f"{warehouse_path.stem}.state")
-
-
-def build_id(warehouse_path: Path) -> str | None:
-    """The build the warehouse at ``warehouse_path`` came from; None without one (no file,
-    or one of an older format)."""
-    if not warehouse_path.exists():
-        return None
-    try:
-        with duckdb.connect(str(warehouse_path), read_only=True) as con:
-            return str(con.execute(f"select {BUILD_ID}()").fetchone()[0])
-    except duckdb.Error:
-        return None
-
-
-def state_file(warehouse_path: Path, build: str | None = None) -> Path | None:
-    """The state file of the warehouse in place (or of ``build``), if there is one."""
-    build = build or build_id(warehouse_path)
-    if build is None:
-        return None
-    path = state_dir(warehouse_path) / f"{build}.duckdb"
-    return path if path.exists() else None
 
 
 def digest(*values: object) -> str:
@@ -175,10 +145,9 @@ class Manifest:
     """``format`` (``FORMAT_VERSION``) and ``storage_version`` of the file."""
 
     @classmethod
-    def read(cls, warehouse_path: Path) -> Manifest:
-        """The manifest of the warehouse file in place (from its state file); empty (a
+    def read(cls, path: Path | None) -> Manifest:
+        """The manifest in the state file at ``path`` (``state.state_file``); empty (a
         full build) when there is none or it cannot be read."""
-        path = state_file(warehouse_path)
         if path is None:
             return cls()
         try:

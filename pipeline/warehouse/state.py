@@ -1,0 +1,88 @@
+"""The build's bookkeeping beside the warehouse: a DuckDB file of its own,
+``<name>.state/<build id>.duckdb`` (schema ``plan.STATE_SCHEMA``), named by the build that
+wrote it; the warehouse names its build (the macro ``pos_etl_build_id()``). A build puts
+its state file in place first and the warehouse after it, then removes the state files of
+the warehouses replaced: a kill at any point leaves a warehouse that finds its own state.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import date
+from pathlib import Path
+
+import duckdb
+
+from pipeline.warehouse.plan import built_from
+
+STATE = "st"
+"""The catalog a build attaches its state file as."""
+BUILD_ID = "pos_etl_build_id"
+"""The warehouse's macro that names the build (and so the state file) it came from."""
+
+
+def state_dir(warehouse_path: Path) -> Path:
+    """The folder of the warehouse's state files (``warehouse.state`` beside it)."""
+    return warehouse_path.with_name(f"{warehouse_path.stem}.state")
+
+
+def build_id(warehouse_path: Path) -> str | None:
+    """The build the warehouse at ``warehouse_path`` came from; None without one (no file,
+    or one of an older format)."""
+    if not warehouse_path.exists():
+        return None
+    try:
+        with duckdb.connect(str(warehouse_path), read_only=True) as con:
+            return str(con.execute(f"select {BUILD_ID}()").fetchone()[0])
+    except duckdb.Error:
+        return None
+
+
+def state_file(warehouse_path: Path, build: str | None = None) -> Path | None:
+    """The state file of the warehouse in place (or of ``build``), if there is one."""
+    build = build or build_id(warehouse_path)
+    if build is None:
+        return None
+    path = state_dir(warehouse_path) / f"{build}.duckdb"
+    return path if path.exists() else None
+
+
+def built_from_state(path: Path | None) -> dict[int, set[date]]:
+    """``plan.built_from`` of the state file at ``path`` (nothing: none, or unreadable)."""
+    if path is None:
+        return {}
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            return built_from(con)
+    except duckdb.Error:
+        return {}
+
+
+def remove_killed_builds(warehouse_path: Path) -> None:
+    """The half-built files of killed builds (and the folders DuckDB spilled to), beside
+    the warehouse and in its state folder (made if missing). Only under the build lock."""
+    states = state_dir(warehouse_path)
+    states.mkdir(exist_ok=True)
+    for stale in [*warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"),
+                  *states.glob("*.building*")]:
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        stale.unlink(missing_ok=True)
+
+
+def publish(temp: Path, temp_state: Path, warehouse_path: Path, build: str) -> None:
+    """Switch in a build's files, both whole on disk (fsynced): the state file first,
+    then the warehouse; then the state files of the warehouses replaced go."""
+    for path in (temp, temp_state):
+        with open(path, "rb") as fh:
+            os.fsync(fh.fileno())
+    states = state_dir(warehouse_path)
+    os.replace(temp_state, states / f"{build}.duckdb")
+    # A WAL next to the warehouse belongs to the file being replaced (left by a read-write
+    # session that died): DuckDB would refuse the new file with it.
+    Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
+    os.replace(temp, warehouse_path)
+    for old in states.iterdir():
+        if old.name != f"{build}.duckdb":
+            old.unlink(missing_ok=True)
