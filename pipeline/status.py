@@ -135,8 +135,9 @@ class Status:
                        + " (their history stays; see docs/operations.md)")
         attention = self.attention(warn_error)
         out += [f"  ATTENTION {line}" for line in attention]
-        out.append("status: OK" if not attention else f"status: {len(attention)} thing"
-                   f"{'s' * (len(attention) > 1)} need attention")
+        out.append("status: OK" if not attention else (
+            "status: 1 thing needs attention" if len(attention) == 1 else
+            f"status: {len(attention)} things need attention"))
         return out
 
 

@@ -104,7 +104,14 @@ def _redacted_counts(counts: dict[str, int], redact: Callable[[str], str]) -> di
 
 
 def _load_one(source: PosSource, lake: LakeStore, location_id: int, day: date) -> PartitionOutcome:
-    part = load_revenue_partition(source, lake, location_id, day, publish=False)
+    try:
+        part = load_revenue_partition(source, lake, location_id, day, publish=False)
+    except OSError as exc:  # a full disk, a lost mount: every further write would fail too
+        raise OSError(exc.errno, f"{(exc.strerror or str(exc)).lower()} writing location "
+                                 f"{location_id}'s revenue of {day} to the lake "
+                                 f"{lake.describe()}; the dates reported done are "
+                                 "committed: once it is fixed, the same command with "
+                                 "--missing-only loads the rest") from None
     return PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
         pages=part.stats.pages, retries=part.stats.retries,

@@ -1,12 +1,17 @@
-"""A disk that fills up under a load: one line naming the path and "no space left",
-exit 1, no traceback; ``status`` names the run it stopped, and the next command once
-there is room marks that run failed. On a real (small) file system, the CLI in its own
-process."""
+"""A disk that fills up under a load: exit 1, no traceback, and a line naming the path and
+"no space left"; nothing committed before is lost. Dagster's storage full: ``status`` names
+the run it stopped, and the next command once there is room marks that run failed. The lake
+full: the summary names the partition and the lake, and ``--missing-only`` finishes once
+there is room. On real (small) file systems, the CLI in its own process. Each disk is
+mounted where one writer fills it, so which write meets the full disk first is not left
+to timing."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -16,49 +21,89 @@ from pos_sandbox.server import serving
 from tests.conftest import write_config
 from tests.test_dead_runs import ROOT, cli, environment
 
+OCTOBER = ("load", "--start", "2026-10-01", "--end", "2026-10-31", "--no-catalog")
+
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 4 MB tmpfs: what a load of a month fills before it is done."""
+    """Mounts a tmpfs of a given size at a folder under ``tmp_path``, unmounted after."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=True)
+    mounted = []
+
+    def mount(folder: Path, size: str) -> Path:
+        folder.mkdir(parents=True)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                       check=True)
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in reversed(mounted):
+        if os.path.ismount(folder):
+            subprocess.run(["umount", "-l", str(folder)], check=True)
 
 
-def test_a_full_disk_is_one_line_and_the_stopped_run_is_named_then_failed(small_disk):
-    ballast = small_disk / "ballast"  # what the operator deletes to make room
-    ballast.write_bytes(b"\0" * (1 << 20))
+def run(config: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(cli(config, *args), cwd=ROOT, env=environment(),
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_dagsters_storage_full_is_one_line_and_the_stopped_run_is_named_then_failed(
+        tmp_path, small_disk):
+    home = small_disk(tmp_path / "data" / "dagster_home", "4m")
+    ballast = home / "ballast"  # what the operator deletes to make room
+    ballast.write_bytes(b"\0" * (3300 << 10))  # 750 KB left: a fresh home takes 350
     with serving(create_app()) as url:
-        config = write_config(small_disk, url)
-        load = subprocess.run(cli(config, "load", "--start", "2026-10-01", "--end",
-                                  "2026-10-31", "--no-catalog"), cwd=ROOT,
-                              env=environment(), capture_output=True, text=True, timeout=300)
-    home = small_disk / "data" / "dagster_home"
+        config = write_config(tmp_path, url)
+        load = run(config, *OCTOBER)
     assert load.returncode == 1, load.stdout + load.stderr
     assert "Traceback" not in load.stderr
     last = load.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: {home}: no space left on device ("), last
+    assert last.startswith(f"error: {home}: no space left on device ("), load.stdout + load.stderr
     assert "the next pos-etl command marks the run it stopped failed" in last
 
     ballast.unlink()
-    status = subprocess.run(cli(config, "status"), cwd=ROOT, env=environment(),
-                            capture_output=True, text=True, timeout=120)
+    status = run(config, "status")
     assert status.returncode == 1
-    assert "load_job: its last run" in status.stdout
-    assert "is still marked started, but its process is gone" in status.stdout
-    build = subprocess.run(cli(config, "build"), cwd=ROOT, env=environment(),
-                           capture_output=True, text=True, timeout=300)
+    # the run the full disk stopped: the load's, or the build's it launched (timing)
+    stopped = re.search(r"(load|warehouse)_job: its last run \S+ is still marked "
+                        r"(started|not_started), but its process is gone", status.stdout)
+    assert stopped, status.stdout
+    build = run(config, "build")
     assert "died without finishing" in build.stderr, build.stderr
-    # 1 MB is not room enough for a warehouse: the build says so by the file's name
     assert "Traceback" not in build.stdout + build.stderr
-    assert build.returncode == 0 or ".building.wal\": No space left on device" in build.stdout
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert not instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED]))
         failed = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
-        assert "load_job" in [run.job_name for run in failed]
+        assert stopped.group(1) + "_job" in [run.job_name for run in failed]
+
+
+def test_a_full_lake_names_the_partition_and_missing_only_finishes_once_there_is_room(
+        tmp_path, small_disk):
+    lake = small_disk(tmp_path / "data" / "lake", "1m")
+    with serving(create_app()) as url:
+        config = write_config(tmp_path, url)
+        load = run(config, *OCTOBER, "--no-models")
+        assert load.returncode == 1, load.stdout + load.stderr
+        assert "Traceback" not in load.stdout + load.stderr
+        failed = [line for line in load.stdout.splitlines() if "FAILED lake__revenue" in line]
+        assert len(failed) == 1, load.stdout
+        assert "no space left on device writing location 1001's revenue of 2026-10-" \
+               in failed[0], failed[0]
+        assert f"to the lake {lake};" in failed[0]
+        assert "the same command with --missing-only" in failed[0]
+        done = int(load.stdout.split("revenue: failed with ")[1].split(" of 31")[0])
+        assert 0 < done < 31, load.stdout
+
+        # room: the lake moves to a disk with space, and the dates done are not fetched again
+        subprocess.run(["cp", "-a", f"{lake}/.", str(tmp_path / "lake-copy")], check=True)
+        subprocess.run(["umount", "-l", str(lake)], check=True)
+        lake.rmdir()
+        (tmp_path / "lake-copy").rename(lake)
+        again = run(config, *OCTOBER, "--missing-only")
+    assert again.returncode == 0, again.stdout + again.stderr
+    kept = int(again.stdout.split(" of them committed before and not fetched again")[0]
+               .rsplit(", ", 1)[1])
+    assert done <= kept < 31, again.stdout
+    assert "revenue: 31 of 31 partitions loaded" in again.stdout, again.stdout
