@@ -64,7 +64,7 @@ sandbox: install
 # The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
 dev: install
 	@echo "Dagster UI on http://127.0.0.1:3000 (Ctrl-C stops it)"
-	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.instance) $(BIN)/dagster dev -w workspace.yaml
+	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.orchestration.instance) $(BIN)/dagster dev -w workspace.yaml
 
 # The benchmarks also need the `bench` extra (dlt, for the side-by-side load).
 $(VENV)/.bench-installed: $(STAMP)

@@ -41,7 +41,7 @@ LOOKBACK_DAYS = 3
 def write_days(args: tuple[str, int, date, int, int]) -> int:
     """``days`` days of one location from ``first`` into the lake; returns its receipts."""
     from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
-    from pipeline.lake import Lake
+    from pipeline.lake.store import Lake
     from pipeline.pos_api.client import _TEXT_DECODER
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
@@ -66,7 +66,7 @@ def write_days(args: tuple[str, int, date, int, int]) -> int:
 def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Path, dict]:
     """The cached lake (made when missing; its Delta logs written when it has none, as
     the first load or build after an upgrade does) and how it was made."""
-    from pipeline.lake import Lake
+    from pipeline.lake.store import Lake
 
     folder = CACHE / f"lake-{LAKE_FORMAT}-{locations}x{days}x{volume}"
     done = folder / "made.json"
@@ -152,7 +152,7 @@ def _remove_day(lake: Path, day: date) -> None:
     """The night's new day out of the cached lake again. The night's loads are not
     published to the Delta logs (a build does not need them); their markers go too, so
     the lookback days they replaced are published by the next run's ``sync``."""
-    from pipeline.lake import LOADS_DIR, UNPUBLISHED_DIR
+    from pipeline.lake.store import LOADS_DIR, UNPUBLISHED_DIR
 
     for folder in lake.glob(f"**/business_date={day.isoformat()}"):
         shutil.rmtree(folder)

@@ -38,7 +38,7 @@ def _delta_turnover(lake: Path) -> dict:
     import duckdb
     import polars as pl
 
-    from pipeline.macros import macro_sql
+    from pipeline.extract.macros import macro_sql
 
     with duckdb.connect() as con:
         for sql in macro_sql():
@@ -53,7 +53,7 @@ def _delta_turnover(lake: Path) -> dict:
 
 
 def bench_delta_conversion(days: int) -> dict:
-    from pipeline.lake import LOADS_DIR, UNPUBLISHED_DIR, Lake
+    from pipeline.lake.store import LOADS_DIR, UNPUBLISHED_DIR, Lake
     from pipeline.warehouse import build_warehouse
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -3,7 +3,7 @@ housekeeping keeps of them (``make bench-housekeeping``, ``benchmarks/run.py --o
 housekeeping``; not part of ``make bench``: about 20 minutes on two cores).
 
 1,095 days, by the pipeline's own code (``Lake.write``, a process per core; the
-publications and housekeeping of ``pipeline.delta`` and ``pipeline.housekeeping``):
+publications and housekeeping of ``pipeline.lake.delta`` and ``pipeline.lake.housekeeping``):
 
 - the first 1,046 in bulk: every location's revenue partition of each day (4 tables) and
   its voucher snapshot of the next (2 tables) committed once, then published together, as
@@ -96,7 +96,7 @@ def _set_clock(clock: Path, at: datetime) -> None:
 def _write(args: tuple[str, list[int], list[date], list[date]]) -> list[str]:
     """Partitions of ``locations``: revenue of ``days``, voucher snapshots of
     ``snapshot_days``; the files written."""
-    from pipeline.lake import Lake
+    from pipeline.lake.store import Lake
     from pipeline.warehouse.models import LAKE_AREAS
 
     root, locations, days, snapshot_days = args
@@ -145,9 +145,9 @@ def _count(root: Path) -> dict:
 
 def play(root: Path, clock: Path, locations: int, nights: int) -> dict:
     """The nights, one after another (see the module)."""
-    from pipeline.housekeeping import tidy
-    from pipeline.lake import Lake
-    from pipeline.steps import PUBLISH_SECONDS
+    from pipeline.lake.housekeeping import tidy
+    from pipeline.lake.store import Lake
+    from pipeline.load.steps import PUBLISH_SECONDS
 
     lake = Lake(root)
     workers = os.cpu_count() or 1

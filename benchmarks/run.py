@@ -60,7 +60,7 @@ from benchmarks.delta import bench_delta_conversion  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
-from pipeline.lake import Lake  # noqa: E402
+from pipeline.lake.store import Lake  # noqa: E402
 from pipeline.pos_api.client import _TEXT_DECODER  # noqa: E402
 from pos_sandbox import world  # noqa: E402
 from pos_sandbox.receipts import SandboxData  # noqa: E402
@@ -328,12 +328,12 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     seconds and the runs' reports (each load's with its build's)."""
     import dagster as dg
 
-    from pipeline.assets.freshness import FRESHNESS_CHECK
-    from pipeline.configs import load_settings
-    from pipeline.definitions import build_defs
-    from pipeline.instance import prepare_home
-    from pipeline.loader import LoadReport
-    from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
+    from pipeline.core.configs import load_settings
+    from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK
+    from pipeline.orchestration.code_location import build_defs
+    from pipeline.orchestration.instance import prepare_home
+    from pipeline.orchestration.loader import LoadReport
+    from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
 
     prepare_home(home)
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -422,9 +422,9 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
     has none to read. The ticks alternate between the histories (``repeats`` each).
     Target: the long history's median night at most 1.5 times the short one's.
     """
-    from pipeline.configs import load_settings
-    from pipeline.loader import run_load
-    from pipeline.reporting import Reporter
+    from pipeline.core.configs import load_settings
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_load
 
     os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})
     last = NIGHT.date() - timedelta(days=2)  # the night loads the day after it, too
@@ -489,10 +489,10 @@ def bench_partitions(locations: int, years: int) -> dict:
     import dagster as dg
     import httpx
 
-    from pipeline.assets.revenue import REVENUE_KEY, day_metadata
-    from pipeline.instance import prepare_home
-    from pipeline.lake import Lake
-    from pipeline.steps import DayOutcome, PartitionOutcome
+    from pipeline.lake.store import Lake
+    from pipeline.load.steps import DayOutcome, PartitionOutcome
+    from pipeline.orchestration.assets.revenue import REVENUE_KEY, day_metadata
+    from pipeline.orchestration.instance import prepare_home
     from pos_sandbox.server import chain_config
 
     today = date.today()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.configs import sandbox_settings
-from pipeline.lake import Lake
-from pipeline.reporting import Reporter
-from pipeline.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
-from pipeline.source import PosSource
+from pipeline.core.configs import sandbox_settings
+from pipeline.core.reporting import Reporter
+from pipeline.core.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
+from pipeline.lake.store import Lake
+from pipeline.pos_api.source import PosSource
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData, receipts_on
 
@@ -76,7 +76,7 @@ def loaded_warehouse(sandbox_url: str, data_dir: Path, start: date, end: date,
         mp.setenv(f"POS_TEST_KEY_{loc.id}", loc.api_key)
     try:
         settings = make_settings(sandbox_url, data_dir, voucher_url=sandbox_url)
-        from pipeline.loader import run_load
+        from pipeline.orchestration.loader import run_load
 
         report = run_load(settings, start, end, locations, progress=Reporter())
     finally:

@@ -8,8 +8,8 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
 from pos_sandbox import world
 from tests import hostile
 from tests.conftest import make_settings

@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from pipeline.macros import macro_sql
-from pipeline.money import CENT, round_cent
+from pipeline.core.money import CENT, round_cent
+from pipeline.extract.macros import macro_sql
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
 
@@ -202,15 +202,15 @@ def test_python_and_the_warehouse_round_half_away_from_zero(value, rounded):
 # --- exports -----------------------------------------------------------------------------
 
 def _datev_settings(built, **datev):
-    from pipeline.accounting_settings import DatevSettings
+    from pipeline.core.accounting_settings import DatevSettings
 
     return built.model_copy(update={"accounting": built.accounting.model_copy(update={
         "datev": DatevSettings(consultant_number=29098, client_number=55003, **datev)})})
 
 
 def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
-    from pipeline.datev import read_datev
-    from pipeline.export import Selection, export
+    from pipeline.accounting.datev import read_datev
+    from pipeline.outputs.export import Selection, export
 
     settings = _datev_settings(built, fiscal_year_start="03-01")
     target = tmp_path / "EXTF_Buchungsstapel.csv"
@@ -251,8 +251,8 @@ def test_datev_file_parses_back_to_the_daily_closes(built, tmp_path):
 
 def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(built,
                                                                              tmp_path):
-    from pipeline.datev import read_datev
-    from pipeline.export import ExportError, Selection, export
+    from pipeline.accounting.datev import read_datev
+    from pipeline.outputs.export import ExportError, Selection, export
 
     sel = Selection("rpt_daily_close", DAYS[0], DAYS[-1], None)
     cut = _datev_settings(built, fiscal_year_start="03-28")  # a fiscal year starts within
@@ -286,8 +286,8 @@ def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(bu
                     ignore=shutil.ignore_patterns("dagster_home"))
     unmapped = unmapped.model_copy(update={"warehouse": unmapped.warehouse.model_copy(
         update={"data_dir": data_dir})})
-    from pipeline.loader import run_build
-    from pipeline.reporting import Reporter
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_build
 
     assert run_build(unmapped, progress=Reporter()).warehouse_path
     with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
@@ -352,7 +352,7 @@ def read_independently(files: list[Path]) -> dict:
 def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path):
     """mloda-community-german-ledger's EXTF reader (not written here, in its own virtual
     environment) reads the files and finds each account's total the warehouse has."""
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
 
     settings = _datev_settings(built, fiscal_year_start="03-28")  # two files
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
@@ -375,11 +375,11 @@ def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, ch
     accounts (revenue overridden for the sandbox's Austrian rates), the header names the
     chart, the independent reader finds the warehouse's totals, and the bookings that
     went to the suspense account are counted with their cause."""
-    from pipeline.accounting_settings import CHARTS, AccountsSettings
-    from pipeline.datev import read_datev
-    from pipeline.export import Selection, export
-    from pipeline.loader import run_build
-    from pipeline.reporting import Reporter
+    from pipeline.accounting.datev import read_datev
+    from pipeline.core.accounting_settings import CHARTS, AccountsSettings
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_build
+    from pipeline.outputs.export import Selection, export
 
     plain = _datev_settings(built)
     settings = plain.model_copy(update={
@@ -421,9 +421,9 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
     the daily close shows them apart and stays closed, the bookings credit its own
     account, and the independent DATEV reader finds every account's total. Without it
     the Ortstaxe is revenue at 0 %. The spec's turnover keeps it either way."""
-    from pipeline.export import Selection, export
-    from pipeline.loader import run_build
-    from pipeline.reporting import Reporter
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_build
+    from pipeline.outputs.export import Selection, export
 
     settings = _datev_settings(built)
     (item,) = settings.accounting.pass_through
@@ -460,7 +460,7 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
 
 
 def test_placeholder_datev_numbers_are_a_warning_on_export(built, tmp_path):
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
 
     done = export(built, Selection("rpt_daily_close", DAYS[0], DAYS[0], [1001]), "datev",
                   tmp_path / "datev")
@@ -474,10 +474,10 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
     with "Gutschein", at 20 %): its sales move from non-revenue into the 20 % VAT base, its
     redemptions out of it; every day stays closed, the bookings balance, and the DATEV
     file read back independently agrees."""
-    from pipeline.accounting_settings import VoucherCategory
-    from pipeline.export import Selection, export
-    from pipeline.loader import run_build
-    from pipeline.reporting import Reporter
+    from pipeline.core.accounting_settings import VoucherCategory
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_build
+    from pipeline.outputs.export import Selection, export
 
     data_dir = tmp_path / "copy" / "data"
     shutil.copytree(built.warehouse.data_dir, data_dir,
@@ -529,8 +529,8 @@ def _with_cost_centres(settings):
 
 
 def test_the_datev_file_carries_each_locations_cost_centre(built, tmp_path):
-    from pipeline.datev import read_datev
-    from pipeline.export import Selection, export
+    from pipeline.accounting.datev import read_datev
+    from pipeline.outputs.export import Selection, export
 
     settings = _with_cost_centres(_datev_settings(built))
     export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
@@ -570,7 +570,7 @@ def read_bmd(raw: bytes) -> list[dict[str, str]]:
 
 def test_the_bmd_file_parses_back_to_the_warehouses_accounts_tax_and_cost_centres(
         built, tmp_path):
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
 
     settings = _with_cost_centres(_datev_settings(built))
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "bmd",
@@ -604,7 +604,7 @@ def test_exports_hold_the_warehouse_rows_exactly(built, tmp_path, fmt):
     import pyarrow.parquet as pq
     from openpyxl import load_workbook
 
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
 
     target = tmp_path / f"close.{fmt}"
     sel = Selection("rpt_daily_close", DAYS[1], DAYS[2], [1002])
@@ -649,7 +649,7 @@ def test_a_german_csv_opens_in_libreoffice_with_numbers_as_numbers(built, tmp_pa
     equal to the warehouse's, every date as a date."""
     from openpyxl import load_workbook
 
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
 
     target = tmp_path / "tagesabschluss.csv"
     assert export(built, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "csv",
@@ -677,9 +677,9 @@ def test_a_german_csv_opens_in_libreoffice_with_numbers_as_numbers(built, tmp_pa
 def test_a_german_xlsx_has_a_label_for_every_column_of_every_mart(built, tmp_path):
     from openpyxl import load_workbook
 
-    from pipeline.docs import load_dictionary
-    from pipeline.export import Selection, export
+    from pipeline.outputs.export import Selection, export
     from pipeline.warehouse import MODELS_DIR, STAGES
+    from pipeline.warehouse.dictionary import load_dictionary
 
     labels = load_dictionary(MODELS_DIR, STAGES).labels["de"]
     columns = {c for (c,) in query(built, "select distinct column_name from duckdb_columns() "
@@ -745,10 +745,10 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
     """The single-purpose voucher's payment type posts to two ledger accounts on one day
     (3600 and 3601): each redemption comes off the account it was paid to, once; the
     DATEV file read back independently agrees (issue 40, item 13)."""
-    from pipeline.accounting_settings import VoucherCategory
-    from pipeline.export import Selection, export
-    from pipeline.loader import run_load
-    from pipeline.reporting import Reporter
+    from pipeline.core.accounting_settings import VoucherCategory
+    from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.loader import run_load
+    from pipeline.outputs.export import Selection, export
     from tests.conftest import make_settings
     from tests.hostile import altered_sandbox
 

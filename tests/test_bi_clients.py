@@ -82,7 +82,7 @@ def test_a_bi_client_sees_what_we_see(copied, client):
 def test_the_start_pages_queries_answer_on_duckdb_1_1(copied, tmp_path):
     """The data dictionary's first page (dbt_like_sql/start_here.md) shows example queries:
     each runs, with rows, on the oldest DuckDB this project writes for."""
-    from pipeline.docs import start_page
+    from pipeline.core.project import start_page
 
     queries = re.findall(r"```sql\n(.*?)```", start_page(), re.S)
     assert len(queries) >= 8

@@ -7,13 +7,13 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from pipeline.configs import load_settings
+from pipeline.core.configs import load_settings
+from pipeline.core.outcomes import ConfigError
+from pipeline.core.reporting import Reporter
+from pipeline.core.settings import LocationSettings
 from pipeline.extract.revenue import request_window
-from pipeline.loader import run_load
-from pipeline.outcomes import ConfigError
-from pipeline.reporting import Reporter
-from pipeline.schedules import last_complete_business_date
-from pipeline.settings import LocationSettings
+from pipeline.orchestration.loader import run_load
+from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import make_settings, truth_turnover
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from pipeline.checks import CHECKS, run_check
+from pipeline.warehouse.checks import CHECKS, run_check
 from pos_sandbox.receipts import CASH_SHORT, SandboxData, cash_short, receipts_on, service_day
 from tests.conftest import loaded_warehouse
 

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.extract.catalog import load_catalog_snapshot
+from pipeline.orchestration.resources import opened, pos_resource
 from pipeline.pos_api.errors import AuthError, ContractError
-from pipeline.resources import opened, pos_resource
 from pos_sandbox import world
 from tests.conftest import source_with
 

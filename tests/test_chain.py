@@ -6,7 +6,7 @@ from datetime import date, time
 import duckdb
 
 from pipeline.cli import main
-from pipeline.configs import load_settings
+from pipeline.core.configs import load_settings
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.server import chain_config, running_sandbox

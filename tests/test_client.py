@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
+from pipeline.core.settings import SourceSettings
 from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.errors import AuthError, ContractError, TransientError
 from pipeline.pos_api.http import parse_retry_after
-from pipeline.settings import SourceSettings
 
 SECRET = "sk-live-9f8e7d6c5b4a"
 AFTER = datetime(2026, 11, 20, tzinfo=UTC)

@@ -12,11 +12,11 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from pipeline.accounting_settings import DatevSettings
-from pipeline.bookfiles import close_period
-from pipeline.export import ExportError, Selection, export
-from pipeline.loader import run_build, run_load
-from pipeline.reporting import Reporter
+from pipeline.accounting.bookfiles import close_period
+from pipeline.core.accounting_settings import DatevSettings
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_build, run_load
+from pipeline.outputs.export import ExportError, Selection, export
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
@@ -87,9 +87,9 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert "  WARN 2026-10-30 .. 2026-10-31 lie in the closed period" in again.summary()
     from datetime import UTC, datetime
 
-    from pipeline.instance import open_instance
-    from pipeline.resources import make_lake
-    from pipeline.status import read_status
+    from pipeline.lake.open import make_lake
+    from pipeline.orchestration.instance import open_instance
+    from pipeline.orchestration.status import read_status
 
     with open_instance(settings) as instance:
         found = read_status(settings, make_lake(settings), instance, datetime.now(UTC))
@@ -112,7 +112,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     nov = export(settings, NOVEMBER, "datev", tmp_path / "nov.csv")
     assert read_datev_header((tmp_path / "nov.csv").read_bytes())[20] == "0"  # open period
 
-    from pipeline.datev import read_datev
+    from pipeline.accounting.datev import read_datev
 
     rows = read_datev(tmp_path / "nov.csv")[1]
     corrections = [r for r in rows if r["Belegfeld 1"].startswith("K1001-")]
@@ -163,7 +163,7 @@ def read_datev_header(content: bytes) -> list[str]:
 def test_close_period_command_writes_records_and_refuses_a_second_close(
         sandbox_url, tmp_path, sandbox_keys, capsys):
     from pipeline.cli import main
-    from pipeline.configs import load_settings
+    from pipeline.core.configs import load_settings
     from tests.conftest import write_config
 
     config = write_config(tmp_path, sandbox_url)

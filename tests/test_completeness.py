@@ -58,9 +58,9 @@ def test_status_names_the_hole_and_exits_1(holed, capsys):
 def test_the_dagster_ui_shows_the_hole_as_a_warning_on_the_revenue_lake(holed):
     import dagster as dg
 
-    from pipeline.configs import load_settings
-    from pipeline.definitions import build_defs
-    from pipeline.instance import open_instance
+    from pipeline.core.configs import load_settings
+    from pipeline.orchestration.code_location import build_defs
+    from pipeline.orchestration.instance import open_instance
 
     settings = load_settings(holed)
     with open_instance(settings) as instance:
@@ -144,12 +144,12 @@ def test_the_incomplete_month_is_not_closed_until_it_is_complete(holed, capsys, 
 
 def test_rpt_coverage_holds_a_row_per_date_due_a_closed_day_as_data(tmp_path, monkeypatch):
     """The warehouse's own answer: loaded, loaded_empty (the POS had no receipts: the
-    restaurant was closed), missing; the same dates pipeline.coverage names."""
+    restaurant was closed), missing; the same dates pipeline.warehouse.coverage names."""
     from datetime import UTC, datetime
 
-    from pipeline.configs import load_settings
-    from pipeline.coverage import gaps, lake_days
-    from pipeline.resources import make_lake
+    from pipeline.core.configs import load_settings
+    from pipeline.lake.open import make_lake
+    from pipeline.warehouse.coverage import gaps, lake_days
     from tests.hostile import altered_sandbox
 
     closed = date(2026, 10, 5).strftime("%d.%m.%Y")

@@ -7,9 +7,9 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.configs import load_settings
-from pipeline.demo import run_demo
-from pipeline.outcomes import ConfigError
+from pipeline.cli.demo import run_demo
+from pipeline.core.configs import load_settings
+from pipeline.core.outcomes import ConfigError
 from tests.conftest import write_config
 
 GOOD = """
@@ -199,12 +199,12 @@ def test_a_data_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
 
 def test_a_disk_error_is_a_one_line_error(sandbox_url, tmp_path,
                                         sandbox_keys, capsys, monkeypatch):
-    import pipeline.instance
+    import pipeline.orchestration.instance
 
     def full_disk(home):
         raise OSError(28, "No space left on device", str(home))
 
-    monkeypatch.setattr(pipeline.instance, "prepare_home", full_disk)
+    monkeypatch.setattr(pipeline.orchestration.instance, "prepare_home", full_disk)
     config = write_config(tmp_path, sandbox_url)
     assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
                  "2026-11-20"]) == 1

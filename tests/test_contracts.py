@@ -6,9 +6,10 @@ import textwrap
 import duckdb
 import pytest
 
-from pipeline.checks import CHECKS, ContractError, checks_of, run_check
-from pipeline.docs import MODELS_DIR, STAGES, load_dictionary
+from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.warehouse import ModelError, discover_models
+from pipeline.warehouse.checks import CHECKS, ContractError, checks_of, run_check
+from pipeline.warehouse.dictionary import load_dictionary
 
 SCHEMA = textwrap.dedent("""
     version: 2

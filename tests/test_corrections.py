@@ -5,8 +5,8 @@ from datetime import date
 
 import duckdb
 
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox

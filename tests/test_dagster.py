@@ -7,15 +7,15 @@ from datetime import date, datetime, timedelta
 import dagster as dg
 import pytest
 
-from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
-from pipeline.configs import load_settings, sandbox_settings
-from pipeline.definitions import build_defs
-from pipeline.loader import run_load
-from pipeline.outcomes import ErrorKind
-from pipeline.partitions import RANGE_END_TAG, RANGE_START_TAG
-from pipeline.reporting import Reporter
-from pipeline.resources import PosResource
-from pipeline.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.core.configs import load_settings, sandbox_settings
+from pipeline.core.outcomes import ErrorKind
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY
+from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.loader import run_load
+from pipeline.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG
+from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
 from tests.conftest import unexpected
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
@@ -239,8 +239,8 @@ def test_one_model_can_be_materialized_alone_and_has_owners(settings, instance):
 def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance, tmp_path):
     import duckdb
 
-    from pipeline.checks import CHECKS, DataCheck
     from pipeline.warehouse import BlockedBuild, build_warehouse
+    from pipeline.warehouse.checks import CHECKS, DataCheck
 
     run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=Reporter(),
              instance=instance)
@@ -259,7 +259,7 @@ def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance
 
 
 def test_the_instance_settings_are_written_once_then_yours(tmp_path):
-    import pipeline.instance as inst
+    import pipeline.orchestration.instance as inst
 
     home = tmp_path / "home"
     inst.prepare_home(home)
@@ -271,7 +271,7 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
     assert config.read_text().endswith("# mine\n")
     # one that pos-etl kept rewriting before names a storage class that is gone: replaced
     config.write_text(inst.OLD_MARKER + ": rewritten\nevent_log_storage:\n  module: "
-                      "pipeline.instance\n  class: BatchedSqliteEventLogStorage\n")
+                      "pipeline.orchestration.instance\n  class: BatchedSqliteEventLogStorage\n")
     inst.prepare_home(home)
     assert config.read_text() == written
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -290,7 +290,7 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
 
 
 def test_a_cli_load_records_its_dates_in_dagsters_own_storage(settings, monkeypatch):
-    from pipeline.instance import open_instance
+    from pipeline.orchestration.instance import open_instance
 
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, models=False,

@@ -20,8 +20,8 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipeline.assets.revenue import REVENUE_KEY
-from pipeline.runs import IN_PROGRESS, PID_TAG
+from pipeline.orchestration.assets.revenue import REVENUE_KEY
+from pipeline.orchestration.runs import IN_PROGRESS, PID_TAG
 from pos_sandbox.app import Faults, SandboxConfig, create_app
 from pos_sandbox.server import serving
 from tests.conftest import write_config
@@ -55,7 +55,7 @@ def instance_of(folder: Path) -> dg.DagsterInstance:
 def prepared_instance(folder: Path) -> None:
     """The data dir's instance, its storage created, before a command runs on it (two
     processes creating Dagster's SQLite tables at once: one fails)."""
-    from pipeline.instance import prepare_home
+    from pipeline.orchestration.instance import prepare_home
 
     prepare_home(folder / "data" / "dagster_home")
     with instance_of(folder):
@@ -125,7 +125,7 @@ def _sigint_as_from_a_terminal() -> None:
 HOLDER = textwrap.dedent("""
     import sys, time
     import dagster as dg
-    from pipeline.runs import process_tags
+    from pipeline.orchestration.runs import process_tags
     instance = dg.DagsterInstance.from_config(sys.argv[1])
     instance.event_log_storage.set_concurrency_slots("warehouse", 1)
     run = instance.create_run_for_job(dg.GraphDefinition("held").to_job(),
@@ -186,8 +186,8 @@ def ctrl_c(process: subprocess.Popen) -> tuple[str, str]:
 
 
 def test_ctrl_c_during_a_load_exits_130_and_says_what_was_committed(tmp_path):
-    from pipeline.lake import Lake
-    from pipeline.steps import partition_key
+    from pipeline.lake.store import Lake
+    from pipeline.load.steps import partition_key
 
     slow = SandboxConfig(faults=Faults(latency_ms=400))
     first = date(2026, 10, 1)
@@ -263,9 +263,9 @@ def test_a_killed_load_leaves_exactly_its_finished_dates_materialized(tmp_path):
     are committed, so Dagster never counts a date the lake lacks; the lake may have a few
     more, those committed between the last record and the kill (at most the partitions in
     progress, two per request slot: they are fetched again)."""
-    from pipeline.assets.revenue import REVENUE_KEY
-    from pipeline.lake import Lake
-    from pipeline.steps import partition_key
+    from pipeline.lake.store import Lake
+    from pipeline.load.steps import partition_key
+    from pipeline.orchestration.assets.revenue import REVENUE_KEY
 
     days = [date(2026, 11, d) for d in range(1, 21)]
     slow = create_app(SandboxConfig(faults=Faults(latency_ms=150)))

@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.delta import versions_that_agree
-from pipeline.lake import (
+from pipeline.lake.delta import versions_that_agree
+from pipeline.lake.store import (
     LOADS_DIR,
     UNPUBLISHED_DIR,
     Lake,
@@ -53,7 +53,7 @@ def recorded_files(lake: Lake, area: str, table: str) -> dict[str, list[str]]:
 def turnover_by_day(receipts: pl.DataFrame, items: pl.DataFrame) -> dict[date, Decimal]:
     """The revenue rule over a Delta reader's rows: lines of revenue-effective receipts."""
     with duckdb.connect() as con:
-        from pipeline.macros import macro_sql
+        from pipeline.extract.macros import macro_sql
         for sql in macro_sql():
             con.execute(sql)
         con.register("r", receipts.to_arrow())
@@ -186,8 +186,9 @@ def test_two_loads_publishing_at_once_both_land_each_partition_once(lake):
 
 
 def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_path):
-    from pipeline.definitions import build_defs
-    from pipeline.housekeeping import HOUSEKEEPING_JOB, tidy
+    from pipeline.lake.housekeeping import tidy
+    from pipeline.orchestration.code_location import build_defs
+    from pipeline.orchestration.housekeeping import HOUSEKEEPING_JOB
 
     settings = make_settings("http://127.0.0.1:9", tmp_path / "data")
     lake = Lake(settings.warehouse.lake_dir)
@@ -221,7 +222,7 @@ def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_pa
 
 
 def test_housekeeping_never_deletes_a_committed_file_its_log_lacks(lake):
-    from pipeline.housekeeping import tidy
+    from pipeline.lake.housekeeping import tidy
 
     commit_days(lake, 1001, DAYS[:1])
     day = partition_path({"location_id": 1001, "business_date": DAYS[0].isoformat()})
@@ -252,12 +253,12 @@ def test_a_partition_value_that_a_uri_encodes_is_read_and_replaced(tmp_path):
 
 def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
         lake, monkeypatch):
-    import pipeline.delta
+    import pipeline.lake.delta
 
     commit_days(lake, 1001, DAYS[:1])
     uris = [str(lake.root / t) for t in REVENUE]
     before = {t: delta_files(lake.root / t) for t in REVENUE}
-    publish, calls = pipeline.delta.publish_table, []
+    publish, calls = pipeline.lake.delta.publish_table, []
 
     def killed_at_the_third_table(*args, **kwargs):
         calls.append(args[0])
@@ -265,7 +266,7 @@ def test_a_publication_cut_between_tables_leaves_versions_a_reader_can_match(
             raise OSError("killed")
         return publish(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline.delta, "publish_table", killed_at_the_third_table)
+    monkeypatch.setattr(pipeline.lake.delta, "publish_table", killed_at_the_third_table)
     with pytest.raises(OSError):
         commit_days(lake, 1001, DAYS[:1])  # the day loaded again, its publication cut
     monkeypatch.undo()

@@ -7,8 +7,8 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.docs import load_dictionary
 from pipeline.warehouse import MODELS_DIR, STAGES, discover_models
+from pipeline.warehouse.dictionary import load_dictionary
 from tests.conftest import loaded_warehouse
 
 

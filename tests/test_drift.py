@@ -7,8 +7,8 @@ from datetime import date, timedelta
 import duckdb
 
 from pipeline.cli import main
-from pipeline.drift import rotation_days
-from pipeline.settings import ScheduleSettings
+from pipeline.core.settings import ScheduleSettings
+from pipeline.load.drift import rotation_days
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.lake import LOAD_FILE, LOADS_DIR, data_file_name
+from pipeline.lake.store import LOAD_FILE, LOADS_DIR, data_file_name
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox

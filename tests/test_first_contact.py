@@ -7,8 +7,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from pipeline.cli import main
-from pipeline.configs import sandbox_settings
-from pipeline.schedules import last_complete_business_date
+from pipeline.core.configs import sandbox_settings
+from pipeline.orchestration.schedules import last_complete_business_date
 from tests.conftest import write_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,8 +160,8 @@ def test_no_catalog_keeps_the_vouchers_and_no_vouchers_skips_them(tmp_path, monk
 def test_progress_says_elapsed_rate_and_eta_on_a_terminal_and_off_it():
     import io
 
-    from pipeline.progress import LoadProgress
-    from pipeline.reporting import RevenueProgress
+    from pipeline.core.reporting import RevenueProgress
+    from pipeline.orchestration.progress import LoadProgress
 
     plain = io.StringIO()
     with LoadProgress(plain, plain=True) as progress:
@@ -183,8 +183,8 @@ def test_a_load_shows_each_phase_once_and_the_build_a_line_per_model(
     one, a line per model as dbt prints them. The models' lines are the run's log too."""
     import io
 
-    from pipeline.loader import run_load
-    from pipeline.progress import LoadProgress
+    from pipeline.orchestration.loader import run_load
+    from pipeline.orchestration.progress import LoadProgress
     from pipeline.warehouse import discover_models
     from tests.conftest import make_settings
 
@@ -217,9 +217,9 @@ def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     import io
     from decimal import Decimal
 
-    from pipeline.loader import LoadReport
-    from pipeline.outcomes import ErrorKind, FailedPartition, Failure
-    from pipeline.progress import print_summary
+    from pipeline.core.outcomes import ErrorKind, FailedPartition, Failure
+    from pipeline.orchestration.loader import LoadReport
+    from pipeline.orchestration.progress import print_summary
 
     report = LoadReport("run-1", True, days=2, locations=3, partitions=6, receipts=1234,
                         turnover_net=Decimal("1000.005"),

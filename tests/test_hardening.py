@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.accounting.datev import DATEV_COLUMNS, ENCODING
 from pipeline.cli import main
-from pipeline.datev import DATEV_COLUMNS, ENCODING
-from pipeline.export import ExportError, Selection, export
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
+from pipeline.outputs.export import ExportError, Selection, export
 from pos_sandbox.app import create_app
 from pos_sandbox.server import serving
 from tests.conftest import make_settings
@@ -178,7 +178,7 @@ def test_datev_text_fields_cannot_break_a_record_and_foreign_characters_are_coun
 def test_markdown_metadata_shows_pos_text_as_text(hostile):
     import dagster as dg
 
-    from pipeline.instance import open_instance
+    from pipeline.orchestration.instance import open_instance
 
     settings, _ = hostile
     with open_instance(settings) as instance:  # a date with a failed location: observed
@@ -333,7 +333,7 @@ def test_exports_leave_nothing_behind_and_write_through_symlinks(hostile, tmp_pa
     assert done.returncode == 0, done.stderr
     assert not list(scratch_tmp.iterdir())
     # an export that fails mid-way leaves neither its scratch folder nor a target
-    from pipeline import export as module
+    from pipeline.outputs import export as module
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(module, "XLSX_MAX_ROWS", 10)

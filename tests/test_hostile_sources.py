@@ -14,8 +14,8 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
 from tests.conftest import make_settings, truth_turnover, write_config
 from tests.hostile import (
     DECODER,
@@ -124,7 +124,7 @@ def test_a_receipt_stamped_impossibly_or_far_away_fails_its_partition_by_name(
 
 def test_the_margins_neighbours_are_skipped_and_counted(settings, lake):
     from pipeline.extract.revenue import load_revenue_partition
-    from pipeline.resources import opened, pos_resource
+    from pipeline.orchestration.resources import opened, pos_resource
 
     with opened(pos_resource(settings)) as source:
         part = load_revenue_partition(source, lake, 1001, DAY2)

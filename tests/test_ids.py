@@ -8,8 +8,8 @@ from datetime import date
 
 import duckdb
 
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import create_app
 from pos_sandbox.profiles import rewrite_response
 from pos_sandbox.server import serving

@@ -13,10 +13,10 @@ import pytest
 import pipeline.warehouse
 import pipeline.warehouse.lakeviews
 import pipeline.warehouse.plan
+from pipeline.core.reporting import Reporter
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake import Lake
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.lake.store import Lake
+from pipeline.orchestration.loader import run_load
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
 from pipeline.warehouse.plan import Deletions
 from pos_sandbox.app import SandboxConfig

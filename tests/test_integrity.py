@@ -11,8 +11,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.core.reporting import Reporter
 from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
-from pipeline.lake import (
+from pipeline.lake.store import (
     FILES_KEY,
     LOAD_FILE,
     LOAD_SCHEMA,
@@ -22,9 +23,8 @@ from pipeline.lake import (
     data_file_name,
     file_digest,
 )
-from pipeline.loader import run_build
+from pipeline.orchestration.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
-from pipeline.reporting import Reporter
 from pipeline.warehouse import build_warehouse
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData

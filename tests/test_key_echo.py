@@ -5,7 +5,7 @@ escaped or shortened."""
 from pathlib import Path
 
 from pipeline.cli import main
-from pipeline.untrusted import KEY_RUN
+from pipeline.core.untrusted import KEY_RUN
 from pos_sandbox import world
 from pos_sandbox.app import create_app
 from pos_sandbox.server import serving

@@ -5,9 +5,9 @@ import typing
 
 from pydantic import BaseModel
 
+from pipeline.core.reporting import Reporter
 from pipeline.extract.schemas import REVENUE_TABLES, wire_path
 from pipeline.pos_api import models
-from pipeline.reporting import Reporter
 
 # Lists of the receipt that are tables of their own, and the table each one's rows go to.
 CHILD_TABLES = {"items": "receipt_items", "items.sideDishes": "item_side_dishes",
@@ -125,7 +125,7 @@ def test_every_landed_spec_field_holds_the_sandboxs_values(sandbox_url, tmp_path
     import duckdb
 
     from pipeline.extract.lineage import SPEC_LANDING
-    from pipeline.loader import run_load
+    from pipeline.orchestration.loader import run_load
     from tests.conftest import make_settings
 
     settings = make_settings(sandbox_url, tmp_path / "data", voucher_url=sandbox_url)

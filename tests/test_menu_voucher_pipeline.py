@@ -9,12 +9,12 @@ import httpx
 import pytest
 
 from pipeline.cli import main
+from pipeline.core.outcomes import ConfigError
+from pipeline.core.reporting import Reporter
 from pipeline.extract.menu import load_menu_snapshot
 from pipeline.extract.vouchers import load_voucher_snapshot
-from pipeline.loader import run_load
-from pipeline.outcomes import ConfigError
-from pipeline.reporting import Reporter
-from pipeline.resources import opened, pos_resource
+from pipeline.orchestration.loader import run_load
+from pipeline.orchestration.resources import opened, pos_resource
 from pos_sandbox import world
 from pos_sandbox.server import running_sandbox
 from tests.conftest import make_settings

@@ -18,12 +18,13 @@ import pytest
 from deltalake import DeltaTable
 from moto.server import ThreadedMotoServer
 
-from pipeline.housekeeping import tidy
-from pipeline.loader import run_load
-from pipeline.objectlake import ObjectLake, ObjectLakeError
-from pipeline.reporting import Reporter
-from pipeline.resources import build_resources, make_lake
-from pipeline.settings import LakeSettings
+from pipeline.core.reporting import Reporter
+from pipeline.core.settings import LakeSettings
+from pipeline.lake.housekeeping import tidy
+from pipeline.lake.objectlake import ObjectLake, ObjectLakeError
+from pipeline.lake.open import make_lake
+from pipeline.orchestration.loader import run_load
+from pipeline.orchestration.resources import build_resources
 from pipeline.warehouse import Warehouse, lakefiles
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
@@ -249,8 +250,8 @@ def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path
 
 
 def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
-    from pipeline.configs import load_settings
-    from pipeline.outcomes import ConfigError
+    from pipeline.core.configs import load_settings
+    from pipeline.core.outcomes import ConfigError
 
     config = tmp_path / "pos.toml"
     config.write_text('[lake]\nurl = "/tmp/lake"\n[[locations]]\nid = 1\nshort_code = "A"\n'
@@ -262,8 +263,8 @@ def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
 def test_the_local_and_the_s3_lake_are_one_interface():
     import inspect
 
-    from pipeline.lake import Lake, LakeStore
-    from pipeline.objectlake import ObjectLake
+    from pipeline.lake.objectlake import ObjectLake
+    from pipeline.lake.store import Lake, LakeStore
 
     methods = [name for name, value in vars(LakeStore).items()
                if callable(value) and not name.startswith("_")]

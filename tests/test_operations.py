@@ -15,11 +15,11 @@ import dagster as dg
 import pytest
 
 from pipeline.cli import main
-from pipeline.configs import load_settings
-from pipeline.definitions import build_defs
-from pipeline.freshness import freshness
-from pipeline.instance import open_instance
-from pipeline.lake import Lake
+from pipeline.core.configs import load_settings
+from pipeline.lake.store import Lake
+from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.instance import open_instance
+from pipeline.warehouse.freshness import freshness
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
@@ -252,8 +252,8 @@ def test_status_names_locations_the_warehouse_holds_but_the_config_no_longer_doe
 def test_status_names_a_run_whose_process_is_gone(tmp_path):
     import socket
 
-    from pipeline.runs import HOST_TAG, PID_TAG, STARTED_TAG
-    from pipeline.schedules import LOAD_JOB
+    from pipeline.orchestration.runs import HOST_TAG, PID_TAG, STARTED_TAG
+    from pipeline.orchestration.schedules import LOAD_JOB
 
     config = write_config(tmp_path, "http://127.0.0.1:9")
     with open_instance(load_settings(str(config))) as instance:

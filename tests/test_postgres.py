@@ -14,8 +14,8 @@ import dagster as dg
 import psycopg2
 import pytest
 
-from pipeline.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.cli import main
+from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from tests.conftest import write_config
 
 DAY = "2026-11-20"

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.money import format_money
+from pipeline.core.money import format_money
 from tests.conftest import loaded_warehouse
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -96,7 +96,7 @@ def test_a_failed_check_shows_on_the_report(report, tmp_path):
                     "select * replace (-1 as balance_cents) from staging.stg_pos__vouchers")
         con.execute("create or replace table main.dim_vouchers as "
                     "select * replace (-1 as balance_amount) from main.dim_vouchers")
-    from pipeline.report import write_report
+    from pipeline.outputs.report import write_report
 
     page = tmp_path / "report.html"
     write_report(copy, page, {})
@@ -113,7 +113,7 @@ def test_markup_in_a_pos_name_shows_as_text(report, tmp_path):
     with duckdb.connect(str(copy)) as con:  # a payment type named so at the POS
         con.execute("update rpt_daily_close_payments set payment_type_name = ? "
                     "where payment_type_name = 'Bar'", [markup])
-    from pipeline.report import write_report
+    from pipeline.outputs.report import write_report
 
     page = tmp_path / "report.html"
     write_report(copy, page, {1001: "<script>document.title='owned'</script>Wien"})

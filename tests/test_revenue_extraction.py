@@ -9,12 +9,12 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-import pipeline.lake
+import pipeline.lake.store
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake import Lake
+from pipeline.lake.store import Lake
+from pipeline.orchestration.resources import opened, pos_resource
 from pipeline.pos_api.errors import ContractError
-from pipeline.resources import opened, pos_resource
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
@@ -150,7 +150,7 @@ def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
                     raise OSError("disk full")
             return handle
 
-        monkeypatch.setattr(pipeline.lake, "open", disk_full_on_third, raising=False)
+        monkeypatch.setattr(pipeline.lake.store, "open", disk_full_on_third, raising=False)
         with pytest.raises(OSError, match="disk full"):
             load_revenue_partition(source, lake, 1001, DAY)
     for name, path in old.paths.items():

@@ -7,8 +7,8 @@ from datetime import date
 import duckdb
 import pytest
 
-from pipeline.loader import run_load
-from pipeline.reporting import Reporter
+from pipeline.core.reporting import Reporter
+from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.profiles import ServerProfile
 from pos_sandbox.receipts import SandboxData, receipts_on

@@ -4,7 +4,7 @@ from datetime import date
 
 import httpx
 
-from pipeline.steps import load_revenue_days
+from pipeline.load.steps import load_revenue_days
 from tests.conftest import make_settings, source_with
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
@@ -69,7 +69,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
     import threading
     import time
 
-    import pipeline.steps
+    import pipeline.load.steps
 
     settings = make_settings(sandbox_url, tmp_path / "data", max_concurrent_requests=2)
     forward = forwarder(sandbox_url)
@@ -87,7 +87,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
                 now[0] -= 1
 
     writing, most_writing = [0], [0]
-    write = pipeline.steps.load_revenue_partition
+    write = pipeline.load.steps.load_revenue_partition
 
     def slow_write(*args, **kwargs):  # a partition flattened and written holds no request
         part = write(*args, **kwargs)
@@ -99,7 +99,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
             writing[0] -= 1
         return part
 
-    monkeypatch.setattr(pipeline.steps, "load_revenue_partition", slow_write)
+    monkeypatch.setattr(pipeline.load.steps, "load_revenue_partition", slow_write)
     with source_with(settings, transport=httpx.MockTransport(handler)) as source:
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     assert all(d.complete for d in days)

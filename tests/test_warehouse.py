@@ -14,11 +14,11 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.checks import run_checks
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake import Lake, data_file_name, new_load_id
+from pipeline.lake.store import Lake, data_file_name, new_load_id
 from pipeline.warehouse import build_order, build_warehouse, discover_models
+from pipeline.warehouse.checks import run_checks
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse, unexpected
 
@@ -183,7 +183,7 @@ def test_reader_keeps_a_consistent_warehouse_during_a_rebuild(built):
 
 
 def test_the_documented_queries_run_on_the_warehouse(built):
-    from pipeline.docs import start_page
+    from pipeline.core.project import start_page
 
     text = start_page()  # the data dictionary's first page holds them
     queries = re.findall(r"```sql\n(.*?)```", text, flags=re.S)
@@ -255,7 +255,7 @@ def test_a_stale_wal_of_a_dead_session_does_not_break_the_next_warehouse(built, 
 
 
 def test_files_left_by_killed_writes_are_removed_by_the_next_load(built, tmp_path):
-    from pipeline.lake import Lake
+    from pipeline.lake.store import Lake
 
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)

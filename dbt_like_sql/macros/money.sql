@@ -2,7 +2,7 @@
 --   exact        DECIMAL(38,8): as the POS sent it, or computed from it without rounding;
 --   to the cent  DECIMAL(18,2): rounded commercially (half away from zero) from an exact
 --                sum, never a sum of rounded parts; or whole cents at the source.
--- DuckDB's round() on a DECIMAL rounds half away from zero; pipeline.money.round_cent does
+-- DuckDB's round() on a DECIMAL rounds half away from zero; pipeline.core.money.round_cent does
 -- the same in Python, so the CLI and the warehouse never disagree by a cent.
 
 -- An amount in EUR, exact.

@@ -3,7 +3,7 @@
 -- business-day start and the freshness deadline), or to its last business date. A date is
 -- loaded when its revenue partition is committed in the lake, loaded_empty when that
 -- partition has no receipts (a closed day is data, not a hole), else missing. pos-etl
--- status, close-period and the exports say the same (pipeline.coverage).
+-- status, close-period and the exports say the same (pipeline.warehouse.coverage).
 with
 
 locations as (

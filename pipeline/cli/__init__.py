@@ -15,13 +15,13 @@ import click
 
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
-from pipeline.outcomes import ConfigError, UsageError
-from pipeline.untrusted import for_terminal
+from pipeline.core.outcomes import ConfigError, UsageError
+from pipeline.core.untrusted import for_terminal
 from pos_sandbox.cli import sandbox_command
 
 BACKFILL_BETA = r"Parameter `backfill_policy` of function `asset` is currently in beta"
 """Dagster's note that the revenue asset's backfill policy is a Beta feature
-(``pipeline.assets.revenue``): for its code location's log, not the terminal."""
+(``pipeline.orchestration.assets.revenue``): for its code location's log, not the terminal."""
 
 cli.add_command(sandbox_command)
 

@@ -87,7 +87,7 @@ def cli(ctx: click.Context) -> int | None:
 def alert_about(settings, report, command: str) -> None:
     """Tell the alert webhook (``[alerts]``) about a failed command, or one that warned
     (with ``alerts.on_warning``); what came of it is a line on stderr."""
-    from pipeline.alerts import Alert, send
+    from pipeline.outputs.alerts import Alert, send
 
     if not report.ok:
         title = f"pos-etl {command} FAILED"
@@ -107,8 +107,8 @@ def exit_code(report) -> int:
 
 
 def load_settings(config: str | None):
-    """The settings a command runs with (``pipeline.configs.load_settings``), imported when
+    """The settings a command runs with (``pipeline.core.configs.load_settings``), imported when
     a command runs: reading the settings' models takes longer than answering ``--help``."""
-    from pipeline.configs import load_settings as load
+    from pipeline.core.configs import load_settings as load
 
     return load(config)

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from pipeline.cli.base import IsoDate, cli, config_option, load_settings, location_option
-from pipeline.outcomes import UsageError
-from pipeline.untrusted import for_terminal
+from pipeline.core.outcomes import UsageError
+from pipeline.core.untrusted import for_terminal
 
 FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
 BOOKING_FORMATS = ("datev", "bmd")
@@ -44,7 +44,7 @@ BOOKING_FORMATS = ("datev", "bmd")
 def export(model: str, config: str | None, start: date | None, end: date | None,
            location: tuple[str, ...], fmt: str | None, output: str | None,
            raw_text: bool, locale: str | None) -> int:
-    from pipeline.export import ExportError, Selection, export, parse_locations
+    from pipeline.outputs.export import ExportError, Selection, export, parse_locations
 
     settings = load_settings(config)
     if fmt is None:
@@ -112,9 +112,9 @@ class PeriodArg(click.ParamType):
                    "(the close's record and the file's description say so)")
 def close_period(period: date, config: str | None, fmt: str, output: str | None,
                  allow_incomplete: bool) -> int:
-    from pipeline.bookfiles import close_period as close
-    from pipeline.export import ExportError, Selection, export
-    from pipeline.loader import run_build
+    from pipeline.accounting.bookfiles import close_period as close
+    from pipeline.orchestration.loader import run_build
+    from pipeline.outputs.export import ExportError, Selection, export
 
     settings = load_settings(config)
     try:
@@ -158,7 +158,8 @@ def _warehouse_found(command: str, path: Path) -> bool:
 def docs(config: str | None, output: str | None) -> int:
     import duckdb
 
-    from pipeline.docs import catalog, render_html, render_markdown, start_page
+    from pipeline.core.project import start_page
+    from pipeline.outputs.dictionary import catalog, render_html, render_markdown
 
     settings = load_settings(config)
     path = settings.warehouse.warehouse_path
@@ -187,7 +188,7 @@ def docs(config: str | None, output: str | None) -> int:
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="HTML file to write (default: <data_dir>/report/index.html)")
 def report(config: str | None, output: str | None) -> int:
-    from pipeline.report import location_names, write_report
+    from pipeline.outputs.report import location_names, write_report
 
     settings = load_settings(config)
     path = settings.warehouse.warehouse_path
@@ -213,9 +214,9 @@ def order(file: str, config: str | None, location: str | None) -> int:
 
     from pydantic import ValidationError
 
+    from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.pos_api.errors import PosApiError
     from pipeline.pos_api.models import OrderRequest
-    from pipeline.resources import opened, pos_resource
 
     settings = load_settings(config)
     try:

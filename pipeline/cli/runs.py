@@ -17,8 +17,8 @@ from pipeline.cli.base import (
     range_options,
     warn_error_option,
 )
-from pipeline.outcomes import UsageError
-from pipeline.untrusted import for_terminal
+from pipeline.core.outcomes import UsageError
+from pipeline.core.untrusted import for_terminal
 
 
 def date_range_of(settings, start: date | None, end: date | None,
@@ -28,7 +28,7 @@ def date_range_of(settings, start: date | None, end: date | None,
     from datetime import datetime, timedelta
     from zoneinfo import ZoneInfo
 
-    from pipeline.schedules import last_complete_business_date
+    from pipeline.orchestration.schedules import last_complete_business_date
 
     if days and (start or end):
         raise UsageError("give --days or --start/--end, not both")
@@ -45,8 +45,8 @@ def date_range_of(settings, start: date | None, end: date | None,
 def _load(command: str, config: str | None, start: date | None, end: date | None,
           days: int | None, location: tuple[str, ...], no_models: bool, warn_error: bool,
           catalog: bool = True, vouchers: bool = True, missing_only: bool = False) -> int:
-    from pipeline.loader import run_load
-    from pipeline.progress import LoadProgress, print_summary
+    from pipeline.orchestration.loader import run_load
+    from pipeline.orchestration.progress import LoadProgress, print_summary
 
     settings = load_settings(config)
     first, last = date_range_of(settings, start, end, days)
@@ -94,8 +94,8 @@ def verify(**range_args) -> int:
                    "(without it, such a loss fails the build and the warehouse stays)")
 @warn_error_option
 def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool) -> int:
-    from pipeline.loader import run_build
-    from pipeline.progress import LoadProgress
+    from pipeline.orchestration.loader import run_build
+    from pipeline.orchestration.progress import LoadProgress
 
     settings = load_settings(config)
     with LoadProgress() as progress:
@@ -116,9 +116,9 @@ def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool
 def status(config: str | None, as_json: bool, warn_error: bool) -> int:
     from datetime import UTC, datetime
 
-    from pipeline.instance import open_instance, storage_errors
-    from pipeline.resources import make_lake
-    from pipeline.status import print_json, read_status
+    from pipeline.lake.open import make_lake
+    from pipeline.orchestration.instance import open_instance, storage_errors
+    from pipeline.orchestration.status import print_json, read_status
 
     settings = load_settings(config)
     with storage_errors(settings), open_instance(settings) as instance:
@@ -132,6 +132,6 @@ def status(config: str | None, as_json: bool, warn_error: bool) -> int:
 @click.option("--data-dir", default="data", show_default=True)
 @click.option("--days", type=click.IntRange(1, MAX_DAYS), default=7, show_default=True)
 def demo(data_dir: str, days: int) -> int:
-    from pipeline.demo import run_demo
+    from pipeline.cli.demo import run_demo
 
     return run_demo(data_dir, days)

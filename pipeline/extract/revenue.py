@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from pipeline.extract import columns, schemas
 from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
-from pipeline.macros import partition_turnover
+from pipeline.extract.macros import partition_turnover
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError

@@ -16,10 +16,10 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 from pydantic import BaseModel, ValidationError
 
+from pipeline.core.settings import Settings
 from pipeline.extract.schemas import value_at, wire_path
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
-from pipeline.settings import Settings
 
 
 def snapshot_date(settings: Settings) -> date:

@@ -30,6 +30,8 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from pipeline.core.settings import SourceSettings
+from pipeline.core.untrusted import Redactor, redact_url
 from pipeline.pos_api.errors import (
     AuthError,
     ContractError,
@@ -39,8 +41,6 @@ from pipeline.pos_api.errors import (
     Unreachable,
 )
 from pipeline.pos_api.http import Circuit, make_http_client, parse_retry_after, read_body
-from pipeline.settings import SourceSettings
-from pipeline.untrusted import Redactor, redact_url
 
 _DECODER = msgspec.json.Decoder(float_hook=Decimal)
 _TEXT_DECODER = msgspec.json.Decoder(float_hook=str)

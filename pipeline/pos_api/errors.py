@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.outcomes import ErrorKind
+from pipeline.core.outcomes import ErrorKind
 
 
 class PosApiError(Exception):

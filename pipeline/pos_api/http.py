@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import httpx
 
+from pipeline.core.settings import SourceSettings
 from pipeline.pos_api.errors import AuthError, ContractError, PosApiError, Unreachable
-from pipeline.settings import SourceSettings
 
 ACCEPT_ENCODING = "gzip, deflate"
 """What the client can decode, said explicitly: httpx would add ``br`` and ``zstd`` only

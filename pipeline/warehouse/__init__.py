@@ -9,7 +9,7 @@ self-contained file.
 - ``build``: the build itself, its checks, the switch to the new file.
 """
 
-from pipeline.macros import macro_sql
+from pipeline.extract.macros import macro_sql
 from pipeline.warehouse.build import (
     BlockedBuild,
     BuildResult,

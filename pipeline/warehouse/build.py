@@ -28,13 +28,12 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
-from pipeline.docs import apply_comments
-from pipeline.lake import LakeStore
-from pipeline.macros import macro_sql
-from pipeline.reporting import ModelBuilt
-from pipeline.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
-from pipeline.untrusted import Redactor
+from pipeline.core.reporting import ModelBuilt
+from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.core.untrusted import Redactor
+from pipeline.extract.macros import macro_sql
+from pipeline.lake.store import LakeStore
+from pipeline.warehouse.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.warehouse.compute import (
     SCRATCH,
     TARGET,
@@ -45,6 +44,7 @@ from pipeline.warehouse.compute import (
     use_catalog,
     where_of,
 )
+from pipeline.warehouse.dictionary import apply_comments
 from pipeline.warehouse.integrity import Corrupt
 from pipeline.warehouse.lakefiles import LakeFiles, lake_files
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path

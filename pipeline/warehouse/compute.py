@@ -8,8 +8,8 @@ from datetime import date
 
 import duckdb
 
-from pipeline.checks import DataCheck, Where
-from pipeline.lake import parse_partition
+from pipeline.lake.store import parse_partition
+from pipeline.warehouse.checks import DataCheck, Where
 from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.models import (
     STAGING_SCHEMA,

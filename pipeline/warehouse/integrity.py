@@ -1,7 +1,7 @@
 """What a build reads is what its load committed, or the build does not use it.
 
 Before a build computes anything from a lake partition it checks the partition's files
-against the partition's commit record (``pipeline.lake``):
+against the partition's commit record (``pipeline.lake.store``):
 
 - every file against the SHA-256 its record lists, which covers every page and the footer
   (DuckDB's Parquet reader verifies nothing; hashing a file costs a twentieth of reading
@@ -27,7 +27,7 @@ from decimal import Decimal
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import parse_partition
+from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
 

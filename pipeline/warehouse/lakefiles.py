@@ -1,6 +1,6 @@
 """Where a build reads the lake: a local folder, or the object store itself.
 
-A build reads the files its commit records name (``pipeline.lake``): the records through
+A build reads the files its commit records name (``pipeline.lake.store``): the records through
 the lake, the data files with DuckDB's Parquet reader by path. ``LocalFiles`` are paths
 on disk. ``StoreFiles`` read a lake on S3 where it is, no copy on local disk: DuckDB
 reads ``s3://`` paths through Arrow's S3 client (the lake's own ``pyarrow.fs``
@@ -23,8 +23,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
-from pipeline.lake import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, Lake, LakeStore, file_digest
-from pipeline.objectlake import ObjectLake
+from pipeline.lake.objectlake import ObjectLake
+from pipeline.lake.store import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, Lake, LakeStore, file_digest
 from pipeline.warehouse.lakeviews import arrow_insert, sql_path
 from pipeline.warehouse.models import LAKE_AREAS
 

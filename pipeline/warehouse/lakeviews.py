@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import data_file_name, parse_partition, recorded_files
+from pipeline.lake.store import data_file_name, parse_partition, recorded_files
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Committed:
         return Committed({p: load for p, load in self.loads.items() if p not in partitions})
 
     def recorded_files(self, partition: str) -> dict[str, dict]:
-        """What its load recorded of each table's file (``pipeline.lake.recorded_files``)."""
+        """What its load recorded of each table's file (``pipeline.lake.store.recorded_files``)."""
         return recorded_files(self.metadata(partition))
 
     def columns(self, partition: str, table: str) -> str | None:
@@ -170,7 +170,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Comm
 def create_lake_views(con: duckdb.DuckDBPyConnection, base: str,
                       committed: dict[str, Committed], superseded: dict[str, list[str]],
                       partitions: dict[str, set[str] | None]) -> None:
-    """A view per lake table over the files of committed loads (``pipeline.lake``), in a
+    """A view per lake table over the files of committed loads (``pipeline.lake.store``), in a
     new in-memory catalog ``lake``: of the areas in ``partitions``, their partitions
     named there (None: all); the other areas' tables are empty. Receipts another
     partition took over are left out, with their lines, payments and side dishes."""

@@ -28,15 +28,16 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from pipeline.accounting_settings import AccountingSettings, ChartOfAccounts
-from pipeline.docs import MODELS_DIR, STAGES, Dictionary, load_dictionary
-from pipeline.drift import DRIFT_TABLES
+from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
+from pipeline.core.project import MODELS_DIR, STAGES
+from pipeline.core.settings import Settings
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.menu import MENU_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.ledger import EXPORT_TABLES, LEDGER_TABLES
-from pipeline.settings import Settings
+from pipeline.lake.tables import EXPORT_TABLES, LEDGER_TABLES
+from pipeline.load.drift import DRIFT_TABLES
+from pipeline.warehouse.dictionary import Dictionary, load_dictionary
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
@@ -234,7 +235,7 @@ def lake_columns(models: dict[str, Model]) -> list[LakeColumns]:
 
 
 def model_dictionary(models: dict[str, Model]) -> Dictionary:
-    """The data dictionary kept beside these models' SQL (``pipeline.docs``)."""
+    """The data dictionary kept beside these models' SQL (``pipeline.warehouse.dictionary``)."""
     root = next(iter(models.values())).path.parent.parent if models else MODELS_DIR
     return load_dictionary(root, STAGES)
 
@@ -251,7 +252,7 @@ they are not part of the partitioned models' versions (``config_tables``)."""
 def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
     """The configured locations as the table macro ``configured_locations()``: each one's
     id, short code, time zone, business-day start, first and last business date (the
-    defaults resolved: ``pipeline.coverage``) and the freshness deadline. Changing them
+    defaults resolved: ``pipeline.warehouse.coverage``) and the freshness deadline. Changing them
     changes no partitioned model, so they are not part of the versions (``CONFIG_TABLES``)."""
     rows = []
     for loc in settings.locations if settings else ():

@@ -27,8 +27,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake import parse_partition
-from pipeline.macros import macro_sql
+from pipeline.extract.macros import macro_sql
+from pipeline.lake.store import parse_partition
 from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import (

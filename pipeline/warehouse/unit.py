@@ -34,8 +34,8 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from pipeline.docs import MODELS_DIR, SCHEMA_FILE, STAGES
-from pipeline.macros import macro_sql
+from pipeline.core.project import MODELS_DIR, SCHEMA_FILE, STAGES
+from pipeline.extract.macros import macro_sql
 from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.models import (
     STAGING_SCHEMA,

@@ -1,0 +1,81 @@
+"""The daily closes as a BMD NTCS booking import (``Buchungen importieren``, CSV).
+
+One line per booking, with the field names BMD's import reads in the first line:
+``satzart;konto;gkonto;belegnr;belegdatum;buchsymbol;buchcode;prozent;steuercode;betrag;
+steuer;text;kost;extbelegnr``. What it assumes (``docs/accounting.md``):
+
+- ``satzart`` 0 (a financial booking); ``konto`` is debited and ``gkonto`` credited, so
+  ``buchcode`` is 1 (Soll on ``konto``) on every line; a reversal (a day whose revenue
+  or payments are negative) keeps its accounts and is a negative ``betrag``.
+- ``betrag`` is gross; a revenue line carries its tax rate (``prozent``), the
+  ``steuercode`` of domestic VAT and the tax included (``steuer``), negative as BMD
+  shows tax on revenue (positive on a reversal); other lines carry no tax.
+- ``belegnr`` is the business date as ``YYYYMMDD`` (BMD's document numbers are digits),
+  ``extbelegnr`` the document ``Z<location>-<YYYYMMDD>``, ``belegdatum`` the business
+  date as ``DD.MM.YYYY``, ``kost`` the location's cost centre (digits).
+- Windows-1252, ``;``, CRLF, a decimal comma; text without control characters,
+  transliterated where Windows-1252 has no character, quoted where it holds ``;`` or ``"``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from decimal import Decimal
+from pathlib import Path
+
+from pipeline.accounting.bookings import (
+    ENCODING,
+    Booking,
+    BookingError,
+    Transliteration,
+    ansi_text,
+    rate_key,
+)
+from pipeline.core.accounting_settings import BmdSettings
+
+BMD_COLUMNS = ("satzart", "konto", "gkonto", "belegnr", "belegdatum", "buchsymbol",
+               "buchcode", "prozent", "steuercode", "betrag", "steuer", "text", "kost",
+               "extbelegnr")
+TEXT_LENGTH = 255
+_DIGITS = re.compile(r"[0-9]{1,9}")
+"""What BMD takes as an account and as a cost centre."""
+
+
+def _decimal(value: Decimal) -> str:
+    return f"{value:.2f}".replace(".", ",")
+
+
+def check_booking(b: Booking) -> None:
+    """Raise ``BookingError`` unless the booking fits BMD's fields: accounts and the cost
+    centre digits."""
+    for name, account in (("konto", b.account), ("gkonto", b.counter)):
+        if not _DIGITS.fullmatch(account):
+            raise BookingError(f"{b.where}: {name} {account!r} is not a BMD account (1 to 9 "
+                               "digits); correct the payment type's fibuAccountNr in the "
+                               "POS or the account in [accounting.accounts]")
+    if b.cost_center and not _DIGITS.fullmatch(b.cost_center):
+        raise BookingError(f"location {b.location_id}: cost_center {b.cost_center!r} is not "
+                           "a BMD cost centre (1 to 9 digits)")
+
+
+def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transliteration:
+    """The ``bookings`` (of one booking period) as BMD's import file; returns what was
+    transliterated."""
+    for b in bookings:
+        check_booking(b)
+    seen = Transliteration()
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, delimiter=";", lineterminator="\r\n")
+    writer.writerow(BMD_COLUMNS)
+    for b in bookings:
+        taxed = b.tax_rate is not None
+        writer.writerow([
+            "0", b.account, b.counter, b.day.strftime("%Y%m%d"), b.day.strftime("%d.%m.%Y"),
+            bmd.buchsymbol, "1", rate_key(b.tax_rate).replace(".", ",") if taxed else "",
+            bmd.tax_code if taxed else "", _decimal(b.amount),
+            _decimal(-(b.tax or 0)) if taxed else "",
+            ansi_text(b.text, seen)[:TEXT_LENGTH], b.cost_center or "", b.document])
+    target.write_bytes(out.getvalue().encode(ENCODING))
+    return seen

@@ -1,0 +1,243 @@
+"""The daily closes as booking files, DATEV or BMD, one per booking period
+(``pos-etl export --format datev|bmd``), and the closing of a period
+(``pos-etl close-period``).
+
+A closed period's file is given again as it was closed; the first open period's file
+carries the corrections of the closed ones (``pipeline.accounting.ledger``); every file an export
+writes is recorded in the lake with its hash and totals per location and account.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import duckdb
+
+from pipeline.accounting import ledger
+from pipeline.accounting.bmd import write_bmd
+from pipeline.accounting.bookings import (
+    Booking,
+    BookingError,
+    Period,
+    by_period,
+    check_accounts,
+    daily_close_bookings,
+    period_of,
+    suspense_warning,
+)
+from pipeline.accounting.datev import write_datev
+from pipeline.core.settings import Settings
+from pipeline.lake.open import make_lake
+from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
+from pipeline.warehouse.selection import (
+    Exported,
+    ExportError,
+    Selection,
+    check_warehouse,
+    remove_leftovers,
+    selection_query,
+)
+
+BOOKINGS = {"datev": "EXTF_Buchungsstapel_{}.csv", "bmd": "BMD_Buchungen_{}.csv"}
+"""The booking formats and the name of the file of one booking
+period (``2026-11``)."""
+
+
+def export_bookings(settings: Settings, sel: Selection, fmt: str, output: Path) -> Exported:
+    """The daily closes of the selection as booking files, one per booking period, into
+    the folder ``output`` (made if missing), into the zip ``output`` (``.zip``), or, for
+    a single period, into the file ``output`` (a name with another suffix)."""
+    if sel.model != "rpt_daily_close":
+        raise ExportError(f"{fmt} bookings are made of the daily closes: export "
+                          "rpt_daily_close")
+    target = Path(os.path.realpath(output)) if output.is_symlink() else output
+    as_zip = target.suffix.lower() == ".zip"
+    as_file = not as_zip and target.suffix != "" and not target.is_dir()
+    folder = target.parent if as_zip or as_file else target
+    folder.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(folder, target.name)
+    scratch = folder / f".{target.name}.{os.getpid()}.export"
+    scratch.mkdir()
+    try:
+        written, warnings, rows, exported = _write_bookings(settings, sel, fmt, scratch)
+        if as_file and len(written) > 1:
+            raise ExportError(
+                f"the selection spans {len(written)} booking periods "
+                f"({', '.join(p.name for p in written)}), one file each: write them to a "
+                f"folder (-o {target.with_suffix('')}/) or a zip (-o "
+                f"{target.with_suffix('.zip')})")
+        if as_zip:
+            with zipfile.ZipFile(scratch / target.name, "w", zipfile.ZIP_DEFLATED) as z:
+                for path in written.values():
+                    z.write(path, path.name)
+            os.replace(scratch / target.name, target)
+            files = [target]
+        elif as_file:
+            os.replace(next(iter(written.values())), target)
+            files = [target]
+        else:
+            files = []
+            for path in written.values():  # each file whole, replacing its old version
+                os.replace(path, folder / path.name)
+                files.append(folder / path.name)
+        ledger.record_export(make_lake(settings), fmt, exported)
+        return Exported(rows, warnings, files)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _write_bookings(settings: Settings, sel: Selection, fmt: str,
+                    scratch: Path) -> tuple[dict, list[str], int, list]:
+    """The booking files of each period, written in ``scratch``: {period: file}, the
+    warnings, the bookings, and what to record of each file (``ledger.ExportedFile``).
+    A closed period gives the file it was closed with (or, in the other format or for
+    part of it, its recorded bookings); the first open period carries the corrections
+    of the closed ones (``pipeline.accounting.ledger``)."""
+    year_start = settings.accounting.datev.fiscal_year_start
+    lake = make_lake(settings)
+    closed = ledger.closed_periods(lake)
+    first_open = ledger.open_period(closed, year_start)
+    bookings = _current_bookings(settings, sel, closed, first_open)
+    periods = by_period(bookings, year_start)
+    for c in closed.values():
+        if (sel.start or c.period.first) <= c.period.last and \
+                (sel.end or c.period.last) >= c.period.first:
+            periods[c.period] = []
+    if not any(periods.values()) and not any(p.name in closed for p in periods):
+        raise ExportError("no daily close in the selection: nothing to book")
+    written, booked, seen, rows = {}, {}, None, 0
+    for period in sorted(periods, key=lambda p: p.first):
+        path = scratch / BOOKINGS[fmt].format(period.name)
+        span = (max(period.first, sel.start or period.first),
+                min(period.last, sel.end or period.last))
+        items, now = periods[period], None
+        if period.name in closed:
+            c = closed[period.name]
+            recorded = ledger.closed_bookings(lake, c)
+            if c.format == fmt and span == (period.first, period.last) and not sel.location_ids:
+                path.write_bytes(c.content)  # as it was closed, byte for byte
+                written[period], booked[period] = path, recorded
+                rows += c.bookings
+                continue
+            items = [b for b in recorded if span[0] <= b.day <= span[1]
+                     and (not sel.location_ids or b.location_id in sel.location_ids)]
+            now = c.closed_at
+        done = _render(settings, fmt, items, period, span, path, now,
+                       locked=period.name in closed)
+        seen = done if seen is None else seen.merged(done)
+        written[period], booked[period] = path, items
+        rows += len(items)
+    warnings = [seen.warning({"datev": "DATEV", "bmd": "BMD"}[fmt])] if seen else []
+    suspense = suspense_warning([b for items in booked.values() for b in items],
+                                settings.accounting.chart_of_accounts.suspense_account)
+    warnings += [suspense] if suspense else []
+    if fmt == "datev" and settings.accounting.datev.has_placeholders:
+        warnings.append(PLACEHOLDERS + " before the files go to DATEV")
+    exported = [ledger.ExportedFile(period, path.name, path.read_bytes(), booked[period],
+                                    period.name in closed)
+                for period, path in written.items()]
+    return written, warnings, rows, exported
+
+
+def _current_bookings(settings: Settings, sel: Selection, closed: dict,
+                      first_open: Period | None) -> list[Booking]:
+    """The selection's bookings as the warehouse has them, and the corrections where the
+    selection holds the first open period's first day."""
+    locations = {loc.id: loc for loc in settings.locations}
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        try:
+            check_accounts(con, settings.accounting.chart_of_accounts,
+                           settings.accounting.pass_through)
+            ledger.check_current(con, closed)
+            bookings = daily_close_bookings(con, selection_query(con, sel), locations)
+            if first_open and (sel.start or first_open.first) <= first_open.first <= \
+                    (sel.end or first_open.first):
+                bookings += ledger.corrections(con, first_open, sel.location_ids, locations)
+        except BookingError as exc:
+            raise ExportError(str(exc)) from None
+        except duckdb.CatalogException as exc:
+            raise ExportError(f"the warehouse was built by an older pos-etl ({exc}): run "
+                              "`pos-etl build` first") from None
+    return bookings
+
+
+PLACEHOLDERS = ("[accounting.datev] consultant_number and client_number are the placeholders "
+                "1001 and 1, not your tax advisor's Berater and Mandant (DATEV rejects a batch "
+                "whose numbers are not the client's): set them")
+
+
+def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
+            span: tuple[date, date], path: Path, now: datetime | None = None,
+            incomplete: bool = False, locked: bool = False):
+    """One booking file; ``locked``: a closed period's, which DATEV is told to lock
+    (Festschreibung) unless [accounting.datev] lock_closed_periods is false."""
+    try:
+        if fmt == "datev":
+            datev = settings.accounting.datev
+            return write_datev(items, period, span, datev, path, now, incomplete,
+                               locked=locked and datev.lock_closed_periods,
+                               chart=settings.accounting.chart_of_accounts.datev_chart)
+        return write_bmd(items, settings.accounting.bmd, path)
+    except BookingError as exc:
+        raise ExportError(str(exc)) from None
+
+
+class IncompletePeriod(ExportError):
+    """A period with business dates missing is not closed (without ``allow_incomplete``)."""
+
+    def __init__(self, period: Period, missing: list[Gaps]):
+        self.missing = missing
+        days = sum(len(g.missing) for g in missing)
+        super().__init__(
+            f"period {period.name} is incomplete: {days} business date{'s' * (days > 1)} "
+            f"missing in the warehouse; " + "; ".join(g.line() for g in missing)
+            + ". Load them (pos-etl load --start ... --missing-only) and close again; a "
+            "date loaded after the close is booked as a correction in a later period. "
+            "--allow-incomplete closes it anyway.")
+
+
+def close_period(settings: Settings, day: date, fmt: str, today: date | None = None,
+                 allow_incomplete: bool = False) -> ledger.ClosedPeriod:
+    """Close the booking period ``day`` lies in: write its file in ``fmt`` (its daily
+    closes and, if earlier periods are closed, their corrections) and commit it with its
+    bookings to the lake (``pipeline.accounting.ledger``). A build then gives the warehouse the
+    closed period; an export of it gives this file.
+
+    Refused (``IncompletePeriod``) while a configured location lacks a business date of
+    the period in the warehouse (``pipeline.warehouse.coverage``), unless ``allow_incomplete``: then
+    the close's record and the file's description say so."""
+    check_warehouse(settings)
+    year_start = settings.accounting.datev.fiscal_year_start
+    period = period_of(day, year_start)
+    lake = make_lake(settings)
+    closed = ledger.closed_periods(lake)
+    try:
+        ledger.check_closable(period, closed, today or date.today())
+    except BookingError as exc:
+        raise ExportError(str(exc)) from None
+    missing = [g for g in gaps(settings, warehouse_days(settings.warehouse.warehouse_path),
+                               None, period.first, period.last) if g.missing]
+    if missing and not allow_incomplete:
+        raise IncompletePeriod(period, missing)
+    incomplete = "; ".join(g.line() for g in missing) or None
+    sel = Selection("rpt_daily_close", period.first, period.last, None)
+    bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))
+    if not bookings:  # closing a month before it is loaded would book all of it later
+        raise ExportError(f"period {period.name}: the warehouse has no daily close in it; "
+                          "load its days first")
+    if fmt == "datev" and settings.accounting.datev.has_placeholders:
+        raise ExportError(PLACEHOLDERS + " before a period is closed: its file stays as it "
+                          "is closed")
+    name = BOOKINGS[fmt].format(period.name)
+    closed_at = datetime.now(UTC)
+    with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
+        path = Path(tmp) / name
+        _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at,
+                incomplete is not None, locked=True)
+        content = path.read_bytes()
+    return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete)

@@ -1,0 +1,238 @@
+"""The daily closes as bookings, whatever the accounting software: DATEV and BMD files
+are both written from these.
+
+The bookings are the warehouse's ``rpt_daily_close_bookings``: every booking of a day
+goes through the clearing account (revenue per tax rate, gross after discounts, tips and
+each non-revenue payment group credited to their accounts; each payment type's payments
+debited to its ``fibuAccountNr``; a day's difference to the suspense account), so per
+day the clearing account nets to 0. Here they get the location's short code and cost
+centre.
+
+A booking period is a calendar month within one fiscal year: one file per period.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+
+import duckdb
+from anyascii import anyascii
+
+from pipeline.core.accounting_settings import ChartOfAccounts, PassThrough
+from pipeline.core.settings import LocationSettings
+
+ENCODING = "cp1252"
+"""DATEV and BMD read ANSI (Windows-1252) text."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+class BookingError(Exception):
+    """A value cannot be booked; the message names where it comes from."""
+
+
+@dataclass(frozen=True)
+class Booking:
+    """``amount`` debited to ``account`` and credited to ``counter`` (a negative amount
+    the other way round). A revenue booking carries its ``tax_rate`` (percent) and the
+    ``tax`` included in its amount. ``where`` names its origin for an error: location,
+    date and what is booked."""
+
+    amount: Decimal
+    account: str
+    counter: str
+    day: date
+    document: str
+    text: str
+    where: str
+    location_id: int
+    cost_center: str | None = None
+    tax_rate: Decimal | None = None
+    tax: Decimal | None = None
+    kind: str = ""
+    """revenue, tips, non_revenue, payment, difference; correction."""
+    original_date: date | None = None
+    """The business date a correction corrects (None: ``day``)."""
+
+
+@dataclass(frozen=True)
+class Period:
+    """A booking period: ``first`` to ``last`` (a calendar month, cut where a fiscal year
+    starts within it), in the fiscal year beginning ``year_start``."""
+
+    first: date
+    last: date
+    year_start: date
+
+    @property
+    def name(self) -> str:
+        """``2026-11`` for a whole month; the dates where a fiscal year cuts it."""
+        if self.first.day == 1 and (self.last + timedelta(days=1)).day == 1:
+            return f"{self.first:%Y-%m}"
+        return f"{self.first}_{self.last}"
+
+
+def fiscal_year_start(day: date, start: str) -> date:
+    """The first day of the fiscal year ``day`` lies in (``start``: MM-DD)."""
+    month, dom = (int(x) for x in start.split("-"))
+    begin = date(day.year, month, dom)
+    return begin if begin <= day else date(day.year - 1, month, dom)
+
+
+def period_of(day: date, year_start: str) -> Period:
+    """The booking period ``day`` belongs to."""
+    begin = fiscal_year_start(day, year_start)
+    first = max(day.replace(day=1), begin)
+    month_end = (day.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+    next_year = fiscal_year_start(month_end, year_start)
+    last = month_end if next_year == begin else next_year - timedelta(days=1)
+    return Period(first, last, begin)
+
+
+def suspense_warning(bookings: list[Booking], suspense: str) -> str | None:
+    """What went to the suspense account, for the accountant: how many bookings of how
+    much, per cause (a payment group without an account of its own, the days'
+    differences), and the setting or report that clears each; None if nothing did."""
+    causes: dict[str, list[Decimal]] = {}
+    for b in bookings:
+        if suspense not in (b.account, b.counter) or not b.amount:
+            continue
+        if b.kind == "non_revenue":
+            group = b.where.split("payment group ", 1)[-1]
+            cause = (f"payment group {group} has no account: add it to [accounting.accounts] "
+                     "non_revenue_accounts")
+        elif b.kind == "difference":
+            cause = ("days whose payments do not cover revenue, tips and non-revenue "
+                     "settlements (rpt_daily_close.difference_amount)")
+        else:
+            cause = f"{b.kind or 'other'} bookings"
+        causes.setdefault(cause, []).append(abs(b.amount))
+    if not causes:
+        return None
+    count = sum(len(v) for v in causes.values())
+    total = sum((sum(v, Decimal(0)) for v in causes.values()), Decimal(0))
+    detail = "; ".join(f"{len(v)} of {sum(v, Decimal(0)):,.2f} EUR: {cause}"
+                       for cause, v in sorted(causes.items()))
+    return (f"{count} booking(s) of {total:,.2f} EUR went to the suspense account {suspense} "
+            f"({detail})")
+
+
+def by_period(bookings: list[Booking], year_start: str) -> dict[Period, list[Booking]]:
+    """The bookings of each booking period, periods in order."""
+    out: dict[Period, list[Booking]] = {}
+    for b in sorted(bookings, key=lambda b: (b.day, b.location_id)):
+        out.setdefault(period_of(b.day, year_start), []).append(b)
+    return out
+
+
+def rate_key(rate: Decimal) -> str:
+    """A tax rate as the config names it (``20``, ``10``, ``5.5``)."""
+    return format(Decimal(rate).normalize(), "f")
+
+
+def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
+                   pass_through: list[PassThrough] = ()) -> None:
+    """Raise ``BookingError`` unless the warehouse was built with these accounts (its
+    macros answer as the config does, for every configured rate and every rate it has
+    revenue at): a changed account takes a build first."""
+    rates = {rate_key(Decimal(rate)): account
+             for rate, account in accounts.revenue_accounts.items()}
+    for (rate,) in con.execute("select distinct tax_rate_percent from rpt_vat_by_rate"
+                               " order by 1").fetchall():
+        rates.setdefault(rate_key(rate), None)
+    asked = [(f"revenue_account({rate})", account) for rate, account in rates.items()]
+    asked += [(f"non_revenue_account('{group.replace(chr(39), chr(39) * 2)}')", account)
+              for group, account in accounts.non_revenue_accounts.items()]
+    asked += [(f"booking_account('{role}')", getattr(accounts, f"{role}_account"))
+              for role in ("clearing", "tip", "suspense", "cash")]
+    asked += [(f"pass_through_account('{product}')", item.account)
+              for item in pass_through for product in item.products]
+    try:
+        built = con.execute("select " + ", ".join(sql for sql, _ in asked)).fetchone()
+    except duckdb.Error:
+        built = [None] * len(asked)
+    changed = [sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}"
+               for (sql, now), was in zip(asked, built, strict=True) if was != now]
+    if changed:
+        raise BookingError("the warehouse was built with other accounts than the config "
+                           f"names ([accounting.accounts]; {'; '.join(changed)}): run "
+                           "`pos-etl build` first")
+
+
+def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
+                         locations: Mapping[int, LocationSettings]) -> list[Booking]:
+    """The bookings (``rpt_daily_close_bookings``) of the daily closes that ``close_sql``
+    selects, with each location's short code in the text and its cost centre."""
+    rows = con.execute(f"""
+        select b.location_id, b.business_date, b.document_number, b.debit_account,
+               b.credit_account,
+               b.amount, b.tax_rate_percent, b.tax_amount, b.booking_kind, b.booking_text
+        from rpt_daily_close_bookings as b
+        semi join ({close_sql}) as c using (location_id, business_date)
+        order by b.location_id, b.business_date, b.booking_number""").fetchall()
+    out = []
+    for loc, day, doc, account, counter, amount, rate, tax, kind, text in rows:
+        place = locations.get(loc)
+        what = {"revenue": f"revenue at {text.removeprefix('Erlöse ')}", "tips": "tips",
+                "pass_through": f"{text} collected for others",
+                "non_revenue": f"payment group {text!r}", "payment": f"payment type {text!r}",
+                "difference": "the day's difference"}[kind]
+        if counter is None:
+            raise BookingError(
+                f"location {loc}, business date {day}: no revenue account for tax rate "
+                f"{rate_key(rate)} %; add it to [accounting.accounts] revenue_accounts")
+        out.append(Booking(
+            Decimal(amount), account, counter, day, doc,
+            f"{text} {place.short_code if place else loc}",
+            f"location {loc}, business date {day}, {what}", loc,
+            place.cost_center if place else None,
+            None if rate is None else Decimal(rate), None if tax is None else Decimal(tax),
+            kind))
+    return out
+
+
+@dataclass
+class Transliteration:
+    """Characters outside Windows-1252 written as their closest ASCII (``ł`` as ``l``)."""
+
+    characters: Counter = field(default_factory=Counter)
+    bookings: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.characters)
+
+    def merged(self, other: Transliteration) -> Transliteration:
+        return Transliteration(self.characters + other.characters,
+                               self.bookings + other.bookings)
+
+    def warning(self, medium: str) -> str:
+        shown = ", ".join(f"{c} -> {anyascii(c) or '?'}" for c in sorted(self.characters))
+        return (f"{sum(self.characters.values())} character(s) outside Windows-1252 in "
+                f"{self.bookings} booking text(s) were transliterated for {medium}: {shown}")
+
+
+def ansi_text(value: str, seen: Transliteration | None = None) -> str:
+    """Text for an accounting file: control characters (line breaks, NUL, tabs) as
+    spaces, characters outside Windows-1252 transliterated (and counted in ``seen``)."""
+    text = _CONTROL.sub(" ", value)
+    try:
+        text.encode(ENCODING)
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for char in text:
+        try:
+            char.encode(ENCODING)
+            out.append(char)
+        except UnicodeEncodeError:
+            out.append(anyascii(char) or "?")
+            if seen is not None:
+                seen.characters[char] += 1
+    if seen is not None:
+        seen.bookings += 1
+    return "".join(out)

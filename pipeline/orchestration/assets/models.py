@@ -1,0 +1,141 @@
+"""The SQL models of ``dbt_like_sql/`` as Dagster assets, with their data checks.
+
+One asset per model; its upstream assets are the lake areas and models its SQL reads.
+They are built together into a new warehouse file that is switched in atomically, so an
+analyst never sees some models new and others old. A check of severity error that fails
+keeps the previous warehouse and fails the step; one of severity warn is a warning: the
+check shows it, the run succeeds.
+"""
+
+import dagster as dg
+
+from pipeline.core.reporting import ModelBuilt, Reporter
+from pipeline.orchestration.schedules import AFTER_LOAD
+from pipeline.warehouse import (
+    LAKE_AREA_OF,
+    Model,
+    ModelError,
+    Warehouse,
+    discover_models,
+    model_dictionary,
+)
+from pipeline.warehouse.checks import CHECKS, WHERE_KEY
+from pipeline.warehouse.dictionary import Dictionary
+
+SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
+
+
+def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
+    deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
+                                                            for t in model.lake_deps})]
+    deps += [dg.AssetKey(["warehouse", d]) for d in sorted(model.model_deps)]
+    return dg.AssetSpec(
+        ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
+        description=" ".join(filter(None, [dictionary.model(model.name), model.grain]))
+        or f"SQL model {model.name}", kinds={"duckdb", "sql"},
+        metadata={"sql_file": f"{model.stage}/{model.path.name}",
+                  "materialized": model.materialized, "schema": model.schema},
+        owners=[model.owner] if model.owner else [],
+        automation_condition=AFTER_LOAD,
+    )
+
+
+class BuildConfig(dg.Config):
+    """Run configuration of the warehouse build."""
+
+    full: bool = False
+    """Compute every partition of the partitioned models again, not only what changed."""
+    forget_missing: bool = False
+    """Revenue partitions the lake no longer holds are dropped from the warehouse (on
+    purpose); without it, such a loss fails the build and the warehouse stays."""
+
+
+def _report_metadata(path) -> dict[str, dict]:
+    """What the Dagster UI shows beside a model: the last daily closes as a table."""
+    import duckdb
+
+    from pipeline.outputs.report import markdown_close
+
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {"rpt_daily_close": {"last_daily_closes": dg.MetadataValue.md(
+            markdown_close(con))}}
+
+
+def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
+    """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
+    models = models or discover_models()
+    dictionary = model_dictionary(models)
+
+    @dg.multi_asset(
+        specs=[_spec(model, dictionary) for model in models.values()],
+        check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
+                                       description=c.description, blocking=c.blocking)
+                     for c in CHECKS],
+        name="warehouse_models",
+        # One model can be materialized alone: the build is one atomic file, so the whole
+        # warehouse is built (what changed), and the selected models are reported.
+        can_subset=True,
+        pool="warehouse",
+        description="Build the SQL models (partitioned ones where their partitions changed) "
+                    "into a new DuckDB file and switch it in atomically.",
+    )
+    def warehouse_models(context: dg.AssetExecutionContext, config: BuildConfig,
+                         warehouse: dg.ResourceParam[Warehouse],
+                         reporter: dg.ResourceParam[Reporter]):
+        """Build every SQL model into a new DuckDB file and switch it in atomically."""
+        def built(model: ModelBuilt) -> None:  # dbt's line per model, in the run's log too
+            context.log.info(str(model))
+            reporter.model(model)
+
+        try:
+            result = warehouse.build(models, full=config.full,
+                                     forget_missing=config.forget_missing, progress=built)
+        except ModelError as exc:  # the old warehouse stays in place
+            raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
+                                         f"kept): {exc}") from None
+        selected = context.selected_asset_keys
+        extra = _report_metadata(result.path) \
+            if dg.AssetKey(["warehouse", "rpt_daily_close"]) in selected else {}
+        for name in result.order:
+            if dg.AssetKey(["warehouse", name]) not in selected:
+                continue
+            yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
+                **extra.get(name, {}),
+                **({"dagster/row_count": result.row_counts[name]}
+                   if name in result.row_counts else {}),
+                "warehouse": dg.MetadataValue.path(str(result.path)),
+                "table": models[name].qualified,
+                "materialized": models[name].materialized,
+                **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
+                   if models[name].area in result.rebuilt_partitions else {}),
+            })
+        checked = context.selected_asset_check_keys
+        for outcome in result.checks:
+            key = dg.AssetCheckKey(dg.AssetKey(["warehouse", outcome.check.model]),
+                                   outcome.check.name)
+            if key not in checked:
+                continue
+            yield dg.AssetCheckResult(
+                check_name=outcome.check.name,
+                asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
+                passed=outcome.passed,
+                severity=SEVERITY[outcome.severity],
+                metadata={"failing_rows": outcome.failing_rows,
+                          "sample": dg.MetadataValue.text(repr(outcome.sample[:3])),
+                          WHERE_KEY: dg.MetadataValue.json(
+                              [w.as_json() for w in outcome.where])},
+            )
+        # A failed check of severity warn is a warning (the run succeeds); errors block
+        # the publish already (``BlockedBuild``).
+        failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks
+                  if o.severity == "error"]
+        problems = []
+        if result.corrupt:
+            problems.append(f"{len(result.corrupt)} lake partition(s) left out, their "
+                            f"previous figures kept: " + "; ".join(map(str, result.corrupt)))
+        if failed:
+            problems.append("failed checks: " + "; ".join(failed))
+        if problems:
+            raise dg.Failure(description="the warehouse was rebuilt; " + "; ".join(problems))
+
+    return warehouse_models

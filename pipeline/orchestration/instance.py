@@ -1,0 +1,107 @@
+"""The Dagster instance that the CLI and ``make dev`` share.
+
+``$DAGSTER_HOME`` if set, else ``<data_dir>/dagster_home``. A home without a
+``dagster.yaml`` gets the project's (``pipeline/orchestration/dagster.yaml``: telemetry off, the
+concurrency pools, run monitoring, no capture of raw output); once you change it, it is
+yours, never rewritten (one that is an earlier version of the project's, unchanged, is
+brought to the current one). Storage is
+what that file says: Dagster's own SQLite by default, PostgreSQL in production
+(``docs/production.md``). One that pos-etl wrote and kept rewriting before (its first
+line the marker ``# managed by pos-etl``, naming a storage class of ours that is gone) is
+replaced by the project's once; the SQLite files it kept are Dagster's own and stay.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import importlib.resources
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import sqlalchemy.exc
+
+from pipeline.core.settings import Settings
+
+OLD_MARKER = "# managed by pos-etl"
+"""The first line of a ``dagster.yaml`` that pos-etl wrote and kept rewriting before."""
+
+EARLIER_VERSIONS = frozenset({
+    "1129d1dc3c3d6ebba10554ce31f0c4e3f519dc1ac7159ec7e5dc585077674fca",
+    "2af5d5993e30885d1ab2199bd983552630943638420420a4b065a0b375f70480",
+    "93cd0da682976b5f4c0647d81067df08c50e0dc8ec3337713645e68eb6293f09",
+    "b530e2f1ae3542d6a094227903638a86084efe68f04852a4a938e00ee2f0ff7c",
+    "bb05ddbe41e4e446d402dfec7f2eff39846ed838e8e834035a59f94b02bc70d7",
+    "e8ea8eb009b98460bb19fe368fad8024bab45b08f6f5ae79b65d4343849e8ded",
+})
+"""The SHA-256 of every ``pipeline/orchestration/dagster.yaml`` shipped before (``git log``): a home
+holding one of them unchanged gets the current one."""
+
+
+def dagster_home(settings: Settings) -> Path:
+    """Where the instance lives: ``$DAGSTER_HOME``, else ``<data_dir>/dagster_home``."""
+    home = os.environ.get("DAGSTER_HOME")
+    return Path(home) if home else settings.warehouse.data_dir / "dagster_home"
+
+
+def prepare_home(home: Path) -> Path:
+    """Create the home, and give it the project's ``dagster.yaml`` if it has none (or an
+    old one pos-etl managed, or an earlier version of the project's, unchanged); returns
+    its absolute path."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    current = config.read_text(encoding="utf-8") if config.exists() else None
+    if current is None or current.startswith(OLD_MARKER) or \
+            hashlib.sha256(current.encode()).hexdigest() in EARLIER_VERSIONS:
+        temp = config.with_suffix(".yaml.tmp")
+        temp.write_text(importlib.resources.files("pipeline.orchestration").joinpath("dagster.yaml")
+                        .read_text(encoding="utf-8"), encoding="utf-8")
+        temp.replace(config)
+    return home.resolve()
+
+
+def open_instance(settings: Settings) -> dg.DagsterInstance:
+    """The instance of ``dagster_home(settings)``, prepared (use it as a context manager)."""
+    return dg.DagsterInstance.from_config(str(prepare_home(dagster_home(settings))))
+
+
+FULL_BELOW = 1 << 20
+"""Free bytes under which a failed write of Dagster's storage is taken for a full disk."""
+
+
+@contextmanager
+def storage_errors(settings: Settings) -> Iterator[None]:
+    """Dagster's storage failing under a command (a full disk, a database that went away)
+    raised as one ``OSError`` naming the home and what happened, instead of SQLAlchemy's
+    traceback. The run it was writing stays ``started``; the next command whose storage
+    works fails it (``pipeline.orchestration.runs``)."""
+    try:
+        yield
+    except sqlalchemy.exc.DBAPIError as exc:
+        raise storage_failure(dagster_home(settings), exc) from None
+
+
+def storage_failure(home: Path, exc: sqlalchemy.exc.DBAPIError) -> OSError:
+    reason = (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+    try:
+        free = shutil.disk_usage(home).free
+    except OSError:
+        free = None
+    after = ("; once there is room, the next pos-etl command marks the run it stopped "
+             "failed")
+    if free is not None and free < FULL_BELOW:
+        return OSError(errno.ENOSPC, f"no space left on device ({free:,} bytes free; "
+                                     f"Dagster's storage: {reason}){after}", str(home))
+    return OSError(errno.EIO, f"Dagster's storage failed: {reason}{after}", str(home))
+
+
+if __name__ == "__main__":  # `make dev`: prepare the home the UI will use, print it
+    from pipeline.core.configs import load_settings
+
+    print(prepare_home(dagster_home(load_settings())))
+    sys.exit(0)

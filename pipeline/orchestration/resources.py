@@ -1,0 +1,158 @@
+"""Dagster resources, split by what they touch: the POS, the lake, the warehouse (and the
+reporter of a run started from the command line); and the one choice between the real POS
+and the built-in sandbox.
+
+All are made from the settings read once at wiring time (``definitions.py``). Only
+``pos`` opens anything: the POS's connections (or the sandbox, where no ``base_url`` is
+configured), once per run and only in runs whose steps call the POS, so a warehouse build
+never starts a sandbox nor needs a key. The real POS's keys are ``EnvVar`` config: Dagster
+reads them when such a run starts; the run's config shows the variables' names only.
+"""
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Self
+
+import dagster as dg
+from pydantic import Field, PrivateAttr
+
+from pipeline.core.reporting import Reporter
+from pipeline.core.settings import Settings
+from pipeline.lake.open import make_lake
+from pipeline.pos_api.source import PosSource
+from pipeline.warehouse import Warehouse, config_macros, config_tables
+
+
+class PosResource(dg.ConfigurableResource):
+    """The POS a run reads; its steps use ``source``, open while the run's steps that call
+    the POS run. ``HttpPos`` is the real POS, ``SandboxPos`` the built-in sandbox."""
+
+    settings: dg.ResourceDependency[Settings]
+    _source: PosSource | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> PosSource:
+        if self._source is None:
+            raise RuntimeError("the POS is open only in a run (or within opened())")
+        return self._source
+
+    @contextmanager
+    def serving(self, source: PosSource) -> Iterator[Self]:
+        """Yields this resource holding ``source``, then closes it."""
+        with source:
+            self._source = source
+            try:
+                yield self
+            finally:
+                self._source = None
+
+
+class PosKey(dg.Config):
+    """One location's API key: an ``EnvVar`` in the wiring, so its value is read where the
+    run runs and never stored in the run's config."""
+
+    location_id: int
+    api_key: str = Field(repr=False)
+
+
+class HttpPos(PosResource):
+    """The real POS over HTTP at ``base_url`` (and the voucher ledger at ``voucher_url``)."""
+
+    base_url: str
+    api_keys: list[PosKey]
+    voucher_url: str | None = None
+    voucher_api_key: str | None = Field(None, repr=False)
+    """The ledger's key; None means the first location's."""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
+        keys = {k.location_id: k.api_key for k in self.api_keys}
+        with self.serving(PosSource(self.settings, self.base_url, keys,
+                                    voucher_url=self.voucher_url,
+                                    voucher_key=self.voucher_api_key)) as pos:
+            yield pos
+
+
+class SandboxPos(PosResource):
+    """The built-in sandbox (``pos_sandbox``), served in-process on a free port for each run
+    that calls the POS, with its own keys (its voucher ledger too)."""
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
+        with sandbox_source(self.settings) as source, self.serving(source) as pos:
+            yield pos
+
+
+@contextmanager
+def sandbox_source(settings: Settings) -> Iterator[PosSource]:
+    """A source on a sandbox served for as long as it is open, with each configured
+    location's sandbox key."""
+    from pos_sandbox import world
+    from pos_sandbox.server import running_sandbox
+
+    keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
+    with running_sandbox() as url, PosSource(settings, url, keys, voucher_url=url,
+                                             key_hints=False) as source:
+        yield source
+
+
+def pos_resource(settings: Settings, location_ids: list[int] | None = None,
+                 vouchers: bool = True) -> PosResource:
+    """The configured POS, or the built-in sandbox where ``[source] base_url`` is unset.
+
+    For the real POS, the keys of ``location_ids`` (default: every location) and, with
+    ``vouchers`` and a ``voucher_url``, the ledger's, each from its variable."""
+    if settings.uses_sandbox:
+        return SandboxPos(settings=settings)
+    wanted = [loc for loc in settings.locations
+              if location_ids is None or loc.id in location_ids]
+    ledger = settings.source.voucher_url if vouchers else None
+    ledger_env = settings.source.voucher_api_key_env or settings.locations[0].api_key_env
+    return HttpPos(
+        settings=settings, base_url=settings.source.base_url,
+        api_keys=[PosKey(location_id=loc.id, api_key=dg.EnvVar(loc.api_key_env))
+                  for loc in wanted],
+        voucher_url=ledger,
+        voucher_api_key=dg.EnvVar(ledger_env) if ledger else None,
+    )
+
+
+@contextmanager
+def opened(pos: PosResource) -> Iterator[PosSource]:
+    """``pos`` open outside a run (``pos-etl order``, tests), as a run's steps get it."""
+    with dg.build_resources({"pos": pos}) as resources:
+        yield resources.pos.source
+
+
+
+
+def known_keys(settings: Settings) -> list[str]:
+    """The keys this process holds, read when called (a build, not the wiring): every
+    configured key variable that is set, the ledger's, and the sandbox's own keys. Only
+    for redaction: a build that finds none redacts nothing and needs none."""
+    names = [loc.api_key_env for loc in settings.locations]
+    if settings.source.voucher_api_key_env:
+        names.append(settings.source.voucher_api_key_env)
+    keys = [os.environ[name] for name in names if os.environ.get(name)]
+    if settings.uses_sandbox:
+        from pos_sandbox import world
+        keys += [world.api_key(loc.id) for loc in settings.locations]
+    return keys
+
+
+def build_resources(settings: Settings, reporter: Reporter | None = None,
+                    pos: PosResource | None = None) -> dict[str, object]:
+    """The resources of a code location: ``pos`` (by default the configured POS, every
+    location's key), ``lake``, ``warehouse``, and the ``reporter`` its runs tell how they
+    go (by default one that says nothing)."""
+    lake = make_lake(settings)
+    return {"pos": pos or pos_resource(settings), "lake": lake,
+            "reporter": reporter or Reporter(),
+            "warehouse": Warehouse(settings.warehouse.warehouse_path, lake,
+                                   settings.warehouse.memory_limit,
+                                   config_macros(settings.accounting,
+                                                 settings.locations[0].timezone),
+                                   settings.warehouse.storage_version,
+                                   secrets=lambda: known_keys(settings),
+                                   tables=config_tables(settings))}

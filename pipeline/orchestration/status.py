@@ -1,0 +1,220 @@
+"""``pos-etl status``: is everything fine? One screen, and an exit code for a monitor.
+
+Per location the newest business date in the lake, its lag and whether the lake and the
+daily close are fresh (``pipeline.warehouse.freshness``); the holes in its history before that
+date (``pipeline.warehouse.coverage``); the last load's and build's runs with
+their failed and warned checks (from the Dagster instance); the source drift found in
+the last days (from the warehouse). Needs attention, and exits 1: a stale location, a
+failed last run, a failed check of severity error (and, with ``--warn-error``, a warning),
+a hole in a location's history.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+
+from pipeline.core.settings import Settings
+from pipeline.lake.store import LakeStore
+from pipeline.orchestration.runs import IN_PROGRESS, is_dead
+from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.warehouse.checks import FailedCheck
+from pipeline.warehouse.coverage import Gaps, history, lake_days
+from pipeline.warehouse.freshness import LocationFreshness, freshness
+
+DRIFT_DAYS = 7
+"""Drift found in these last days is listed."""
+
+
+@dataclass(frozen=True)
+class RunState:
+    job: str
+    run_id: str
+    status: str
+    """Dagster's run status (``SUCCESS``, ``FAILURE``, ``STARTED``, ...)."""
+    ended: datetime | None
+    failed_checks: tuple[FailedCheck, ...] = ()
+    dead: bool = False
+    """``STARTED`` (or starting) but its process is gone: killed or crashed."""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("FAILURE", "CANCELED") or self.dead
+
+
+@dataclass
+class Status:
+    locations: list[LocationFreshness]
+    runs: list[RunState]
+    drift: list[tuple[int, str, str]] = field(default_factory=list)
+    """(location, business date, detected at) of the drift found lately."""
+    unconfigured: list[int] = field(default_factory=list)
+    """Locations the warehouse holds that the config no longer names (a note)."""
+    corrections: list[tuple[str, int, int, str]] = field(default_factory=list)
+    """(closed period, dates changed, correction bookings, the date they are booked on)
+    pending in the first open period (``rpt_period_corrections``)."""
+    history: list[Gaps] = field(default_factory=list)
+    """Per location, its expected dates up to its newest loaded one and the holes among
+    them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
+
+    def attention(self, warn_error: bool = False) -> list[str]:
+        """What needs attention, one line each (empty: everything is fine)."""
+        lines = [f"location {s.location_id} {s.short_code}: lake has "
+                 f"{s.lake_newest or 'nothing'}, {s.due} was due" for s in self.locations
+                 if not s.lake_fresh]
+        lines += [f"location {s.location_id} {s.short_code}: rpt_daily_close has "
+                  f"{s.close_newest or 'nothing'}, {s.due} was due" for s in self.locations
+                  if s.lake_fresh and not s.close_fresh]
+        lines += [f"{held.line()} (not in the lake; pos-etl load --start "
+                  f"{held.missing[0]} --end {held.missing[-1]} --missing-only)"
+                  for held in self.history if held.missing]
+        for run in self.runs:
+            if run.dead:
+                lines.append(f"{run.job}: its last run {run.run_id} is still marked "
+                             f"{run.status.lower()}, but its process is gone (killed or "
+                             "crashed); the next pos-etl load or build marks it failed")
+            elif run.failed:
+                lines.append(f"{run.job}: its last run {run.run_id} {run.status.lower()}")
+            lines += [f"{run.job}: check {c.name} failed" for c in run.failed_checks
+                      if c.severity == "error" or warn_error]
+        return lines
+
+    def as_json(self, warn_error: bool = False) -> dict:
+        return {"ok": not self.attention(warn_error), "attention": self.attention(warn_error),
+                "locations": [s.as_json() for s in self.locations],
+                "runs": [{"job": r.job, "run_id": r.run_id, "status": r.status,
+                          "ended": r.ended.isoformat() if r.ended else None,
+                          "process_gone": r.dead,
+                          "failed_checks": [{"name": c.name, "severity": c.severity,
+                                             "where": [w.as_json() for w in c.where]}
+                                            for c in r.failed_checks]} for r in self.runs],
+                "drift": [{"location_id": loc, "business_date": day, "detected_at": at}
+                          for loc, day, at in self.drift],
+                "unconfigured_locations": self.unconfigured,
+                "history": [held.as_json() for held in self.history],
+                "corrections_pending": [
+                    {"closed_period": period, "dates": dates, "bookings": bookings,
+                     "booking_date": booked} for period, dates, bookings, booked
+                    in self.corrections]}
+
+    def lines(self, warn_error: bool = False) -> list[str]:
+        """The screen, as plain lines."""
+        out = ["location  newest loaded  lag  lake   daily close"]
+        for s in self.locations:
+            lag = "-" if s.lag_days is None else f"{s.lag_days}d"
+            out.append(f"{s.location_id:<9} {str(s.lake_newest or 'none'):<14} {lag:>4} "
+                       f"{'fresh' if s.lake_fresh else 'STALE':<6} "
+                       f"{'fresh' if s.close_fresh else 'STALE'} "
+                       f"({s.close_newest or 'none'})")
+        for held in self.history:
+            if held.expected and not held.missing:
+                out.append(f"location {held.location_id} {held.short_code}: every business "
+                           f"date from {held.first} to {held.last} loaded ({held.expected})")
+        for run in self.runs:
+            ended = f", ended {run.ended:%Y-%m-%d %H:%M} UTC" if run.ended else ""
+            out.append(f"{run.job}: {run.status.lower()}{ended} (run {run.run_id})")
+            for check in run.failed_checks:
+                out += check.lines()
+        if self.drift:
+            out.append(f"source drift found in the last {DRIFT_DAYS} days: " + ", ".join(
+                f"{loc} {day}" for loc, day, _ in self.drift[:10])
+                + (f" and {len(self.drift) - 10} more" if len(self.drift) > 10 else ""))
+        for period, dates, bookings, booked in self.corrections:
+            out.append(f"note: {bookings:,} correction bookings pending for {dates} "
+                       f"date{'s' * (dates > 1)} of the closed period {period}, booked on "
+                       f"{booked} (rpt_period_corrections; the next period's file carries "
+                       f"them)")
+        if self.unconfigured:
+            out.append("note: in the warehouse, not configured: "
+                       + ", ".join(map(str, self.unconfigured))
+                       + " (their history stays; see docs/operations.md)")
+        attention = self.attention(warn_error)
+        out += [f"  ATTENTION {line}" for line in attention]
+        out.append("status: OK" if not attention else (
+            "status: 1 thing needs attention" if len(attention) == 1 else
+            f"status: {len(attention)} things need attention"))
+        return out
+
+
+def _last_run(instance: dg.DagsterInstance, job: str) -> RunState | None:
+    records = instance.get_run_records(dg.RunsFilter(job_name=job), limit=1)
+    if not records:
+        return None
+    record = records[0]
+    run = record.dagster_run
+    return RunState(job, run.run_id, run.status.value,
+                    record.end_time and datetime.fromtimestamp(record.end_time, UTC),
+                    run_checks(instance, run.run_id),
+                    dead=run.status in IN_PROGRESS and is_dead(run.tags))
+
+
+def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[FailedCheck, ...]:
+    """The checks that failed in a run, as its events recorded them."""
+    return tuple(FailedCheck.from_evaluation(evaluation) for evaluation in (
+        event.event_log_entry.dagster_event.event_specific_data
+        for event in instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records)
+        if not evaluation.passed)
+
+
+def _drift(warehouse_path: Path, now: datetime) -> list[tuple[int, str, str]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            rows = con.execute(
+                "select location_id, business_date, detected_at from rpt_source_drift "
+                "where detected_at >= ? order by detected_at desc, location_id",
+                [now - timedelta(days=DRIFT_DAYS)]).fetchall()
+        except duckdb.CatalogException:
+            return []
+    return [(loc, day.isoformat(), str(at)) for loc, day, at in rows]
+
+
+def _corrections(warehouse_path: Path) -> list[tuple[str, int, int, str]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            rows = con.execute(
+                "select closed_period, count(distinct (location_id, original_date)), "
+                "count(*), min(booking_date) from rpt_period_corrections "
+                "group by all order by 1").fetchall()
+        except duckdb.CatalogException:
+            return []
+    return [(period, dates, bookings, str(booked)) for period, dates, bookings, booked
+            in rows]
+
+
+def _unconfigured(settings: Settings) -> list[int]:
+    path = settings.warehouse.warehouse_path
+    if not path.exists():
+        return []
+    configured = {loc.id for loc in settings.locations}
+    with duckdb.connect(str(path), read_only=True) as con:
+        try:
+            held = [r[0] for r in con.execute(
+                "select distinct location_id from rpt_daily_close order by 1").fetchall()]
+        except duckdb.CatalogException:
+            return []
+    return [loc for loc in held if loc not in configured]
+
+
+def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstance,
+                now: datetime) -> Status:
+    """The status at ``now`` (an aware datetime)."""
+    runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
+    loaded = lake_days(lake)
+    return Status(freshness(settings, lake, now, loaded), runs,
+                  _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
+                  _corrections(settings.warehouse.warehouse_path),
+                  history(settings, loaded, now))
+
+
+def print_json(status: Status, warn_error: bool) -> str:
+    return json.dumps(status.as_json(warn_error), indent=2)

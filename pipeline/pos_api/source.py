@@ -1,0 +1,104 @@
+"""An open POS: one client per location, one request budget, one circuit, for one run.
+
+What a run's steps call. The ``pos`` resource (``pipeline.orchestration.resources``)
+opens one for the real POS over HTTP (``HttpPos``) or for the in-process sandbox
+(``SandboxPos``); both hand it the keys, so nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+import httpx
+
+from pipeline.core.outcomes import ConfigError
+from pipeline.core.settings import Settings
+from pipeline.core.untrusted import Redactor
+from pipeline.pos_api.client import PosClient
+from pipeline.pos_api.http import Circuit, make_http_client
+
+
+class PosSource:
+    """Clients of the POS at ``base_url`` for the configured locations whose keys it holds.
+
+    ``keys``: location id to API key; ``voucher_url``/``voucher_key``: the voucher ledger
+    (none where ``voucher_url`` is None; the first location's key where ``voucher_key`` is
+    None); ``key_hints``: whether an error about a refused key names the location's key
+    variable (not for the sandbox, whose keys are its own). Use it as a context manager:
+    leaving it closes its connections.
+    """
+
+    def __init__(self, settings: Settings, base_url: str, keys: Mapping[int, str], *,
+                 voucher_url: str | None = None, voucher_key: str | None = None,
+                 key_hints: bool = True, transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] | None = None):
+        self.settings = settings
+        self.base_url = base_url
+        self.voucher_url = voucher_url
+        self.transport = transport
+        self.sleep = sleep
+        self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
+        self.circuit = Circuit()
+        """Shared by every client of this source: a dead host or a refused key is tried once."""
+        self._keys = dict(keys)
+        self._voucher_key = voucher_key
+        self._key_hints = key_hints
+        self._http: dict[int, httpx.Client] = {}
+        self._lock = threading.Lock()
+        self._redactor: Redactor | None = None
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error, which may quote a POS answer) without any key of this
+        source, in any case or in part, nor URL credentials."""
+        if self._redactor is None:
+            self._redactor = Redactor([*self._keys.values(), self._voucher_key or ""])
+        return self._redactor(text)
+
+    def __enter__(self) -> PosSource:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            for http in self._http.values():
+                http.close()
+            self._http.clear()
+
+    def client(self, location_id: int) -> PosClient:
+        """A client bound to one location's key, with its own stats.
+
+        Clients of one location share one ``httpx.Client`` (connection pool, TLS context)
+        for as long as the source is open.
+        """
+        loc = self.settings.location(location_id)
+        with self._lock:
+            http = self._http.get(loc.id)
+            if http is None:
+                http = make_http_client(self.base_url, self.settings.source, self.transport)
+                self._http[loc.id] = http
+        return self._client(self.base_url, self._key(loc.id), loc.id, loc.api_key_env, http)
+
+    def voucher_client(self) -> PosClient | None:
+        """A client of the voucher ledger, or None where no ``voucher_url`` is configured."""
+        if self.voucher_url is None:
+            return None
+        first = self.settings.locations[0]
+        key = self._voucher_key or self._key(first.id)
+        return self._client(self.voucher_url, key, first.id,
+                            self.settings.source.voucher_api_key_env or first.api_key_env)
+
+    def _key(self, location_id: int) -> str:
+        try:
+            return self._keys[location_id]
+        except KeyError:
+            raise ConfigError(f"location {location_id}: this run was not given its API key "
+                              "(it loads other locations)") from None
+
+    def _client(self, base_url: str, api_key: str, location_id: int, key_env: str,
+                http: httpx.Client | None = None) -> PosClient:
+        extra = {"sleep": self.sleep} if self.sleep else {}
+        return PosClient(
+            base_url=base_url, api_key=api_key, location_id=location_id,
+            source=self.settings.source, transport=self.transport,
+            request_slots=self.request_slots, http=http, circuit=self.circuit,
+            key_hint=key_env if self._key_hints else None, **extra)

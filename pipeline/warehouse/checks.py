@@ -1,0 +1,252 @@
+"""Data tests of the warehouse: each is a query that returns the rows breaking a rule.
+
+They are written beside the models, in the ``data_tests`` of each model's entry of its
+folder's ``schema.yml``, in dbt's shape: ``unique``, ``not_null``, ``relationships``,
+``accepted_values`` (on a column, or on ``column_names``/``columns`` of the model),
+``unique_combination_of_columns`` and ``expression_is_true`` (as in dbt_utils, with
+``config: {where: ...}``), and ``sql`` (a named query returning the failing rows: dbt's
+singular test, kept in the model's contract). Each has ``config: {severity: error|warn}``
+(dbt's default: error). They run on the freshly built file before it is switched in, and
+surface in Dagster as asset checks of the model they guard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+import duckdb
+
+from pipeline.core.project import MODELS_DIR, STAGES
+from pipeline.warehouse.dictionary import Dictionary, load_dictionary
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """A rule: ``sql`` returns the rows that break it. A check that reads partitioned
+    models only runs on the partitions a build computed, so it returns their keys."""
+
+    name: str
+    model: str
+    description: str
+    sql: str
+    blocking: bool = False
+    """Severity error: a failure means the models are wrong (not the source), so the build
+    is not published, the previous warehouse stays, and nothing downstream sees the wrong
+    figures. Severity warn: reported (a warning: the run succeeds, the command exits 0
+    unless ``--warn-error``)."""
+
+    @property
+    def severity(self) -> str:
+        return "error" if self.blocking else "warn"
+
+
+SEVERITIES = ("error", "warn")
+
+
+class ContractError(ValueError):
+    """A data test of a ``schema.yml`` is malformed; the message names model and test."""
+
+
+def _unique(model: str, columns: list[str]) -> tuple[str, str, str]:
+    cols = ", ".join(columns)
+    return (f"unique_{'_'.join(columns)}", f"({cols}) is unique in {model}",
+            f"select {cols}, count(*) as n from {model} group by {cols} having count(*) > 1")
+
+
+def _not_null(model: str, columns: list[str]) -> tuple[str, str, str]:
+    cond = " or ".join(f"{c} is null" for c in columns)
+    return (f"not_null_{'_'.join(columns)}", f"{', '.join(columns)} are never null in {model}",
+            f"select * from {model} where {cond}")
+
+
+def _relationships(model: str, to: str, keys: list[tuple[str, str]]) -> tuple[str, str, str]:
+    """``keys``: (column of ``model``, column of ``to``)."""
+    join = " and ".join(f"c.{mine} = p.{theirs}" for mine, theirs in keys)
+    return (f"relationship_to_{to}", f"every row of {model} has its {to} row",
+            f"select c.* from {model} c left join {to} p on {join} "
+            f"where p.{keys[-1][1]} is null and c.{keys[-1][0]} is not null")
+
+
+def _accepted_values(model: str, column: str, values: list) -> tuple[str, str, str]:
+    listed = ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
+    return (f"accepted_values_{column}", f"{column} of {model} is one of {listed}",
+            f"select * from {model} where {column} not in ({listed})")
+
+
+def _expression(model: str, expression: str, where: str | None) -> tuple[str, str, str]:
+    scope = f" and ({where})" if where else ""
+    return ("expression_is_true", f"{expression} holds on every row of {model}",
+            f"select * from {model} where not ({expression}){scope}")
+
+
+def _test(model: str, entry, column: str | None) -> DataCheck:
+    """One ``data_tests`` entry (dbt's shape: ``unique``, or ``{kind: {arguments}}``)."""
+    kind, args = (entry, {}) if isinstance(entry, str) else next(iter(entry.items()))
+    args = dict(args or {})
+    args |= args.pop("arguments", None) or {}  # dbt 1.10's nesting of the arguments
+    columns = [column] if column else None
+    if kind == "unique_combination_of_columns":
+        name, description, sql = _unique(model, list(args["combination_of_columns"]))
+    elif kind == "unique":
+        name, description, sql = _unique(model, columns or list(args["column_names"]))
+    elif kind == "not_null":
+        name, description, sql = _not_null(model, columns or list(args["column_names"]))
+    elif kind == "relationships":
+        to = str(args["to"]).removeprefix("ref('").removesuffix("')")
+        keys = [(column, args["field"])] if column else [(c, c) for c in args["columns"]]
+        name, description, sql = _relationships(model, to, keys)
+    elif kind == "accepted_values":
+        name, description, sql = _accepted_values(model, column or args["column_name"],
+                                                  list(args["values"]))
+    elif kind == "expression_is_true":
+        config = args.get("config") or {}
+        name, description, sql = _expression(model, args["expression"], config.get("where"))
+    elif kind == "sql":
+        name, description, sql = args["name"], "", args["query"]
+    else:
+        raise ContractError(f"model {model}: unknown data test {kind!r} (known: unique, "
+                            f"not_null, relationships, accepted_values, "
+                            f"unique_combination_of_columns, expression_is_true, sql)")
+    severity = str((args.get("config") or {}).get("severity", "error")).lower()
+    if severity not in SEVERITIES:
+        raise ContractError(f"model {model}: test {args.get('name', name)}: severity must "
+                            f"be error or warn, not {severity!r}")
+    return DataCheck(str(args.get("name", name)), model,
+                     " ".join(str(args.get("description", description)).split()),
+                     str(sql).strip(), blocking=severity == "error")
+
+
+def checks_of(dictionary: Dictionary) -> tuple[DataCheck, ...]:
+    """The data tests of every model's ``schema.yml`` entry (model-level, then each
+    column's), as checks. Severity ``error`` (dbt's default): the build is not published
+    when one fails; ``warn``: reported."""
+    checks = []
+    for model, doc in dictionary.models.items():
+        try:
+            checks += [_test(model, entry, None) for entry in doc.tests]
+            checks += [_test(model, entry, column)
+                       for column, tests in doc.column_tests.items() for entry in tests]
+        except (KeyError, TypeError, AttributeError, StopIteration) as exc:
+            raise ContractError(f"model {model}: a data test lacks {exc} or is not "
+                                f"written as dbt writes it") from None
+    names = [(c.model, c.name) for c in checks]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ContractError(f"data tests named twice (give each a name): {twice}")
+    return tuple(checks)
+
+
+CHECKS: tuple[DataCheck, ...] = checks_of(load_dictionary(MODELS_DIR, STAGES))
+"""The data tests of the models shipped in ``dbt_like_sql``."""
+
+
+WHERE_LISTED = 50
+"""Partitions a failed check names at most (its failing rows are all counted)."""
+
+
+@dataclass(frozen=True)
+class Where:
+    """A location's business date with rows that break a check (either may be unknown: a
+    check of a dimension has no date)."""
+
+    location_id: int | None
+    business_date: date | None
+
+    def __str__(self) -> str:
+        parts = [f"location {self.location_id}"] * (self.location_id is not None) \
+            + [f"business date {self.business_date}"] * (self.business_date is not None)
+        return " ".join(parts) or "the whole model"
+
+    def as_json(self) -> dict:
+        return {"location_id": self.location_id, "business_date":
+                self.business_date.isoformat() if self.business_date else None}
+
+    @classmethod
+    def from_json(cls, value: dict) -> Where:
+        day = value.get("business_date")
+        return cls(value.get("location_id"), date.fromisoformat(day) if day else None)
+
+
+WHERE_KEY = "failing_partitions"
+"""Metadata of a check's Dagster result: the partitions of its failing rows
+(``Where.as_json``)."""
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that failed, as a run recorded it (``from_evaluation``)."""
+
+    name: str
+    """``asset: check``, as the Dagster UI names it."""
+    severity: str
+    """``error`` or ``warn``."""
+    failing_rows: int | None = None
+    where: tuple[Where, ...] = ()
+    detail: str = ""
+    """The check's own account of its result (a stale location, say)."""
+
+    @classmethod
+    def from_evaluation(cls, evaluation) -> FailedCheck:
+        """From a Dagster ``AssetCheckEvaluation`` (its severity and metadata)."""
+        meta = {k: v.value for k, v in evaluation.metadata.items()}
+        return cls(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
+                   "warn" if evaluation.severity.value == "WARN" else "error",
+                   meta.get("failing_rows"),
+                   tuple(Where.from_json(w) for w in meta.get(WHERE_KEY, [])),
+                   evaluation.description or "")
+
+    def lines(self, each_up_to: int = 5) -> list[str]:
+        """``WARN``/``FAILED`` lines: one per partition, up to ``each_up_to``, then how
+        many more; without partitions, the rows or the check's own account."""
+        head = f"  {'WARN' if self.severity == 'warn' else 'FAILED'} {self.name}"
+        if not self.where:
+            rows = f" ({self.failing_rows:,} rows)" if self.failing_rows else ""
+            return [head + rows + (f": {self.detail}" if self.detail else "")]
+        lines = [f"{head} at {where}" for where in self.where[:each_up_to]]
+        more = len(self.where) - each_up_to
+        if more > 0:
+            lines.append(f"{head} at {more}{'+' * (len(self.where) >= WHERE_LISTED)} more "
+                         f"partitions ({self.failing_rows:,} rows in all)")
+        return lines
+
+
+@dataclass
+class CheckOutcome:
+    check: DataCheck
+    failing_rows: int
+    sample: list[tuple]
+    where: tuple[Where, ...] = ()
+    """The partitions of the failing rows (``WHERE_LISTED`` at most), when the check's
+    rows carry ``location_id`` or ``business_date``."""
+
+    @property
+    def passed(self) -> bool:
+        return self.failing_rows == 0
+
+    @property
+    def severity(self) -> str:
+        return self.check.severity
+
+
+def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
+    """One data check on an open warehouse: how many rows break it, a few of them, and
+    the partitions they are in."""
+    result = con.execute(f"select * from ({check.sql}) limit 5")
+    columns = [d[0] for d in result.description]
+    rows = result.fetchall()
+    if not rows:
+        return CheckOutcome(check, 0, rows)
+    count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0]
+    keys = [k if k in columns else "null" for k in ("location_id", "business_date")]
+    where = ()
+    if keys != ["null", "null"]:
+        where = tuple(Where(loc, day) for loc, day in con.execute(
+            f"select distinct cast({keys[0]} as bigint), cast({keys[1]} as date) "
+            f"from ({check.sql}) order by all limit {WHERE_LISTED}").fetchall())
+    return CheckOutcome(check, count, rows, where)
+
+
+def run_checks(con: duckdb.DuckDBPyConnection) -> list[CheckOutcome]:
+    """Run every data check on an open warehouse (over all of it)."""
+    return [run_check(con, check) for check in CHECKS]

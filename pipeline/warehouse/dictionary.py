@@ -1,0 +1,128 @@
+"""The data dictionary: every model's contract and description, kept beside the SQL.
+
+``dbt_like_sql/<stage>/schema.yml`` holds each model of its folder as dbt's properties
+file does: its description and its columns'; its ``config`` (``materialized``, and in
+``meta`` its ``owner`` and ``grain``); its ``data_tests`` (``pipeline.warehouse.checks``).
+``dbt_like_sql/columns.yml`` holds what a column means in every model that has it (dbt's
+doc blocks). A build applies both to the warehouse with
+``COMMENT ON``, so BI tools show them, and ``pos-etl docs`` renders the warehouse's
+catalog (schemas, models, columns, types, descriptions) as Markdown or a static HTML page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from pipeline.core.project import SCHEMA_FILE, SHARED_COLUMNS
+
+
+class DictionaryError(Exception):
+    """A schema file is malformed or names a model that does not exist."""
+
+
+@dataclass
+class ModelDoc:
+    description: str
+    columns: dict[str, str] = field(default_factory=dict)
+    materialized: str = "table"
+    owner: str | None = None
+    """Who answers for the model (Dagster's owner: an email or ``team:<name>``)."""
+    grain: str = ""
+    tests: list = field(default_factory=list)
+    """The ``data_tests`` entries as written (``pipeline.warehouse.checks`` reads them)."""
+    column_tests: dict[str, list] = field(default_factory=dict)
+    """Per column, its ``data_tests`` entries."""
+
+
+@dataclass
+class Dictionary:
+    models: dict[str, ModelDoc]
+    shared: dict[str, str]
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per locale (``de``), a column's header in exports, by column name."""
+
+    def model(self, name: str) -> str | None:
+        doc = self.models.get(name)
+        return doc.description if doc else None
+
+    def column(self, model: str, column: str) -> str | None:
+        """The model's own description of the column, else the shared one."""
+        doc = self.models.get(model)
+        return (doc.columns.get(column) if doc else None) or self.shared.get(column)
+
+
+def _yaml(path: Path) -> dict:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DictionaryError(f"{path}: not valid YAML: {exc}") from None
+
+
+def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
+    shared_file = models_dir / SHARED_COLUMNS
+    shared_doc = _yaml(shared_file) if shared_file.exists() else {}
+    shared = shared_doc.get("columns", {})
+    labels = {locale: {k: str(v) for k, v in names.items()}
+              for locale, names in (shared_doc.get("labels") or {}).items()}
+    models: dict[str, ModelDoc] = {}
+    for stage in stages:
+        path = models_dir / stage / SCHEMA_FILE
+        if not path.exists():
+            continue
+        for entry in _yaml(path).get("models", []):
+            try:
+                columns = {c["name"]: " ".join(str(c["description"]).split())
+                           for c in entry.get("columns") or [] if "description" in c}
+                config = entry.get("config") or {}
+                meta = config.get("meta") or {}
+                models[entry["name"]] = ModelDoc(
+                    " ".join(str(entry["description"]).split()), columns,
+                    str(config.get("materialized", "table")), meta.get("owner"),
+                    " ".join(str(meta.get("grain", "")).split()),
+                    list(entry.get("data_tests") or []),
+                    {c["name"]: list(c["data_tests"]) for c in entry.get("columns") or []
+                     if c.get("data_tests")})
+            except (KeyError, TypeError, AttributeError):
+                raise DictionaryError(f"{path}: every model needs a name and a description, "
+                                      f"every column a name and a description, config a "
+                                      f"mapping (at {entry!r:.80})") from None
+    return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()},
+                      labels)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dictionary
+                   ) -> list[str]:
+    """``COMMENT ON`` every model and column the dictionary describes; returns what it
+    does not describe (``model`` or ``model.column``)."""
+    missing = []
+    statements = []
+    found: dict[tuple[str, str], list[str]] = {}
+    for schema, table, column in con.execute(
+            "select schema_name, table_name, column_name from duckdb_columns() "
+            "where database_name = current_database() order by column_index").fetchall():
+        found.setdefault((schema, table), []).append(column)
+    for name, model in models.items():
+        kind = "view" if model.materialized == "view" else "table"
+        description = dictionary.model(name)
+        if description:
+            statements.append(f"comment on {kind} {model.qualified} is {_literal(description)}")
+        else:
+            missing.append(name)
+        for column in found.get((model.schema, name), []):
+            text = dictionary.column(name, column)
+            if text:
+                statements.append(f'comment on column {model.qualified}."{column}" is '
+                                  f"{_literal(text)}")
+            else:
+                missing.append(f"{name}.{column}")
+    if statements:  # one round trip: a build comments on some 700 columns
+        con.execute(";\n".join(statements))
+    return missing
