@@ -107,7 +107,7 @@ def _spec_paths(model: type[BaseModel], prefix: str) -> set[str]:
 
 
 def test_every_spec_field_has_its_place_in_the_lake():
-    from pipeline.extract.lineage import SPEC_LANDING
+    from pipeline.load.areas import SPEC_LANDING
     from pipeline.warehouse import LAKE_TABLES
 
     spec = set().union(*(_spec_paths(getattr(models, r), r) for r in RESOURCES))
@@ -124,7 +124,7 @@ def test_every_landed_spec_field_holds_the_sandboxs_values(sandbox_url, tmp_path
     the sandbox each landing column holds a value (the sandbox fills every field)."""
     import duckdb
 
-    from pipeline.extract.lineage import SPEC_LANDING
+    from pipeline.load.areas import SPEC_LANDING
     from pipeline.orchestration.loader import run_load
     from tests.conftest import make_settings
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -29,11 +30,14 @@ from pipeline.accounting.bookings import (
     ENCODING,
     Booking,
     BookingError,
+    BookingFormat,
+    Period,
     Transliteration,
     ansi_text,
     rate_key,
 )
 from pipeline.core.accounting_settings import BmdSettings
+from pipeline.core.settings import Settings
 
 BMD_COLUMNS = ("satzart", "konto", "gkonto", "belegnr", "belegdatum", "buchsymbol",
                "buchcode", "prozent", "steuercode", "betrag", "steuer", "text", "kost",
@@ -79,3 +83,13 @@ def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transl
             ansi_text(b.text, seen)[:TEXT_LENGTH], b.cost_center or "", b.document])
     target.write_bytes(out.getvalue().encode(ENCODING))
     return seen
+
+
+def _write(settings: Settings, bookings: list[Booking], period: Period,
+           span: tuple[date, date], target: Path, now: datetime | None, incomplete: bool,
+           locked: bool) -> Transliteration:
+    return write_bmd(bookings, settings.accounting.bmd, target)
+
+
+FORMAT = BookingFormat("bmd", "BMD", "BMD_Buchungen_{}.csv", _write)
+"""BMD NTCS's booking import, one file per booking period."""

@@ -19,7 +19,6 @@ from pathlib import Path
 import duckdb
 
 from pipeline.accounting import ledger
-from pipeline.accounting.bmd import write_bmd
 from pipeline.accounting.bookings import (
     Booking,
     BookingError,
@@ -30,7 +29,7 @@ from pipeline.accounting.bookings import (
     period_of,
     suspense_warning,
 )
-from pipeline.accounting.datev import write_datev
+from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
@@ -42,10 +41,6 @@ from pipeline.warehouse.selection import (
     remove_leftovers,
     selection_query,
 )
-
-BOOKINGS = {"datev": "EXTF_Buchungsstapel_{}.csv", "bmd": "BMD_Buchungen_{}.csv"}
-"""The booking formats and the name of the file of one booking
-period (``2026-11``)."""
 
 
 def export_bookings(settings: Settings, sel: Selection, fmt: str, output: Path) -> Exported:
@@ -112,7 +107,7 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
         raise ExportError("no daily close in the selection: nothing to book")
     written, booked, seen, rows = {}, {}, None, 0
     for period in sorted(periods, key=lambda p: p.first):
-        path = scratch / BOOKINGS[fmt].format(period.name)
+        path = scratch / BOOKING_FORMATS[fmt].file_name.format(period.name)
         span = (max(period.first, sel.start or period.first),
                 min(period.last, sel.end or period.last))
         items, now = periods[period], None
@@ -132,12 +127,12 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
         seen = done if seen is None else seen.merged(done)
         written[period], booked[period] = path, items
         rows += len(items)
-    warnings = [seen.warning({"datev": "DATEV", "bmd": "BMD"}[fmt])] if seen else []
+    warnings = [seen.warning(BOOKING_FORMATS[fmt].title)] if seen else []
     suspense = suspense_warning([b for items in booked.values() for b in items],
                                 settings.accounting.chart_of_accounts.suspense_account)
     warnings += [suspense] if suspense else []
-    if fmt == "datev" and settings.accounting.datev.has_placeholders:
-        warnings.append(PLACEHOLDERS + " before the files go to DATEV")
+    if placeholders := BOOKING_FORMATS[fmt].placeholders(settings):
+        warnings.append(f"{placeholders} before the files go to {BOOKING_FORMATS[fmt].title}")
     exported = [ledger.ExportedFile(period, path.name, path.read_bytes(), booked[period],
                                     period.name in closed)
                 for period, path in written.items()]
@@ -166,23 +161,14 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     return bookings
 
 
-PLACEHOLDERS = ("[accounting.datev] consultant_number and client_number are the placeholders "
-                "1001 and 1, not your tax advisor's Berater and Mandant (DATEV rejects a batch "
-                "whose numbers are not the client's): set them")
-
-
 def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
             span: tuple[date, date], path: Path, now: datetime | None = None,
             incomplete: bool = False, locked: bool = False):
     """One booking file; ``locked``: a closed period's, which DATEV is told to lock
     (Festschreibung) unless [accounting.datev] lock_closed_periods is false."""
     try:
-        if fmt == "datev":
-            datev = settings.accounting.datev
-            return write_datev(items, period, span, datev, path, now, incomplete,
-                               locked=locked and datev.lock_closed_periods,
-                               chart=settings.accounting.chart_of_accounts.datev_chart)
-        return write_bmd(items, settings.accounting.bmd, path)
+        return BOOKING_FORMATS[fmt].write(settings, items, period, span, path, now,
+                                          incomplete, locked)
     except BookingError as exc:
         raise ExportError(str(exc)) from None
 
@@ -230,10 +216,10 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     if not bookings:  # closing a month before it is loaded would book all of it later
         raise ExportError(f"period {period.name}: the warehouse has no daily close in it; "
                           "load its days first")
-    if fmt == "datev" and settings.accounting.datev.has_placeholders:
-        raise ExportError(PLACEHOLDERS + " before a period is closed: its file stays as it "
+    if placeholders := BOOKING_FORMATS[fmt].placeholders(settings):
+        raise ExportError(f"{placeholders} before a period is closed: its file stays as it "
                           "is closed")
-    name = BOOKINGS[fmt].format(period.name)
+    name = BOOKING_FORMATS[fmt].file_name.format(period.name)
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
         path = Path(tmp) / name

@@ -15,16 +15,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import duckdb
 from anyascii import anyascii
 
 from pipeline.core.accounting_settings import ChartOfAccounts, PassThrough
-from pipeline.core.settings import LocationSettings
+from pipeline.core.settings import LocationSettings, Settings
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import duckdb
 
 ENCODING = "cp1252"
 """DATEV and BMD read ANSI (Windows-1252) text."""
@@ -151,6 +156,8 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
               for role in ("clearing", "tip", "suspense", "cash")]
     asked += [(f"pass_through_account('{product}')", item.account)
               for item in pass_through for product in item.products]
+    import duckdb  # not at import: the CLI reads its arguments without DuckDB
+
     try:
         built = con.execute("select " + ", ".join(sql for sql, _ in asked)).fetchone()
     except duckdb.Error:
@@ -236,3 +243,23 @@ def ansi_text(value: str, seen: Transliteration | None = None) -> str:
     if seen is not None:
         seen.bookings += 1
     return "".join(out)
+
+
+@dataclass(frozen=True)
+class BookingFormat:
+    """A booking file's format: one module each (``pipeline.accounting.datev``, ``.bmd``),
+    listed in ``pipeline.accounting.formats``."""
+
+    name: str
+    """As ``pos-etl export --format`` and ``close-period --format`` take it."""
+    title: str
+    """As people call it (in warnings)."""
+    file_name: str
+    """The file of one booking period: ``{}`` is the period (``2026-11``)."""
+    write: Callable[[Settings, list[Booking], Period, tuple[date, date], Path,
+                     datetime | None, bool, bool], Transliteration]
+    """``write(settings, bookings, period, span, target, now, incomplete, locked)``: one
+    period's file; ``locked``, a closed period's; returns what was transliterated."""
+    placeholders: Callable[[Settings], str | None] = lambda settings: None
+    """What of the settings is still a placeholder the format's receiver rejects (a
+    warning on export; a closed period's file is refused), or None."""

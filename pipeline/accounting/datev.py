@@ -22,11 +22,13 @@ from pipeline.accounting.bookings import (
     ENCODING,
     Booking,
     BookingError,
+    BookingFormat,
     Period,
     Transliteration,
     ansi_text,
 )
 from pipeline.core.accounting_settings import DatevSettings
+from pipeline.core.settings import Settings
 
 DATEV_COLUMNS = (
     "Umsatz (ohne Soll/Haben-Kz)", "Soll/Haben-Kennzeichen", "WKZ Umsatz", "Kurs",
@@ -133,3 +135,23 @@ def read_datev(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     rows = list(csv.DictReader(io.StringIO("\r\n".join(lines[1:]), newline=""),
                                delimiter=";"))
     return header, rows
+
+
+PLACEHOLDERS = ("[accounting.datev] consultant_number and client_number are the placeholders "
+                "1001 and 1, not your tax advisor's Berater and Mandant (DATEV rejects a batch "
+                "whose numbers are not the client's): set them")
+
+
+def _write(settings: Settings, bookings: list[Booking], period: Period,
+           span: tuple[date, date], target: Path, now: datetime | None, incomplete: bool,
+           locked: bool) -> Transliteration:
+    datev = settings.accounting.datev
+    return write_datev(bookings, period, span, datev, target, now, incomplete,
+                       locked=locked and datev.lock_closed_periods,
+                       chart=settings.accounting.chart_of_accounts.datev_chart)
+
+
+FORMAT = BookingFormat(
+    "datev", "DATEV", "EXTF_Buchungsstapel_{}.csv", _write,
+    lambda settings: PLACEHOLDERS if settings.accounting.datev.has_placeholders else None)
+"""DATEV's Buchungsstapel (EXTF 700), one per booking period."""

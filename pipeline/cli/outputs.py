@@ -9,12 +9,14 @@ from pathlib import Path
 
 import click
 
+from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.cli.base import IsoDate, cli, config_option, load_settings, location_option
 from pipeline.core.outcomes import UsageError
 from pipeline.core.untrusted import for_terminal
+from pipeline.outputs import TABLE_FORMATS
 
-FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
-BOOKING_FORMATS = ("datev", "bmd")
+BOOKINGS = tuple(BOOKING_FORMATS)
+FORMATS = (*TABLE_FORMATS, *BOOKINGS)
 
 
 @cli.command(short_help="write a model as CSV, Excel, Parquet, DATEV or BMD",
@@ -103,7 +105,7 @@ class PeriodArg(click.ParamType):
                   "Periods are closed in order.")
 @click.argument("period", type=PeriodArg())
 @config_option
-@click.option("--format", "fmt", type=click.Choice(BOOKING_FORMATS), default="datev",
+@click.option("--format", "fmt", type=click.Choice(BOOKINGS), default="datev",
               show_default=True)
 @click.option("--output", "-o", type=click.Path(),
               help="folder (default: closed_<format>) or file to write the period's file to")

@@ -32,6 +32,7 @@ from pipeline.core.reporting import LineReporter, Reporter
 from pipeline.core.settings import Settings
 from pipeline.core.untrusted import for_terminal
 from pipeline.lake.open import make_lake
+from pipeline.load.areas import SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
@@ -48,6 +49,9 @@ from pipeline.warehouse.checks import FailedCheck
 INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__name__}
 """How a step stopped by Ctrl-C or SIGTERM fails: Dagster's error, or a warehouse query's
 (``stopped_query``)."""
+
+SNAPSHOT_STEPS = {dg.AssetKey(["lake", area.name]).to_python_identifier() for area in SNAPSHOTS}
+"""The steps of the snapshot assets in a run (``lake__catalog``, ...)."""
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -293,7 +297,7 @@ class LoadReport:
         if self.interrupted == REVENUE_STEP:
             return ("the same command with --missing-only (it fetches only the partitions "
                     "not committed yet)")
-        if self.interrupted and self.interrupted.startswith("lake__"):
+        if self.interrupted in SNAPSHOT_STEPS:
             return "the same command again (its revenue is committed; a snapshot is not)"
         return "pos-etl build (the previous warehouse is in place until a build finishes)"
 
@@ -364,19 +368,17 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     tags = {"pos_etl/trigger": "cli"} | (BUILDS_ITSELF if models else {})
     if verify:
         selection = [DRIFT_KEY]
-        ops = {"lake__drift": {"config": {"locations": ids, "start": start.isoformat(),
-                                          "end": end.isoformat()}}}
+        ops = {DRIFT_KEY.to_python_identifier(): {"config": {
+            "locations": ids, "start": start.isoformat(), "end": end.isoformat()}}}
     else:
         selection = [REVENUE_KEY]
         ops = {REVENUE_STEP: {"config": {"locations": ids, "missing_only": missing_only}}}
         tags |= range_tags(days[0], days[-1])
-        snapshots = [key for key in wired if key.path[0] == "lake"
-                     and key not in (REVENUE_KEY, DRIFT_KEY)]
-        if catalog:
-            selection += [key for key in snapshots if key.path[-1] != "vouchers"]
-            ops |= {"lake__catalog": located, "lake__menu": located}
-        if vouchers:
-            selection += [key for key in snapshots if key.path[-1] == "vouchers"]
+        for area in SNAPSHOTS:  # master data with the catalog, the ledger with vouchers
+            key = dg.AssetKey(["lake", area.name])
+            if key in wired and (catalog if area.master_data else vouchers):
+                selection.append(key)
+                ops[key.to_python_identifier()] = located
     say = reporter.say
     # The selected assets' own checks; the freshness checks have their sensor (a backfill
     # of old dates is no place to judge today's freshness).

@@ -15,11 +15,11 @@ import dagster as dg
 from pipeline.core.money import format_money
 from pipeline.core.reporting import LineReporter, ModelBuilt, Reporter, RevenueProgress
 from pipeline.core.untrusted import for_terminal
+from pipeline.load.areas import SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.revenue import REVENUE_KEY, REVENUE_STEP
-from pipeline.warehouse import LAKE_AREAS
 
-SNAPSHOT_AREAS = [area for area in LAKE_AREAS if area not in ("revenue", "drift")]
+SNAPSHOT_AREAS = [area.name for area in SNAPSHOTS]
 
 
 def _clock(seconds: float) -> str:

@@ -39,9 +39,11 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.accounting.bookfiles import BOOKINGS, export_bookings
+from pipeline.accounting.bookfiles import export_bookings
+from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.core.settings import Settings
 from pipeline.core.untrusted import for_excel
+from pipeline.outputs import TABLE_FORMATS
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
 from pipeline.warehouse.selection import (
     Exported,
@@ -55,7 +57,7 @@ from pipeline.warehouse.selection import (
     selection_query,
 )
 
-FORMATS = ("csv", "xlsx", "parquet", "datev", "bmd")
+FORMATS = (*TABLE_FORMATS, *BOOKING_FORMATS)
 def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
            raw_text: bool = False, locale: str | None = None) -> Exported:
     """Write the selection to ``output`` (replaced atomically). ``raw_text`` keeps CSV
@@ -67,7 +69,7 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
     layout = Layout.of(settings, locale)
     check_warehouse(settings)
     missing = missing_dates(settings, sel)
-    if fmt in BOOKINGS:
+    if fmt in BOOKING_FORMATS:
         result = export_bookings(settings, sel, fmt, output)
     else:
         target = real_target(output)

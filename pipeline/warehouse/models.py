@@ -31,22 +31,13 @@ from sqlglot import exp
 from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
 from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.core.settings import Settings
-from pipeline.extract.catalog import CATALOG_TABLES
-from pipeline.extract.menu import MENU_TABLES
-from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.extract.vouchers import VOUCHER_TABLES
-from pipeline.lake.tables import EXPORT_TABLES, LEDGER_TABLES
-from pipeline.load.drift import DRIFT_TABLES
+from pipeline.load.areas import AREAS
 from pipeline.warehouse.dictionary import Dictionary, load_dictionary
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
-LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {
-    "revenue": REVENUE_TABLES, "catalog": CATALOG_TABLES, "menu": MENU_TABLES,
-    "vouchers": VOUCHER_TABLES, "drift": DRIFT_TABLES, "ledger": LEDGER_TABLES,
-    "exports": EXPORT_TABLES,
-}
-"""The lake's tables by the source area (and Dagster asset ``lake/<area>``) that writes them."""
+LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {a.name: dict(a.tables) for a in AREAS}
+"""The lake's tables by the area that writes them (``pipeline.load.areas``)."""
 LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
                                      for t, s in tables.items()}
 LAKE_LOADS = "revenue_loads"

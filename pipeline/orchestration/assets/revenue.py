@@ -18,7 +18,7 @@ from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
-REVENUE_STEP = "lake__revenue"
+REVENUE_STEP = REVENUE_KEY.to_python_identifier()
 """The step (op) of ``REVENUE_KEY`` in a run."""
 LOADED_CHECK = "every_location_loaded"
 PROGRESS_SECONDS = 2
