@@ -271,7 +271,7 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
     assert config.read_text().endswith("# mine\n")
     # one that pos-etl kept rewriting before names a storage class that is gone: replaced
     config.write_text(inst.OLD_MARKER + ": rewritten\nevent_log_storage:\n  module: "
-                      "pipeline.orchestration.instance\n  class: BatchedSqliteEventLogStorage\n")
+                      "pipeline.instance\n  class: BatchedSqliteEventLogStorage\n")
     inst.prepare_home(home)
     assert config.read_text() == written
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -280,10 +280,14 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
         assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
     # the project's own file of an earlier release, unchanged, is brought up to date;
     # the same with one line of yours is yours
-    earlier = re.sub(r"compute_logs:\n(  .*\n)+", "", written)  # the release before
-    config.write_text(earlier)
-    inst.prepare_home(home)
-    assert config.read_text() == written
+    # the release before (its comments named the modules before pipeline/ had layers),
+    # and the one before it (no compute_logs yet)
+    previous = written.replace("pipeline/orchestration/", "pipeline/")
+    earlier = re.sub(r"compute_logs:\n(  .*\n)+", "", previous)
+    for shipped in (previous, earlier):
+        config.write_text(shipped)
+        inst.prepare_home(home)
+        assert config.read_text() == written
     config.write_text(earlier + "# mine\n")
     inst.prepare_home(home)
     assert config.read_text() == earlier + "# mine\n"

@@ -33,14 +33,16 @@ OLD_MARKER = "# managed by pos-etl"
 
 EARLIER_VERSIONS = frozenset({
     "1129d1dc3c3d6ebba10554ce31f0c4e3f519dc1ac7159ec7e5dc585077674fca",
+    "2092610e11e90af47622095ace5692fe41bd70e4c117c6a5f479034816570391",
     "2af5d5993e30885d1ab2199bd983552630943638420420a4b065a0b375f70480",
     "93cd0da682976b5f4c0647d81067df08c50e0dc8ec3337713645e68eb6293f09",
     "b530e2f1ae3542d6a094227903638a86084efe68f04852a4a938e00ee2f0ff7c",
     "bb05ddbe41e4e446d402dfec7f2eff39846ed838e8e834035a59f94b02bc70d7",
     "e8ea8eb009b98460bb19fe368fad8024bab45b08f6f5ae79b65d4343849e8ded",
 })
-"""The SHA-256 of every ``pipeline/orchestration/dagster.yaml`` shipped before (``git log``): a home
-holding one of them unchanged gets the current one."""
+"""The SHA-256 of every ``dagster.yaml`` the project shipped before (``git log`` of
+``pipeline/orchestration/dagster.yaml``, earlier ``pipeline/dagster.yaml``): a home holding
+one of them unchanged gets the current one."""
 
 
 def dagster_home(settings: Settings) -> Path:
@@ -59,8 +61,8 @@ def prepare_home(home: Path) -> Path:
     if current is None or current.startswith(OLD_MARKER) or \
             hashlib.sha256(current.encode()).hexdigest() in EARLIER_VERSIONS:
         temp = config.with_suffix(".yaml.tmp")
-        temp.write_text(importlib.resources.files("pipeline.orchestration").joinpath("dagster.yaml")
-                        .read_text(encoding="utf-8"), encoding="utf-8")
+        shipped = importlib.resources.files("pipeline.orchestration") / "dagster.yaml"
+        temp.write_text(shipped.read_text(encoding="utf-8"), encoding="utf-8")
         temp.replace(config)
     return home.resolve()
 
