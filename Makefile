@@ -52,11 +52,11 @@ test: install browser postgres spreadsheet
 # The models' unit tests alone (unit_tests: in dbt_like_sql/*/schema.yml): DuckDB only,
 # no sandbox, lake or Dagster, in seconds. `make test` runs them too.
 test-models: install
-	$(BIN)/python -m pytest -q tests/test_model_units.py
+	$(BIN)/python -m pytest -q tests/unit/test_model_units.py
 
 # The fault-injection suite's long mode: 30 loads killed at random points.
 faults: install
-	POS_ETL_FAULT_SEEDS=30 $(BIN)/python -m pytest -q -s tests/test_fault_injection.py
+	POS_ETL_FAULT_SEEDS=30 $(BIN)/python -m pytest -q -s tests/integration/test_fault_injection.py
 
 sandbox: install
 	$(BIN)/pos-etl sandbox --port 8765

@@ -2,7 +2,7 @@
 
 Each field is one way a real vendor's server may behave, off by default (the default is
 the strict reading of the spec). The pipeline must load every one of them exactly; the
-test matrix (``tests/test_server_profiles.py``) proves it over real HTTP.
+test matrix (``tests/integration/test_server_profiles.py``) proves it over real HTTP.
 """
 
 from __future__ import annotations

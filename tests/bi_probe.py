@@ -1,5 +1,5 @@
 """What a BI client sees of a warehouse file: run by the Python of a client's own virtual
-environment (``tests/test_bi_clients.py``), with only that client installed.
+environment (``tests/integration/test_bi_clients.py``), with only that client installed.
 
     python bi_probe.py duckdb|sqlalchemy <file>
     python bi_probe.py queries <file> <queries.json>

@@ -48,8 +48,8 @@ def make_settings(base_url: str, data_dir: Path, **source) -> Settings:
 
 CASH_SHORTS = "cash_count_matches_the_book"
 """The warn check the sandbox fails on purpose: a short count of the drawer on one service
-day in nine (``pos_sandbox.receipts.cash_short``; tests/test_cash_book.py holds the check
-to exactly those days)."""
+day in nine (``pos_sandbox.receipts.cash_short``; tests/integration/test_cash_book.py holds
+the check to exactly those days)."""
 
 
 def unexpected(checks: list) -> list:

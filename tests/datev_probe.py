@@ -1,4 +1,4 @@
-"""Run by the DATEV reader's own environment (``tests/test_accounting.py``): each
+"""Run by the DATEV reader's own environment (``tests/integration/test_accounting.py``): each
 Buchungsstapel named on the command line read by ``mloda-community-german-ledger``'s EXTF
 reader, an implementation not written here. Prints, as JSON, the files' headers and the
 signed total of each account (Soll positive), summed over every leg it read."""

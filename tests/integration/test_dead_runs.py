@@ -26,7 +26,7 @@ from pos_sandbox.app import Faults, SandboxConfig, create_app
 from pos_sandbox.server import serving
 from tests.conftest import write_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 
 

@@ -15,7 +15,7 @@ from pos_sandbox.profiles import rewrite_response
 from pos_sandbox.server import serving
 from tests.conftest import make_settings
 from tests.hostile import DECODER, REPORTS, altered_sandbox
-from tests.test_hostile_sources import on_day, settled
+from tests.integration.test_hostile_sources import on_day, settled
 
 DAY = date(2026, 11, 20)
 

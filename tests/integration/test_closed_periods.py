@@ -21,7 +21,7 @@ from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
 from tests.conftest import make_settings, moved_receipt
-from tests.test_accounting import read_independently, warehouse_balance
+from tests.integration.test_accounting import read_independently, warehouse_balance
 
 OCT30, OCT31, NOV1, NOV2 = date(2026, 10, 30), date(2026, 10, 31), date(2026, 11, 1), \
     date(2026, 11, 2)

@@ -295,7 +295,7 @@ def test_a_replaced_file_stays_for_builds_that_listed_it_until_housekeeping(buil
     assert not stale.exists()  # what a killed write left
     third = write_again()
     # Replaced files stay (a build, or a Delta reader of an older snapshot, may read
-    # them) until housekeeping deletes them past the retention (tests/test_delta.py);
+    # them) until housekeeping deletes them past the retention (tests/integration/test_delta.py);
     # the table's snapshot holds the newest only.
     assert sorted(p.name for p in folder.iterdir()) == sorted([first, second, third])
     assert [uri.rsplit("/", 1)[1] for uri in DeltaTable(str(lake_copy / "receipts"))

@@ -29,7 +29,7 @@ from pipeline.warehouse import Warehouse, lakefiles
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
 from tests.conftest import make_settings, truth_turnover
-from tests.test_delta import turnover_by_day
+from tests.integration.test_delta import turnover_by_day
 
 DAYS = [date(2026, 11, 18), date(2026, 11, 19)]
 BUCKET = "pos-lake"

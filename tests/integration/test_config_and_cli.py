@@ -144,7 +144,7 @@ def test_help_and_usage_errors_answer_before_dagster_or_duckdb_is_imported():
              "print(codes, sorted(m for m in ('dagster', 'duckdb', 'sqlglot', 'pyarrow')"
              " if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent.parent, timeout=60)
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[0, 0, 2] []", done.stdout + done.stderr
 
 
@@ -175,7 +175,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys, monkeypatch):
 def test_the_config_examples_of_the_readme_and_the_docs_are_valid(tmp_path):
     import re
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     for page in (root / "README.md", root / "docs" / "configuration.md"):
         text = page.read_text(encoding="utf-8")
         example = re.search(r"```toml\n(.*?)```", text, flags=re.S).group(1)

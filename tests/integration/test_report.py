@@ -15,7 +15,7 @@ from pipeline.cli import main
 from pipeline.core.money import format_money
 from tests.conftest import loaded_warehouse
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 END = date(2026, 11, 20)
 DAYS = 32  # more than the report's 30
 

@@ -20,8 +20,8 @@ import pytest
 from tests.conftest import loaded_warehouse
 from tests.venvs import tool_env
 
-ROOT = Path(__file__).resolve().parent.parent
-PROBE = Path(__file__).with_name("bi_probe.py")
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = Path(__file__).parents[1] / "bi_probe.py"
 CLIENTS = {
     "duckdb-1.1": ["duckdb==1.1.3"],
     "duckdb-1.5": ["duckdb==1.5.6"],

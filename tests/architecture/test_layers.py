@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "pipeline"
+ROOT = Path(__file__).resolve().parents[2] / "pipeline"
 LAYERS = ("core", "pos_api", "lake", "extract", "load", "warehouse", "accounting", "outputs",
           "orchestration", "cli")
 """From the bottom up: settings, typed outcomes, money, untrusted text; the POS API; the

@@ -344,7 +344,7 @@ def read_independently(files: list[Path]) -> dict:
     from tests.venvs import tool_env
 
     python = tool_env("datev-reader", ["mloda-community-german-ledger==0.11.0"]) / "bin/python"
-    probe = Path(__file__).with_name("datev_probe.py")
+    probe = Path(__file__).parents[1] / "datev_probe.py"
     return json.loads(subprocess.run([str(python), str(probe), *map(str, files)], check=True,
                                      capture_output=True, text=True, timeout=300).stdout)
 

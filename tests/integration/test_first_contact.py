@@ -11,7 +11,7 @@ from pipeline.core.configs import sandbox_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from tests.conftest import write_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_mistyped_command_or_option_gets_a_suggestion(capsys):

@@ -25,7 +25,7 @@ from pipeline.lake.store import (
 from pipeline.warehouse import build_warehouse
 from pipeline.warehouse.models import LAKE_TABLES
 from tests.conftest import loaded_warehouse, make_settings
-from tests.test_integrity import commit_days
+from tests.integration.test_integrity import commit_days
 
 DAYS = [date(2026, 9, 29) + timedelta(days=n) for n in range(3)]
 REVENUE = ("receipts", "receipt_items", "item_side_dishes", "payments")

@@ -19,7 +19,7 @@ import pytest
 from pos_sandbox.app import create_app
 from pos_sandbox.server import serving
 from tests.conftest import write_config
-from tests.test_dead_runs import ROOT, cli, environment
+from tests.integration.test_dead_runs import ROOT, cli, environment
 
 OCTOBER = ("load", "--start", "2026-10-01", "--end", "2026-10-31", "--no-catalog")
 

@@ -43,7 +43,7 @@ from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
 from tests.conftest import write_config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 SEEDS = int(os.environ.get("POS_ETL_FAULT_SEEDS", "2"))
 

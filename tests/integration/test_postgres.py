@@ -19,7 +19,7 @@ from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from tests.conftest import write_config
 
 DAY = "2026-11-20"
-DOC = Path(__file__).resolve().parent.parent / "docs" / "production.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "production.md"
 
 
 def production_yaml(port: int) -> str:

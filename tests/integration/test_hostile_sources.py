@@ -164,7 +164,7 @@ def test_hostile_answers_fail_by_name_within_a_gigabyte(tmp_path, case, said):
     """Each in a fresh interpreter, whose peak RSS is the figure."""
     out = subprocess.run([sys.executable, "-m", "tests.memory_probe", case, str(tmp_path)],
                          capture_output=True, text=True, timeout=120,
-                         cwd=Path(__file__).parent.parent)
+                         cwd=Path(__file__).parents[2])
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     errors = [f["error"] for f in result["failed"]] + list(result["snapshots"].values())
