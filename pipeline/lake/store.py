@@ -54,13 +54,9 @@ from pipeline.lake.delta import Wanted, delta_path, publish_area
 LOADS_DIR = "_loads"
 """The commit records of every area, beside the tables."""
 LOAD_FILE = "load.parquet"
-LEGACY_FILE = "data.parquet"
-"""A partition's only file before commits existed (adopted on the next load)."""
 UNPUBLISHED_DIR = "_unpublished"
 """In ``_loads``: per area, a marker per load whose partition the tables' Delta logs may not
 hold yet (``pipeline.lake.delta``)."""
-ADOPTED_MARKER = ".no-legacy-files"
-"""In ``_loads``: the lake has no partition of the layout before commits left."""
 LOAD_SCHEMA = pa.schema([
     pa.field("load_id", pa.string(), nullable=False),
     pa.field("loaded_at", pa.timestamp("us", tz="UTC"), nullable=False),
@@ -388,34 +384,6 @@ class Lake:
             raise FileNotFoundError(f"no committed {table} in {area} partition {partition}")
         return pq.read_table(partition_dir(self.root, table, partition)
                              / data_file_name(record.load_id))
-
-    def adopt_uncommitted_layout(self, areas: Mapping[str, Mapping[str, object]]) -> int:
-        """Commit partitions of a lake written before commits existed (``data.parquet``
-        files and no commit record), so nothing loaded then is lost; returns how many.
-
-        Done once: a marker in ``_loads`` says the lake has no such files left, so later
-        builds do not walk the whole lake for them."""
-        marker = self.root / LOADS_DIR / ADOPTED_MARKER
-        if marker.exists():
-            return 0
-        adopted = 0
-        for area, tables in areas.items():
-            partitions: dict[Path, list[str]] = {}
-            for table in tables:
-                for old in (self.root / table).glob(f"**/{LEGACY_FILE}"):
-                    relative = old.parent.relative_to(self.root / table)
-                    partitions.setdefault(relative, []).append(table)
-            for relative, names in partitions.items():
-                partition = dict(part.split("=", 1) for part in relative.parts)
-                if self.has(area, partition):
-                    continue
-                self.write(area, {name: pq.read_table(self.root / name / relative / LEGACY_FILE)
-                                  for name in names}, partition, {"adopted": "true"},
-                           publish=False)
-                adopted += 1
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-        return adopted
 
     def remove_stale_temp_files(self, older_than_seconds: float = STALE_TEMP_SECONDS,
                                 folders: Iterable[Path] | None = None) -> int:

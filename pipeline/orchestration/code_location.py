@@ -29,8 +29,7 @@ from pipeline.orchestration.schedules import (
 )
 
 
-def build_defs(settings: Settings, loggers: dict | None = None,
-               executor: dg.ExecutorDefinition | None = None,
+def build_defs(settings: Settings, executor: dg.ExecutorDefinition | None = None,
                reporter: Reporter | None = None,
                pos: PosResource | None = None) -> dg.Definitions:
     """Everything of one configuration: assets, checks, jobs, the schedule, the resources;
@@ -52,6 +51,5 @@ def build_defs(settings: Settings, loggers: dict | None = None,
         sensors=[build_warehouse_sensor(), build_freshness_sensor(settings),
                  *build_alert_sensors(settings, jobs)],
         resources=build_resources(settings, reporter, pos),
-        loggers=loggers,
         executor=executor,
     )

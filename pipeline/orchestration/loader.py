@@ -39,11 +39,18 @@ from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REV
 from pipeline.orchestration.code_location import build_defs
 from pipeline.orchestration.instance import open_instance, storage_errors
 from pipeline.orchestration.partitions import range_tags
-from pipeline.orchestration.progress import SNAPSHOT_AREAS, progress_logger
+from pipeline.orchestration.progress import SNAPSHOT_AREAS
 from pipeline.orchestration.resources import pos_resource
 from pipeline.orchestration.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.orchestration.schedules import BUILDS_ITSELF, LOAD_JOB, WAREHOUSE_JOB
-from pipeline.warehouse import LAKE_AREAS
+from pipeline.orchestration.summaries import (
+    DriftFound,
+    LoadedCheck,
+    ModelMaterialized,
+    RevenueDay,
+    SnapshotTaken,
+    values,
+)
 from pipeline.warehouse.checks import FailedCheck
 
 INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__name__}
@@ -101,7 +108,7 @@ class LoadReport:
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
     snapshot_failures: dict[str, FailedPartition] = field(default_factory=dict)
     voucher_note: str | None = None
-    drift: dict | None = None
+    drift: DriftFound | None = None
     """What a drift check found (``pos-etl verify``): days checked, drifted, failed."""
     models: int = 0
     partitions_computed: int = 0
@@ -135,7 +142,7 @@ class LoadReport:
         """The runs succeeded and nothing failed (nor warned, with ``warn_error``)."""
         return self.success and not (self.failed_partitions or self.snapshot_failures
                                      or self.failed_checks or self.errors
-                                     or (self.drift or {}).get("failed")
+                                     or (self.drift and self.drift.failed)
                                      or (self.warn_error and (self.warned_checks
                                                               or self.warnings)))
 
@@ -161,40 +168,41 @@ class LoadReport:
                 mat = event.asset_observation_data.asset_observation
             else:
                 continue
-            meta = {k: v.value for k, v in mat.metadata.items()}
             area = mat.asset_key.path[-1]
             if mat.asset_key == REVENUE_KEY:
+                day = RevenueDay.from_metadata(mat.metadata)
+                if day.replaced_by:  # the drift check's: its own summary says it
+                    continue
                 self.dates_done += 1
-                self.receipts += meta["dagster/row_count"]
-                self.turnover_net += Decimal(meta["turnover_net"])
-                self.partitions_kept += meta.get("partitions_kept", 0)
-                self.pages += meta.get("pages", 0)
-                for name, rows in meta.get("unknown_fields", {}).items():
+                self.receipts += day.receipts
+                self.turnover_net += day.turnover_net
+                self.partitions_kept += day.partitions_kept
+                self.pages += day.pages
+                for name, rows in day.unknown_fields.items():
                     self.unknown_fields[name] = self.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
-                self.drift = meta
+                self.drift = DriftFound.from_metadata(mat.metadata)
             elif mat.asset_key.path[0] == "lake":  # its tables in the area's order
-                counts = meta["row_counts"]
-                self.snapshots[area] = {table: counts[table] for table in LAKE_AREAS[area]
-                                        if table in counts}
+                self.snapshots[area] = SnapshotTaken.from_metadata(mat.metadata).row_counts
             else:
+                built = ModelMaterialized.from_metadata(mat.metadata)
                 self.models += 1
-                self.warehouse_path = meta["warehouse"]
+                self.warehouse_path = built.warehouse
                 self.partitions_computed = max(self.partitions_computed,
-                                                 meta.get("partitions_computed", 0))
+                                               built.partitions_computed or 0)
         for evaluation in [e.asset_check_evaluation_data for e in events
                            if e.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION]:
-            meta = {k: v.value for k, v in evaluation.metadata.items()}
+            meta = values(evaluation.metadata)
             if evaluation.check_name == LOADED_CHECK:
-                self.never_loaded = {int(k): v for k, v in
-                                       meta["dates_never_loaded_by_location"].items()}
-                self.partitions = meta["dates"] * meta["locations"]
-                self.locations = meta["locations"]
+                loaded = LoadedCheck.from_metadata(evaluation.metadata)
+                self.never_loaded = loaded.never_loaded
+                self.partitions = loaded.dates * loaded.locations
+                self.locations = loaded.locations
             if evaluation.passed:
                 continue
             name = f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}"
             if evaluation.check_name == LOADED_CHECK:
-                self.failed_partitions = read_failures(meta)
+                self.failed_partitions = loaded.failed
             elif evaluation.asset_key.path[0] == "lake":
                 for failure in read_failures(meta):
                     where = " ".join([evaluation.asset_key.path[-1]]
@@ -244,9 +252,9 @@ class LoadReport:
                      f"{self.receipts:,} receipts, turnover_net "
                      f"{format_money(self.turnover_net)} EUR"]
         if self.drift is not None:
-            lines.append(f"verify {self.drift['days']}: {self.drift['checked']} partitions "
-                         f"read again, {self.drift['drifted']} drifted (replaced and recorded "
-                         f"in rpt_source_drift), {self.drift['failed']} could not be read")
+            lines.append(f"verify {self.drift.days}: {self.drift.checked} partitions "
+                         f"read again, {self.drift.drifted} drifted (replaced and recorded "
+                         f"in rpt_source_drift), {self.drift.failed} could not be read")
         lines += _failed_partition_lines(self.failed_partitions)
         if self.unknown_fields:
             lines.append("  note: fields the spec does not name, kept in the lake's "
@@ -359,8 +367,8 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     wants_ledger = vouchers and not verify
     settings.require_keys(ids or None, vouchers=wants_ledger)
     reporter = progress or LineReporter(_stderr)
-    defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
-                      reporter=reporter, pos=pos_resource(settings, ids or None, wants_ledger))
+    defs = build_defs(settings, reporter=reporter,
+                      pos=pos_resource(settings, ids or None, wants_ledger))
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
     located = {"config": {"locations": ids}}
@@ -412,8 +420,7 @@ def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = 
     ``forget_missing`` drops what the lake lost (else such a loss fails the build)."""
     reporter = progress or LineReporter(_stderr)
     say = reporter.say
-    defs = build_defs(settings, loggers={"progress": progress_logger(reporter)},
-                      reporter=reporter)
+    defs = build_defs(settings, reporter=reporter)
     with _session(settings, instance, say) as dagster:
         reporter.phase("build")
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
@@ -450,4 +457,4 @@ def _execute(dagster: dg.DagsterInstance, job: dg.JobDefinition, ops: dict,
         job = job.get_subset(asset_selection=set(selection), asset_check_selection=checks)
     return job.execute_in_process(
         instance=dagster, tags=tags | process_tags(),
-        run_config={"ops": ops, "loggers": {"progress": {}}}, raise_on_error=False)
+        run_config={"ops": ops}, raise_on_error=False)

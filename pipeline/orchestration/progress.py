@@ -4,20 +4,16 @@ that say the same. Then its summary (``print_summary``)."""
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from datetime import timedelta
 from typing import TextIO
 
-import dagster as dg
-
 from pipeline.core.money import format_money
-from pipeline.core.reporting import LineReporter, ModelBuilt, Reporter, RevenueProgress
+from pipeline.core.reporting import LineReporter, ModelBuilt, RevenueProgress
 from pipeline.core.untrusted import for_terminal
 from pipeline.load.areas import SNAPSHOTS
-from pipeline.orchestration.assets.drift import DRIFT_KEY
-from pipeline.orchestration.assets.revenue import REVENUE_KEY, REVENUE_STEP
+from pipeline.orchestration.assets.revenue import REVENUE_STEP
 
 SNAPSHOT_AREAS = [area.name for area in SNAPSHOTS]
 
@@ -146,47 +142,3 @@ def print_summary(report, stream=None) -> None:
         if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
             console.print(line, markup=False, highlight=False)
     console.print(report.runs_line, markup=False, highlight=False)
-
-
-class _EventHandler(logging.Handler):
-    """Tells the reporter what the run's Dagster events say (a snapshot taken, a check that
-    failed, the warehouse rebuilt); the assets' own messages reach it typed, not here."""
-
-    def __init__(self, reporter: Reporter):
-        super().__init__(logging.DEBUG)  # Dagster logs its events at DEBUG
-        self.reporter = reporter
-
-    def emit(self, record: logging.LogRecord) -> None:
-        event = (getattr(record, "dagster_meta", None) or {}).get("dagster_event")
-        if event is None:
-            return
-        if event.event_type == dg.DagsterEventType.ASSET_MATERIALIZATION:
-            mat = event.event_specific_data.materialization
-            values = {k: v.value for k, v in mat.metadata.items()}
-            if mat.asset_key.path[0] == "lake" and mat.asset_key not in (REVENUE_KEY,
-                                                                         DRIFT_KEY):
-                self.reporter.say(f"{mat.asset_key.path[-1]} snapshot "
-                                  f"{values.get('snapshot_date')}: "
-                                  f"{values['dagster/row_count']:,} rows")
-        elif event.event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION:
-            evaluation = event.event_specific_data
-            if not evaluation.passed:
-                what = "warning" if evaluation.severity == dg.AssetCheckSeverity.WARN \
-                    else "check failed"
-                self.reporter.say(f"{what}: {evaluation.asset_key.to_user_string()} "
-                                  f"{evaluation.check_name}")
-        elif event.event_type == dg.DagsterEventType.STEP_SUCCESS and \
-                event.step_key == "warehouse_models":
-            self.reporter.say("warehouse rebuilt")
-
-
-def progress_logger(reporter: Reporter) -> dg.LoggerDefinition:
-    """A Dagster logger that hands the run's events to ``reporter``."""
-
-    @dg.logger(description="The run's events for the reporter of pos-etl load.")
-    def plain(_init) -> logging.Logger:
-        logger = logging.Logger("pos_etl.load", logging.DEBUG)
-        logger.addHandler(_EventHandler(reporter))
-        return logger
-
-    return plain

@@ -133,13 +133,12 @@ class Warehouse:
               forget_missing: bool = False,
               progress: Callable[[ModelBuilt], None] | None = None) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
-        checks on the new file, then switch it in. The lake's Delta logs are brought to its
-        commits first; a lake on object storage is read where it is (``lakefiles``).
+        checks on the new file, then switch it in. The lake is only read (on object storage
+        where it is: ``lakefiles``); the build writes nothing but the warehouse.
         A query stopped by Ctrl-C or SIGTERM raises ``KeyboardInterrupt`` (the previous
         warehouse stays)."""
         redact = Redactor(self.secrets())
         try:
-            self.lake.sync()
             result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
                                      storage_version=self.storage_version,

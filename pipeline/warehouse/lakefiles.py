@@ -26,7 +26,6 @@ from fsspec.implementations.arrow import ArrowFSWrapper
 from pipeline.lake.objectlake import ObjectLake
 from pipeline.lake.store import LOAD_FILE, LOAD_SCHEMA, LOADS_DIR, Lake, LakeStore, file_digest
 from pipeline.warehouse.lakeviews import arrow_insert, sql_path
-from pipeline.warehouse.models import LAKE_AREAS
 
 Record = tuple[str, str, object, tuple[str, ...], str]
 """A committed partition: (partition, load id, loaded at, tables, metadata as JSON)."""
@@ -69,7 +68,7 @@ class LocalFiles:
         return str(self.root)
 
     def prepare(self, con: duckdb.DuckDBPyConnection) -> None:
-        Lake(self.root).adopt_uncommitted_layout(LAKE_AREAS)
+        """Nothing: DuckDB reads local paths as they are."""
 
     def records(self, con: duckdb.DuckDBPyConnection, areas: Iterable[str],
                 known: str) -> dict[str, list[Record]]:

@@ -23,6 +23,7 @@ from pipeline.lake.store import (
     partition_path,
 )
 from pipeline.warehouse import build_warehouse
+from pipeline.warehouse.build import Warehouse
 from pipeline.warehouse.models import LAKE_TABLES
 from tests.conftest import loaded_warehouse, make_settings
 from tests.integration.test_integrity import commit_days
@@ -134,14 +135,18 @@ def test_a_day_loaded_again_is_in_delta_once_and_its_old_file_stays_for_older_sn
     assert (lake.root / "receipts" / day / old[day][0]).exists()
 
 
-def test_a_load_killed_before_it_published_is_published_by_the_next_build(lake):
+def test_a_load_killed_before_it_published_is_published_next_and_no_build_writes_it(lake, tmp_path):
     commit_days(lake, 1001, DAYS[:1])
     published = delta_files(lake.root / "receipts")
     # A load commits (its record) and is killed before its Delta publication.
     commit_days(lake, 1001, DAYS[1:2], publish=False)
     assert delta_files(lake.root / "receipts") == published  # Delta readers: the old state
     assert list((lake.root / LOADS_DIR / UNPUBLISHED_DIR / "revenue").iterdir())
-    assert lake.sync() == 1  # what a build does first
+    # a build only reads the lake: every file as it was, the mark too
+    before = {p: p.stat().st_mtime_ns for p in lake.root.rglob("*")}
+    Warehouse(tmp_path / "warehouse.duckdb", lake).build()
+    assert {p: p.stat().st_mtime_ns for p in lake.root.rglob("*")} == before
+    assert lake.sync() == 1  # what the area's next load, or housekeeping, does first
     for table in REVENUE:
         assert delta_files(lake.root / table) == recorded_files(lake, "revenue", table)
     assert not list((lake.root / LOADS_DIR / UNPUBLISHED_DIR / "revenue").iterdir())

@@ -4,11 +4,14 @@ HTTP, through ``pos-etl verify``); the nightly rotation covers every older day."
 from dataclasses import replace
 from datetime import date, timedelta
 
+import dagster as dg
 import duckdb
 
 from pipeline.cli import main
 from pipeline.core.settings import ScheduleSettings
 from pipeline.load.drift import rotation_days
+from pipeline.orchestration.assets.revenue import REVENUE_KEY
+from pipeline.orchestration.summaries import RevenueDay
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
@@ -49,6 +52,15 @@ def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
                receipts_before, receipts_after from rpt_source_drift""") == [
         (1001, DAYS[0], truth_turnover(1001, DAYS[0], before), truth_turnover(1001, DAYS[0], after),
          len(receipts_on(1001, DAYS[0], before)), len(receipts_on(1001, DAYS[0], after)))]
+    # the day the check rewrote is an event of the asset that holds it, lake/revenue
+    with dg.DagsterInstance.from_config(str(tmp_path / "data" / "dagster_home")) as instance:
+        events = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=REVENUE_KEY), limit=100).records
+    replaced = [RevenueDay.from_metadata(e.asset_materialization.metadata)
+                for e in events if e.partition_key == str(DAYS[0])]
+    assert [(d.replaced_by, d.receipts, d.turnover_net) for d in replaced
+            if d.replaced_by] == [("drift check", len(receipts_on(1001, DAYS[0], after)),
+                                   truth_turnover(1001, DAYS[0], after))]
 
 
 def test_the_nightly_rotation_reads_every_older_day_in_turn():

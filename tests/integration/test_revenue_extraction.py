@@ -254,7 +254,8 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
         settings, lake, monkeypatch, crash_at):
     """The unpublished marker, four files and a commit are six renames: a crash at any of
     them (or none) leaves all four tables of the old load or all four of the new, never a
-    mix; and the Delta logs, once a build brought them up (``sync``), hold the same."""
+    mix; and the Delta logs, once the next publication brought them up (``sync``), hold
+    the same."""
     import contextlib
     import os
 

@@ -1,6 +1,8 @@
-"""Source drift -> the lake: older days read again, replaced where the POS changed them."""
+"""Source drift -> the lake: older days read again, replaced where the POS changed them
+(each replaced date an event of ``lake/revenue``, whose partitions the check rewrites)."""
 
 from datetime import date, datetime
+from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import dagster as dg
@@ -11,8 +13,10 @@ from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
 from pipeline.load.drift import DRIFT_TABLES, check_days, rotation_days
 from pipeline.orchestration.assets.report import markdown_table
+from pipeline.orchestration.assets.revenue import REVENUE_KEY
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.summaries import DriftFound, RevenueDay
 
 DRIFT_KEY = dg.AssetKey(["lake", "drift"])
 
@@ -54,16 +58,26 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
             context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.failure}")
             reporter.failed("drift check", FailedPartition(c.location_id, c.business_date,
                                                            c.failure))
-        return dg.MaterializeResult(metadata={
-            "days": dg.MetadataValue.text(f"{days[0]}..{days[-1]}" if days else "none"),
-            "checked": sum(1 for c in checks if c.after is not None),
-            "drifted": len(drifted),
-            "failed": len(failed),
-            "drift": dg.MetadataValue.md(markdown_table(
-                ["location", "business date", "receipts before", "receipts after",
-                 "turnover before", "turnover after"],
-                [[c.location_id, c.business_date, *c.before, *c.after]
-                 for c in drifted])),
-        })
+        for day in sorted({c.business_date for c in drifted}):
+            replaced = [c for c in drifted if c.business_date == day]
+            # the day's partitions the check rewrote, as events of the asset that holds them
+            context.log_event(dg.AssetMaterialization(
+                asset_key=REVENUE_KEY, partition=day.isoformat(),
+                metadata=RevenueDay(
+                    receipts=sum(c.after[0] for c in replaced),
+                    turnover_net=sum((c.after[1] for c in replaced), Decimal(0)),
+                    complete=True, replaced_by="drift check").to_metadata(
+                    locations=dg.MetadataValue.md(markdown_table(
+                        ["location", "receipts before", "receipts after", "turnover before",
+                         "turnover after"],
+                        [[c.location_id, c.before[0], c.after[0], c.before[1], c.after[1]]
+                         for c in replaced])))))
+        return dg.MaterializeResult(metadata=DriftFound(
+            f"{days[0]}..{days[-1]}" if days else "none",
+            sum(1 for c in checks if c.after is not None), len(drifted), len(failed),
+        ).to_metadata(drift=dg.MetadataValue.md(markdown_table(
+            ["location", "business date", "receipts before", "receipts after",
+             "turnover before", "turnover after"],
+            [[c.location_id, c.business_date, *c.before, *c.after] for c in drifted]))))
 
     return drift

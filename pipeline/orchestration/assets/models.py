@@ -11,6 +11,7 @@ import dagster as dg
 
 from pipeline.core.reporting import ModelBuilt, Reporter
 from pipeline.orchestration.schedules import AFTER_LOAD
+from pipeline.orchestration.summaries import ModelMaterialized
 from pipeline.warehouse import (
     LAKE_AREA_OF,
     Model,
@@ -99,22 +100,20 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
         for name in result.order:
             if dg.AssetKey(["warehouse", name]) not in selected:
                 continue
-            yield dg.MaterializeResult(asset_key=["warehouse", name], metadata={
-                **extra.get(name, {}),
-                **({"dagster/row_count": result.row_counts[name]}
-                   if name in result.row_counts else {}),
-                "warehouse": dg.MetadataValue.path(str(result.path)),
-                "table": models[name].qualified,
-                "materialized": models[name].materialized,
-                **({"partitions_computed": result.rebuilt_partitions[models[name].area]}
-                   if models[name].area in result.rebuilt_partitions else {}),
-            })
+            built_as = ModelMaterialized(
+                str(result.path), models[name].qualified, models[name].materialized,
+                result.row_counts.get(name), result.rebuilt_partitions.get(models[name].area))
+            yield dg.MaterializeResult(asset_key=["warehouse", name],
+                                       metadata=built_as.to_metadata(**extra.get(name, {})))
         checked = context.selected_asset_check_keys
         for outcome in result.checks:
             key = dg.AssetCheckKey(dg.AssetKey(["warehouse", outcome.check.model]),
                                    outcome.check.name)
             if key not in checked:
                 continue
+            if not outcome.passed:
+                reporter.say(f"{'warning' if outcome.severity == 'warn' else 'check failed'}: "
+                             f"{key.asset_key.to_user_string()} {outcome.check.name}")
             yield dg.AssetCheckResult(
                 check_name=outcome.check.name,
                 asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
@@ -137,5 +136,6 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
             problems.append("failed checks: " + "; ".join(failed))
         if problems:
             raise dg.Failure(description="the warehouse was rebuilt; " + "; ".join(problems))
+        reporter.say("warehouse rebuilt")
 
     return warehouse_models

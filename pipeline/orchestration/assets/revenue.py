@@ -16,6 +16,7 @@ from pipeline.load.steps import DayOutcome, load_revenue_days
 from pipeline.orchestration.assets.report import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.summaries import LoadedCheck, RevenueDay
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
 REVENUE_STEP = REVENUE_KEY.to_python_identifier()
@@ -25,32 +26,32 @@ PROGRESS_SECONDS = 2
 """How often a long load says how far it is (each line is an event in the run's log)."""
 
 
-def day_metadata(day: DayOutcome, lake: LakeStore) -> dict:
+def day_summary(day: DayOutcome) -> RevenueDay:
     """What a person checks first about one business date of the revenue lake."""
-    turnover = sum((p.turnover_net for p in day.partitions), Decimal(0))
-    unknown = dict(sum((Counter(p.unknown_fields) for p in day.partitions), Counter()))
-    return {
-        "dagster/row_count": sum(p.receipts for p in day.partitions),
-        "turnover_net": dg.MetadataValue.text(str(turnover)),
-        "complete": day.complete,
-        "partitions_kept": sum(p.kept for p in day.partitions),
-        "pages": sum(p.pages for p in day.partitions),
-        "failed_locations": dg.MetadataValue.json(
-            {str(p.location_id): p.failure.message for p in day.failed}
-            | {str(loc): "never loaded" for loc in day.missing}),
-        "unknown_fields": dg.MetadataValue.json(unknown),
-        "locations": dg.MetadataValue.md(markdown_table(
-            ["location", "receipts", "turnover_net", "pages", "retries", "duplicates dropped",
-             "other days' receipts skipped", "unknown transaction types", "unknown fields",
-             "error"],
-            [[p.location_id, p.receipts, p.turnover_net, p.pages, p.retries,
-              p.duplicates_dropped, p.outside_day,
-              ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
-              ", ".join(f"{k} ({v})" for k, v in p.unknown_fields.items()),
-              p.failure.message if p.failure else ""]
-             for p in day.partitions])),
-        "lake": dg.MetadataValue.path(lake.describe("receipts")),
-    }
+    return RevenueDay(
+        receipts=sum(p.receipts for p in day.partitions),
+        turnover_net=sum((p.turnover_net for p in day.partitions), Decimal(0)),
+        complete=day.complete,
+        partitions_kept=sum(p.kept for p in day.partitions),
+        pages=sum(p.pages for p in day.partitions),
+        failed_locations={str(p.location_id): p.failure.message for p in day.failed}
+        | {str(loc): "never loaded" for loc in day.missing},
+        unknown_fields=dict(sum((Counter(p.unknown_fields) for p in day.partitions),
+                                Counter())))
+
+
+def locations_table(day: DayOutcome) -> dg.MetadataValue:
+    """The date's partitions, one row per location, to read in the UI."""
+    return dg.MetadataValue.md(markdown_table(
+        ["location", "receipts", "turnover_net", "pages", "retries", "duplicates dropped",
+         "other days' receipts skipped", "unknown transaction types", "unknown fields",
+         "error"],
+        [[p.location_id, p.receipts, p.turnover_net, p.pages, p.retries,
+          p.duplicates_dropped, p.outside_day,
+          ", ".join(f"{k} ({v})" for k, v in p.unknown_types.items()),
+          ", ".join(f"{k} ({v})" for k, v in p.unknown_fields.items()),
+          p.failure.message if p.failure else ""]
+         for p in day.partitions]))
 
 
 def build_revenue_asset(settings: Settings,
@@ -103,23 +104,24 @@ def build_revenue_asset(settings: Settings,
                 reporter.failed("revenue", failure)
             for loc in day.missing:
                 never_loaded[loc] = never_loaded.get(loc, 0) + 1
-            meta = day_metadata(day, lake)
+            summary = day_summary(day)
             event = dg.AssetMaterialization if day.complete else dg.AssetObservation
-            context.log_event(event(asset_key=REVENUE_KEY, metadata=meta,
-                                    partition=day.business_date.isoformat()))
-            receipts += meta["dagster/row_count"]
+            context.log_event(event(asset_key=REVENUE_KEY, partition=day.business_date.isoformat(),
+                                    metadata=summary.to_metadata(
+                                        locations=locations_table(day),
+                                        lake=dg.MetadataValue.path(lake.describe("receipts")))))
+            receipts += summary.receipts
             if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
                 said = time.monotonic()
                 progress = RevenueProgress(n, len(days), len(location_ids), receipts, skipped)
                 context.log.info(str(progress))
                 reporter.revenue(progress)
+        if failed:
+            reporter.say(f"check failed: {REVENUE_KEY.to_user_string()} {LOADED_CHECK}")
         yield dg.AssetCheckResult(
             check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
-            metadata={"dates": len(days), "locations": len(location_ids),
-                      "failed_partitions": len(failed),
-                      "dates_never_loaded_by_location": dg.MetadataValue.json(
-                          {str(loc): n for loc, n in never_loaded.items()}),
-                      **failures_metadata(failed)})
+            metadata=LoadedCheck(len(days), len(location_ids), failed, never_loaded)
+            .to_metadata(failures_metadata(failed)))
         if failed:
             raise dg.Failure(description=f"{len(failed)} of {len(days) * len(location_ids)} "
                              f"revenue partitions of {days[0]}..{days[-1]} not loaded; "

@@ -6,6 +6,7 @@ from collections import Counter
 import dagster as dg
 
 from pipeline.core.outcomes import REPORTED_KEY, FailedPartition
+from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.extract.snapshots import snapshot_date
 from pipeline.lake.store import LakeStore
@@ -14,34 +15,39 @@ from pipeline.load.steps import SnapshotOutcome, take_snapshots
 from pipeline.orchestration.assets.report import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.summaries import SnapshotTaken
 
 SNAPSHOT_CHECK = "every_location_snapshotted"
 
 
-def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: LakeStore):
+def snapshot_results(key: dg.AssetKey, outcomes: list[SnapshotOutcome], lake: LakeStore,
+                     reporter: Reporter):
     """A materialization of what was taken (row counts per table and location) and the check."""
     taken = [o for o in outcomes if o.snapshot]
     failed = [FailedPartition(o.location_id, None, o.failure) for o in outcomes if o.failure]
     check = dg.AssetCheckResult(
         check_name=SNAPSHOT_CHECK, asset_key=key, passed=not failed,
         metadata={"taken": len(taken), **failures_metadata(failed)})
+    said = f"check failed: {key.to_user_string()} {SNAPSHOT_CHECK}"
     if not taken:
+        reporter.say(said)
         yield check
         raise dg.Failure(description=f"{key.to_user_string()}: no snapshot taken; first "
                          f"error: {failed[0].failure}", metadata={REPORTED_KEY: len(failed)})
-    day = taken[0].snapshot.snapshot_date
     totals = sum((Counter(o.snapshot.row_counts) for o in taken), Counter())
     tables = list(taken[0].snapshot.tables)
-    yield dg.MaterializeResult(asset_key=key, check_results=[check], metadata={
-        "dagster/row_count": sum(totals.values()),
-        "snapshot_date": day.isoformat(),
-        "row_counts": dg.MetadataValue.json({t: totals[t] for t in tables}),
-        "tables": dg.MetadataValue.md(markdown_table(
+    summary = SnapshotTaken(taken[0].snapshot.snapshot_date.isoformat(),
+                            {t: totals[t] for t in tables})
+    reporter.say(f"{key.path[-1]} snapshot {summary.snapshot_date}: "
+                 f"{sum(summary.row_counts.values()):,} rows")
+    if failed:
+        reporter.say(said)
+    yield dg.MaterializeResult(asset_key=key, check_results=[check], metadata=summary.to_metadata(
+        tables=dg.MetadataValue.md(markdown_table(
             ["location", *tables],
             [[o.location_id or "(tenant)", *(o.snapshot.row_counts[t] for t in tables)]
              for o in taken])),
-        "lake": dg.MetadataValue.path(lake.describe()),
-    })
+        lake=dg.MetadataValue.path(lake.describe())))
 
 
 def _snapshot_asset(settings: Settings, area: LakeArea) -> dg.AssetsDefinition:
@@ -53,12 +59,12 @@ def _snapshot_asset(settings: Settings, area: LakeArea) -> dg.AssetsDefinition:
               description=area.description,
               check_specs=[dg.AssetCheckSpec(SNAPSHOT_CHECK, asset=key, description=whose)],
               metadata={"tables": ", ".join(area.tables)})
-    def snapshot(config: LoadConfig, pos: PosResource,
-                 lake: dg.ResourceParam[LakeStore]):
+    def snapshot(config: LoadConfig, pos: PosResource, lake: dg.ResourceParam[LakeStore],
+                 reporter: dg.ResourceParam[Reporter]):
         location_ids = selected_locations(settings, config) if area.per_location else [None]
         outcomes = take_snapshots(area.load, pos.source, lake, location_ids,
                                   snapshot_date(settings), area.name)
-        yield from snapshot_results(key, outcomes, lake)
+        yield from snapshot_results(key, outcomes, lake, reporter)
 
     return snapshot
 
