@@ -171,10 +171,11 @@ def docs(config: str | None, output: str | None) -> int:
     with duckdb.connect(str(path), read_only=True) as con:
         entries = catalog(con, ("main", "staging"))
     title = "pos-etl warehouse: data dictionary"
-    from pipeline.warehouse.models import discover_models, lake_columns
+    from pipeline.warehouse.models import lake_columns
+    from pipeline.warehouse.project import shipped
 
     render = render_markdown if target.suffix.lower() == ".md" else render_html
-    text = render(entries, title, start_page(), lake_columns(discover_models()))
+    text = render(entries, title, start_page(), lake_columns(shipped().models))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     columns = sum(len(e.columns) for e in entries)

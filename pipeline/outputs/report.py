@@ -19,8 +19,9 @@ import duckdb
 from pipeline.core.money import format_money
 from pipeline.core.settings import Settings
 from pipeline.outputs.pages import render_page
-from pipeline.warehouse.checks import CHECKS, run_check
+from pipeline.warehouse.checks import run_check
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
+from pipeline.warehouse.project import shipped
 
 WINDOW_DAYS = 30
 
@@ -235,7 +236,7 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
         where snapshot_date = (select max(snapshot_date) from fct_voucher_liability_daily)
         order by 1""")]
     failed = []
-    for check in CHECKS:
+    for check in shipped().checks:
         outcome = run_check(con, check)
         if not outcome.passed:
             failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "

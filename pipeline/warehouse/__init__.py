@@ -1,6 +1,7 @@
 """The DuckDB warehouse: the SQL models of ``dbt_like_sql/`` built from the lake into one
 self-contained file.
 
+- ``project``: the SQL project a build is given, read once (models, dictionary, checks);
 - ``models``: the models found, parsed and ordered; the macros;
 - ``lakeviews``: the lake's committed loads as the views a build reads;
 - ``plan``: which groups of the partitioned models a build must compute (versions);
@@ -30,10 +31,10 @@ from pipeline.warehouse.models import (
     config_macros,
     config_tables,
     discover_models,
-    model_dictionary,
 )
+from pipeline.warehouse.project import Project, shipped
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
            "BlockedBuild", "BuildResult", "LakeShrank", "Model", "ModelError", "Warehouse",
            "build_order", "build_warehouse", "config_macros", "config_tables",
-           "discover_models", "macro_sql", "model_dictionary", "stopped_query"]
+           "discover_models", "macro_sql", "Project", "shipped", "stopped_query"]

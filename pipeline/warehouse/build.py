@@ -33,7 +33,7 @@ from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.core.untrusted import Redactor
 from pipeline.extract.macros import macro_sql
 from pipeline.lake.store import LakeStore
-from pipeline.warehouse.checks import CHECKS, WHERE_LISTED, CheckOutcome, DataCheck, run_check
+from pipeline.warehouse.checks import WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.warehouse.compute import (
     SCRATCH,
     TARGET,
@@ -56,8 +56,6 @@ from pipeline.warehouse.models import (
     build_order,
     config_macros,
     config_tables,
-    discover_models,
-    model_dictionary,
 )
 from pipeline.warehouse.plan import (
     BUILT_FROM,
@@ -69,6 +67,7 @@ from pipeline.warehouse.plan import (
     built_from,
     make_plan,
 )
+from pipeline.warehouse.project import Project, shipped
 from pipeline.warehouse.state import (
     BUILD_ID,
     STATE,
@@ -120,16 +119,17 @@ class Warehouse:
     path: Path
     lake: LakeStore
     memory_limit: str = DEFAULT_MEMORY_LIMIT
-    macros: tuple[str, ...] = config_macros()
-    """The macros of the config file (``config_macros``)."""
+    macros: tuple[str, ...] | None = None
+    """The macros of the config file (``config_macros``; None: a default config's)."""
     storage_version: str = DEFAULT_STORAGE_VERSION
     secrets: Callable[[], Iterable[str]] = tuple
     """The keys a check's sample rows could echo (POS strings): read when a build runs,
     and redacted from the samples before anything shows or stores them."""
-    tables: tuple[str, ...] = config_tables()
-    """The table macros of the config file (``config_tables``): the configured locations."""
+    tables: tuple[str, ...] | None = None
+    """The table macros of the config file (``config_tables``): the configured locations
+    (None: a default config's)."""
 
-    def build(self, models: dict[str, Model] | None = None, full: bool = False,
+    def build(self, project: Project | None = None, full: bool = False,
               forget_missing: bool = False,
               progress: Callable[[ModelBuilt], None] | None = None) -> BuildResult:
         """Build the models (what changed, or everything with ``full``), run the data
@@ -139,7 +139,7 @@ class Warehouse:
         warehouse stays)."""
         redact = Redactor(self.secrets())
         try:
-            result = build_warehouse(lake_files(self.lake), self.path, models, full=full,
+            result = build_warehouse(lake_files(self.lake), self.path, project, full=full,
                                      memory_limit=self.memory_limit, macros=self.macros,
                                      storage_version=self.storage_version,
                                      forget_missing=forget_missing, tables=self.tables,
@@ -215,16 +215,17 @@ def _build_lock(path: Path) -> Iterator[None]:
 
 
 def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
-                    models: dict[str, Model] | None = None,
-                    checks: tuple[DataCheck, ...] = CHECKS, full: bool = False,
+                    project: Project | None = None, full: bool = False,
                     memory_limit: str = DEFAULT_MEMORY_LIMIT,
-                    macros: tuple[str, ...] = config_macros(),
+                    macros: tuple[str, ...] | None = None,
                     storage_version: str = DEFAULT_STORAGE_VERSION,
                     forget_missing: bool = False,
-                    tables: tuple[str, ...] = config_tables(),
+                    tables: tuple[str, ...] | None = None,
                     progress: Callable[[ModelBuilt], None] | None = None) -> BuildResult:
-    """Build the models from the lake (its files, or a local lake's folder), run the data
-    checks, then switch the new file in atomically.
+    """Build the models of ``project`` (default: the shipped one) from the lake (its files,
+    or a local lake's folder), run its data checks, then switch the new file in atomically.
+    ``macros`` and ``tables``: the config file's (``config_macros``, ``config_tables``;
+    None: a default config's).
 
     The lake never shrinks in silence: a revenue partition the warehouse in place was
     built from and the lake no longer holds (a lost file, commit record or log entry)
@@ -237,7 +238,10 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
     file with every group computed. The checks of partitioned models run on the groups
     computed and carry the failures of the others over from the warehouse in place.
     """
-    models = models or discover_models()
+    project = project or shipped()
+    models, checks = project.models, project.checks
+    macros = config_macros() if macros is None else macros
+    tables = config_tables() if tables is None else tables
     order = build_order(models)
     files = lake_files(lake)
     warehouse_path = Path(warehouse_path).absolute()
@@ -274,7 +278,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
-                apply_comments(con, models, model_dictionary(models))
+                apply_comments(con, models, project.dictionary)
                 for check in checks:
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)

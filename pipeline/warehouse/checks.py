@@ -17,8 +17,7 @@ from datetime import date
 
 import duckdb
 
-from pipeline.core.project import MODELS_DIR, STAGES
-from pipeline.warehouse.dictionary import Dictionary, load_dictionary
+from pipeline.warehouse.dictionary import Dictionary
 
 
 @dataclass(frozen=True)
@@ -118,12 +117,15 @@ def _test(model: str, entry, column: str | None) -> DataCheck:
 
 
 def checks_of(dictionary: Dictionary) -> tuple[DataCheck, ...]:
-    """The data tests of every model's ``schema.yml`` entry (model-level, then each
-    column's), as checks. Severity ``error`` (dbt's default): the build is not published
-    when one fails; ``warn``: reported."""
+    """The data tests of every model's ``schema.yml`` entry (its grain's uniqueness, then
+    the model-level tests, then each column's), as checks. Severity ``error`` (dbt's
+    default): the build is not published when one fails; ``warn``: reported."""
     checks = []
     for model, doc in dictionary.models.items():
         try:
+            if doc.grain:  # the grain is the model's unique test
+                checks.append(_test(model, {"unique_combination_of_columns": {
+                    "combination_of_columns": list(doc.grain)}}, None))
             checks += [_test(model, entry, None) for entry in doc.tests]
             checks += [_test(model, entry, column)
                        for column, tests in doc.column_tests.items() for entry in tests]
@@ -137,8 +139,6 @@ def checks_of(dictionary: Dictionary) -> tuple[DataCheck, ...]:
     return tuple(checks)
 
 
-CHECKS: tuple[DataCheck, ...] = checks_of(load_dictionary(MODELS_DIR, STAGES))
-"""The data tests of the models shipped in ``dbt_like_sql``."""
 
 
 WHERE_LISTED = 50
@@ -247,6 +247,3 @@ def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
     return CheckOutcome(check, count, rows, where)
 
 
-def run_checks(con: duckdb.DuckDBPyConnection) -> list[CheckOutcome]:
-    """Run every data check on an open warehouse (over all of it)."""
-    return [run_check(con, check) for check in CHECKS]

@@ -31,7 +31,10 @@ class ModelDoc:
     materialized: str = "table"
     owner: str | None = None
     """Who answers for the model (Dagster's owner: an email or ``team:<name>``)."""
-    grain: str = ""
+    grain: tuple[str, ...] = ()
+    """``meta.grain``: the columns one row is unique by (its unique test derives from it)."""
+    rows: str = ""
+    """``meta.rows``: which rows the model has, in words."""
     tests: list = field(default_factory=list)
     """The ``data_tests`` entries as written (``pipeline.warehouse.checks`` reads them)."""
     column_tests: dict[str, list] = field(default_factory=dict)
@@ -44,6 +47,9 @@ class Dictionary:
     shared: dict[str, str]
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per locale (``de``), a column's header in exports, by column name."""
+    unit_tests: list[tuple[Path, dict]] = field(default_factory=list)
+    """The ``unit_tests`` entries as written, with their file (``pipeline.warehouse.unit``
+    reads them)."""
 
     def model(self, name: str) -> str | None:
         doc = self.models.get(name)
@@ -69,20 +75,28 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
     labels = {locale: {k: str(v) for k, v in names.items()}
               for locale, names in (shared_doc.get("labels") or {}).items()}
     models: dict[str, ModelDoc] = {}
+    unit_tests: list[tuple[Path, dict]] = []
     for stage in stages:
         path = models_dir / stage / SCHEMA_FILE
         if not path.exists():
             continue
-        for entry in _yaml(path).get("models", []):
+        document = _yaml(path)
+        unit_tests += [(path, entry) for entry in document.get("unit_tests") or []]
+        for entry in document.get("models", []):
             try:
                 columns = {c["name"]: " ".join(str(c["description"]).split())
                            for c in entry.get("columns") or [] if "description" in c}
                 config = entry.get("config") or {}
                 meta = config.get("meta") or {}
+                grain = meta.get("grain") or []
+                if not isinstance(grain, list) or not all(isinstance(c, str) for c in grain):
+                    raise DictionaryError(f"{path}: model {entry['name']}: meta.grain must be "
+                                          f"the list of columns one row is unique by, not "
+                                          f"{grain!r}")
                 models[entry["name"]] = ModelDoc(
                     " ".join(str(entry["description"]).split()), columns,
                     str(config.get("materialized", "table")), meta.get("owner"),
-                    " ".join(str(meta.get("grain", "")).split()),
+                    tuple(grain), " ".join(str(meta.get("rows", "")).split()),
                     list(entry.get("data_tests") or []),
                     {c["name"]: list(c["data_tests"]) for c in entry.get("columns") or []
                      if c.get("data_tests")})
@@ -91,7 +105,7 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
                                       f"every column a name and a description, config a "
                                       f"mapping (at {entry!r:.80})") from None
     return Dictionary(models, {k: " ".join(str(v).split()) for k, v in shared.items()},
-                      labels)
+                      labels, unit_tests)
 
 
 def _literal(text: str) -> str:

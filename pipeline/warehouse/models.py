@@ -68,8 +68,10 @@ class Model:
     """The lake area whose partitions a partitioned model follows."""
     canonical: str = ""
     """The SQL as parsed (``canonical_sql``): what a part's version hashes."""
-    grain: str = ""
-    """What one row is (``config.meta.grain`` in ``schema.yml``)."""
+    grain: tuple[str, ...] = ()
+    """The columns one row is unique by (``config.meta.grain`` in ``schema.yml``)."""
+    rows: str = ""
+    """Which rows it has, in words (``config.meta.rows``)."""
     owner: str | None = None
     """Who answers for it (``config.meta.owner``): a Dagster owner."""
 
@@ -150,10 +152,12 @@ def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
     return models, lake_tables
 
 
-def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
-    """Every model below ``models_dir`` with the models and lake tables it reads."""
+def discover_models(models_dir: Path = MODELS_DIR,
+                    dictionary: Dictionary | None = None) -> dict[str, Model]:
+    """Every model below ``models_dir`` with the models and lake tables it reads;
+    ``dictionary``: the folder's, if it was read already."""
     found: dict[str, Model] = {}
-    dictionary = load_dictionary(models_dir, STAGES)
+    dictionary = dictionary or load_dictionary(models_dir, STAGES)
     for stage in STAGES:
         for path in sorted((models_dir / stage).glob("*.sql")):
             sql = path.read_text(encoding="utf-8")
@@ -166,7 +170,8 @@ def discover_models(models_dir: Path = MODELS_DIR) -> dict[str, Model]:
                 path.stem, stage, path, sql, frozenset(models), frozenset(lake_tables),
                 _materialization(dictionary, path.stem),
                 canonical=tree.sql(dialect="duckdb", comments=False),
-                grain=doc.grain if doc else "", owner=doc.owner if doc else None)
+                grain=doc.grain if doc else (), rows=doc.rows if doc else "",
+                owner=doc.owner if doc else None)
     if not found:
         raise ModelError(f"no SQL models found below {models_dir} (expected "
                          f"{', '.join(STAGES)} folders of .sql files): is the package "
@@ -223,12 +228,6 @@ def lake_columns(models: dict[str, Model]) -> list[LakeColumns]:
         if columns:
             found.append(LakeColumns(table, model.name, columns))
     return found
-
-
-def model_dictionary(models: dict[str, Model]) -> Dictionary:
-    """The data dictionary kept beside these models' SQL (``pipeline.warehouse.dictionary``)."""
-    root = next(iter(models.values())).path.parent.parent if models else MODELS_DIR
-    return load_dictionary(root, STAGES)
 
 
 def _sql_list(values: list[str]) -> str:

@@ -58,13 +58,12 @@ class Layout:
 
     @classmethod
     def of(cls, settings: Settings, locale: str | None = None) -> Layout:
-        from pipeline.core.project import MODELS_DIR, STAGES
-        from pipeline.warehouse.dictionary import load_dictionary
+        from pipeline.warehouse.project import shipped
 
         locale = locale or settings.export.locale
         if locale not in LOCALES:
             raise ExportError(f"unknown locale {locale!r}; choose one of {', '.join(LOCALES)}")
-        labels = load_dictionary(MODELS_DIR, STAGES).labels.get(locale, {}) \
+        labels = shipped().dictionary.labels.get(locale, {}) \
             if locale != "en" else {}
         return cls(locale, labels, {loc.id: (loc.short_code, loc.name or loc.short_code)
                                     for loc in settings.locations})

@@ -29,13 +29,11 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 
 import duckdb
-import yaml
 
-from pipeline.core.project import MODELS_DIR, SCHEMA_FILE, STAGES
 from pipeline.extract.macros import macro_sql
+from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.models import (
     STAGING_SCHEMA,
@@ -43,7 +41,6 @@ from pipeline.warehouse.models import (
     build_order,
     config_macros,
     config_tables,
-    discover_models,
     qualify_staging,
 )
 
@@ -66,35 +63,30 @@ class UnitTest:
     description: str = ""
 
 
-def load_unit_tests(models_dir: Path = MODELS_DIR) -> list[UnitTest]:
-    """Every ``unit_tests:`` entry of the folders' ``schema.yml``."""
+def unit_tests_of(dictionary: Dictionary) -> list[UnitTest]:
+    """Every ``unit_tests:`` entry of the project's ``schema.yml`` files."""
     found = []
-    for stage in STAGES:
-        path = models_dir / stage / SCHEMA_FILE
-        if not path.exists():
-            continue
-        for entry in yaml.safe_load(path.read_text(encoding="utf-8")).get("unit_tests") or []:
-            try:
-                given = {}
-                for item in entry.get("given") or []:
-                    ref = _REF.match(str(item["input"]).strip())
-                    if ref is None:
-                        raise UnitTestError(f"{path}: unit test {entry['name']}: input "
-                                            f"{item['input']!r} is not ref('<model>')")
-                    given[ref["name"]] = list(item.get("rows") or [])
-                found.append(UnitTest(str(entry["name"]), str(entry["model"]), given,
-                                      list(entry["expect"].get("rows") or []),
-                                      " ".join(str(entry.get("description", "")).split())))
-            except (KeyError, TypeError, AttributeError):
-                raise UnitTestError(f"{path}: a unit test needs a name, a model, given "
-                                    f"inputs and expect rows (at {entry!r:.80})") from None
+    for path, entry in dictionary.unit_tests:
+        try:
+            given = {}
+            for item in entry.get("given") or []:
+                ref = _REF.match(str(item["input"]).strip())
+                if ref is None:
+                    raise UnitTestError(f"{path}: unit test {entry['name']}: input "
+                                        f"{item['input']!r} is not ref('<model>')")
+                given[ref["name"]] = list(item.get("rows") or [])
+            found.append(UnitTest(str(entry["name"]), str(entry["model"]), given,
+                                  list(entry["expect"].get("rows") or []),
+                                  " ".join(str(entry.get("description", "")).split())))
+        except (KeyError, TypeError, AttributeError):
+            raise UnitTestError(f"{path}: a unit test needs a name, a model, given "
+                                f"inputs and expect rows (at {entry!r:.80})") from None
     return found
 
 
-def empty_warehouse(models: dict[str, Model] | None = None) -> duckdb.DuckDBPyConnection:
+def empty_warehouse(models: dict[str, Model]) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the macros (a default config's) and every model as a view
     over an empty lake: each relation with its real columns and types, no rows."""
-    models = models or discover_models()
     con = duckdb.connect()
     con.execute(f"create schema {STAGING_SCHEMA}")
     for sql in (*macro_sql(), *config_macros(), *config_tables()):

@@ -1,15 +1,22 @@
 """A model's contract lives in its folder's schema.yml, in dbt's shape (#22, item 6)."""
 
 import shutil
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.warehouse import ModelError, discover_models
-from pipeline.warehouse.checks import CHECKS, ContractError, checks_of, run_check
-from pipeline.warehouse.dictionary import load_dictionary
+from pipeline.warehouse.checks import ContractError, checks_of, run_check
+from pipeline.warehouse.dictionary import DictionaryError, load_dictionary
+from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.unit import empty_warehouse
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SCHEMA = textwrap.dedent("""
     version: 2
@@ -18,10 +25,8 @@ SCHEMA = textwrap.dedent("""
         description: 'Sales.'
         config:
           materialized: table
-          meta: {owner: 'team:finance', grain: 'one row per sale_id'}
+          meta: {owner: 'team:finance', grain: [shop, sale_id], rows: 'one row per sale'}
         data_tests:
-          - unique_combination_of_columns:
-              combination_of_columns: [shop, sale_id]
           - expression_is_true:
               name: refunds_are_negative
               expression: amount < 0
@@ -74,19 +79,75 @@ def test_each_data_test_finds_the_rows_that_break_it_with_its_severity(tmp_path,
 
 def test_a_malformed_data_test_names_its_model(tmp_path):
     with pytest.raises(ContractError, match="model fct_sales: unknown data test 'unique_ish'"):
-        checks_of(contract(tmp_path, SCHEMA.replace("unique_combination_of_columns",
-                                                    "unique_ish")))
+        checks_of(contract(tmp_path, SCHEMA.replace("expression_is_true", "unique_ish")))
     with pytest.raises(ContractError, match="refunds_are_negative: severity must be"):
         checks_of(contract(tmp_path, SCHEMA.replace("severity: warn, where",
                                                     "severity: fatal, where")))
 
 
 def test_the_shipped_contracts_hold_the_checks_with_their_severities():
-    checks = {(c.model, c.name): c.blocking for c in CHECKS}
+    checks = {(c.model, c.name): c.blocking for c in shipped().checks}
     assert checks[("rpt_daily_close", "day_is_closed")] is False  # a till's fault: warn
     assert checks[("rpt_daily_close", "payments_add_up")] is True  # a model bug: error
     assert checks[("fct_receipts", "one_version_per_receipt")] is True  # one day per receipt
-    assert len(checks) == 40
+    assert len(checks) == 78
+
+
+def test_every_model_has_a_grain_of_its_columns_and_its_unique_test_is_that_grain():
+    """One home for what a row is: ``meta.grain`` names columns the model has, and the
+    model's uniqueness check is derived from it (none written beside it)."""
+    project = shipped()
+    with empty_warehouse(project.models) as con:
+        for name, model in project.models.items():
+            assert model.grain, f"{name} has no meta.grain"
+            columns = {c for (c,) in con.execute(
+                f"select column_name from (describe {model.qualified})").fetchall()}
+            assert set(model.grain) <= columns, (name, model.grain)
+            unique = [c for c in project.checks if c.model == name
+                      and c.name.startswith("unique_") and c.blocking]
+            assert [c.name for c in unique] == [f"unique_{'_'.join(model.grain)}"], name
+            assert "unique_combination_of_columns" not in str(project.dictionary
+                                                                .models[name].tests)
+
+
+def test_a_grain_that_is_no_list_of_columns_is_refused(tmp_path):
+    with pytest.raises(DictionaryError, match="fct_sales: meta.grain must be the list"):
+        contract(tmp_path, SCHEMA.replace("grain: [shop, sale_id]", "grain: 'one per sale'"))
+
+
+def test_nothing_of_the_project_is_read_at_import_and_each_file_once_after():
+    """Importing the warehouse and the code location reads no model file; the shipped
+    project, asked for twice, reads each of its yml files once."""
+    probe = textwrap.dedent("""
+        import sys
+        opened = []
+        sys.addaudithook(lambda event, args: opened.append(str(args[0]))
+                         if event == "open" and str(args[0]).endswith(".yml") else None)
+        import pipeline.warehouse, pipeline.orchestration.code_location
+        assert not opened, opened
+        from pipeline.warehouse.project import shipped
+        shipped(); shipped()
+        assert sorted(opened) == sorted(set(opened)) and len(opened) == 4, opened
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_models_folder_of_ones_own_brings_its_own_data_tests(tmp_path):
+    """The checks of a project are its folder's (a build runs its project's checks:
+    ``tests/integration/test_dagster.py``, a blocking check added to the project)."""
+    models_dir = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models_dir)
+    schema = models_dir / "reports" / "schema.yml"
+    schema.write_text(schema.read_text().replace("unit_tests:", "", 1).replace(
+        "  - name: rpt_coverage\n", "  - name: rpt_coverage\n    data_tests:\n"
+        "      - expression_is_true:\n          name: mine\n"
+        "          expression: coverage_status <> 'missing'\n"
+        "          config: {severity: warn}\n", 1) + "unit_tests:\n")
+    project = Project.read(models_dir)
+    assert ("rpt_coverage", "mine") in {(c.model, c.name) for c in project.checks}
+    assert "mine" not in {c.name for c in shipped().checks}
 
 
 def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
@@ -95,7 +156,8 @@ def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
     models = discover_models(models_dir)
     assert models["fct_receipts"].materialized == "partitioned"
     assert models["fct_receipts"].owner == "team:analytics"
-    assert models["fct_receipts"].grain.startswith("one row per location_id")
+    assert models["fct_receipts"].grain == ("location_id", "business_date", "transaction_id")
+    assert models["fct_receipts"].rows.startswith("one row per location_id")
     schema = models_dir / "marts" / "schema.yml"
     schema.write_text(schema.read_text().replace("materialized: partitioned",
                                                  "materialized: incremental", 1))

@@ -2,6 +2,7 @@
 
 import re
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 
 import dagster as dg
@@ -240,7 +241,8 @@ def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance
     import duckdb
 
     from pipeline.warehouse import BlockedBuild, build_warehouse
-    from pipeline.warehouse.checks import CHECKS, DataCheck
+    from pipeline.warehouse.checks import DataCheck
+    from pipeline.warehouse.project import shipped
 
     run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=Reporter(),
              instance=instance)
@@ -250,7 +252,8 @@ def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance
     wrong = DataCheck("always_fails", "fct_turnover_daily", "a model bug, for the test",
                       "select * from fct_turnover_daily", blocking=True)
     with pytest.raises(BlockedBuild, match=r"not published.*fct_turnover_daily: always_fails"):
-        build_warehouse(settings.warehouse.lake_dir, target, checks=(*CHECKS, wrong), full=True)
+        build_warehouse(settings.warehouse.lake_dir, target, full=True, project=replace(
+            shipped(), checks=(*shipped().checks, wrong)))
     with duckdb.connect(str(target), read_only=True) as con:
         assert con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone() \
             == before

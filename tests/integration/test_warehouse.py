@@ -19,6 +19,7 @@ from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake, data_file_name, new_load_id
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pipeline.warehouse.checks import run_checks
+from pipeline.warehouse.project import Project
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse, unexpected
 
@@ -225,7 +226,7 @@ def test_a_broken_model_fails_the_build_and_keeps_the_old_warehouse(built, tmp_p
     build_warehouse(built.warehouse.lake_dir, target)
     before = target.read_bytes()
     with pytest.raises(ModelError, match="rpt_broken"):
-        build_warehouse(built.warehouse.lake_dir, target, discover_models(models_dir))
+        build_warehouse(built.warehouse.lake_dir, target, Project.read(models_dir))
     assert target.read_bytes() == before
     assert not list(tmp_path.glob(".*.building*"))
 
@@ -235,7 +236,7 @@ def test_a_build_without_sql_models_fails_loudly(tmp_path):
 
     with pytest.raises(ModelError, match="no SQL models found .* without its SQL files"):
         build_warehouse(tmp_path / "lake", tmp_path / "warehouse.duckdb",
-                        discover_models(tmp_path / "empty"))
+                        Project.read(tmp_path / "empty"))
     assert not (tmp_path / "warehouse.duckdb").exists()
 
 

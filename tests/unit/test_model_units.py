@@ -5,11 +5,11 @@ from dataclasses import replace
 
 import pytest
 
-from pipeline.warehouse import discover_models
-from pipeline.warehouse.unit import empty_warehouse, load_unit_tests, run_unit_test
+from pipeline.warehouse import shipped
+from pipeline.warehouse.unit import empty_warehouse, run_unit_test
 
-MODELS = discover_models()
-TESTS = load_unit_tests()
+MODELS = shipped().models
+TESTS = shipped().unit_tests
 
 
 @pytest.fixture(scope="module")

@@ -17,11 +17,10 @@ from pipeline.warehouse import (
     Model,
     ModelError,
     Warehouse,
-    discover_models,
-    model_dictionary,
 )
-from pipeline.warehouse.checks import CHECKS, WHERE_KEY
+from pipeline.warehouse.checks import WHERE_KEY
 from pipeline.warehouse.dictionary import Dictionary
+from pipeline.warehouse.project import Project, shipped
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 
@@ -32,7 +31,9 @@ def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
     deps += [dg.AssetKey(["warehouse", d]) for d in sorted(model.model_deps)]
     return dg.AssetSpec(
         ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
-        description=" ".join(filter(None, [dictionary.model(model.name), model.grain]))
+        description=" ".join(filter(None, [
+            dictionary.model(model.name), model.rows,
+            f"Grain: {', '.join(model.grain)}." if model.grain else ""]))
         or f"SQL model {model.name}", kinds={"duckdb", "sql"},
         metadata={"sql_file": f"{model.stage}/{model.path.name}",
                   "materialized": model.materialized, "schema": model.schema},
@@ -62,16 +63,17 @@ def _report_metadata(path) -> dict[str, dict]:
             markdown_close(con))}}
 
 
-def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDefinition:
-    """One multi-asset that builds every model of ``dbt_like_sql/`` and runs the checks."""
-    models = models or discover_models()
-    dictionary = model_dictionary(models)
+def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition:
+    """One multi-asset that builds every model of ``project`` (default: ``dbt_like_sql/``)
+    and runs its checks."""
+    project = project or shipped()
+    models, dictionary = project.models, project.dictionary
 
     @dg.multi_asset(
         specs=[_spec(model, dictionary) for model in models.values()],
         check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
                                        description=c.description, blocking=c.blocking)
-                     for c in CHECKS],
+                     for c in project.checks],
         name="warehouse_models",
         # One model can be materialized alone: the build is one atomic file, so the whole
         # warehouse is built (what changed), and the selected models are reported.
@@ -89,7 +91,7 @@ def build_warehouse_asset(models: dict[str, Model] | None = None) -> dg.AssetsDe
             reporter.model(model)
 
         try:
-            result = warehouse.build(models, full=config.full,
+            result = warehouse.build(project, full=config.full,
                                      forget_missing=config.forget_missing, progress=built)
         except ModelError as exc:  # the old warehouse stays in place
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
