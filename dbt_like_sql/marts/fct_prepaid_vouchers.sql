@@ -1,5 +1,5 @@
 -- Single-purpose vouchers ([[accounting.voucher_categories]] with purpose = "single") sold
--- and redeemed, per receipt and VAT rate, in cents: VAT is due when they are sold, so a
+-- and redeemed, per receipt and VAT rate, in EUR: VAT is due when they are sold, so a
 -- sale is revenue at the voucher's rate and a redemption takes its amount out of the
 -- revenue of the receipt it pays. Multi-purpose vouchers (the default) are not here.
 with

@@ -1,4 +1,4 @@
--- The daily close (Z-report), in cents. Revenue is the revenue-effective settlements' gross
+-- The daily close (Z-report), in EUR. Revenue is the revenue-effective settlements' gross
 -- after discounts (rpt_vat_by_rate, its net and VAT per rate there); tips apart; settlements
 -- of other payment groups (voucher sales, staff meals) apart from revenue. difference_amount
 -- is what the payments leave uncovered (negative) or exceed: 0 means the day is closed.

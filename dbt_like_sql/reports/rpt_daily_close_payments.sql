@@ -1,5 +1,5 @@
 -- The payments of the day's settlements (every payment group) per payment type and ledger
--- account, in cents: the payment side of the daily close (rpt_daily_close).
+-- account, in EUR: the payment side of the daily close (rpt_daily_close).
 with
 
 payments as (

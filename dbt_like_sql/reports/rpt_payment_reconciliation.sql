@@ -1,4 +1,4 @@
--- The bridge from the day's payments to its turnover, in cents, read top to bottom:
+-- The bridge from the day's payments to its turnover, in EUR, read top to bottom:
 -- 100 net revenue after discounts, 200 its VAT, 300 tips, 401 and on: one line per
 -- non-revenue payment group (voucher sales, staff meals...; a single-purpose voucher's
 -- sale is revenue), 800 single-purpose vouchers redeemed (revenue at their sale), 900 the

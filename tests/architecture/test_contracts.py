@@ -163,3 +163,13 @@ def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
                                                  "materialized: incremental", 1))
     with pytest.raises(ModelError, match="model fct_receipts: materialized must be one of"):
         discover_models(models_dir)
+
+
+def test_no_models_sql_calls_its_euros_cents():
+    """The SQL's own header is read as the model's documentation too: money in the models
+    is EUR (the voucher staging's integer ``*_cents`` columns aside)."""
+    wrong = [f"{path.relative_to(MODELS_DIR)}:{n}" for stage in STAGES
+             for path in sorted((MODELS_DIR / stage).glob("*.sql"))
+             for n, line in enumerate(path.read_text().splitlines(), 1)
+             if line.startswith("--") and "in cents" in line]
+    assert not wrong, wrong
