@@ -29,7 +29,7 @@ from pipeline.accounting.bookings import (
     period_of,
     suspense_warning,
 )
-from pipeline.accounting.formats import BOOKING_FORMATS
+from pipeline.accounting.formats import booking_format
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
@@ -107,7 +107,7 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
         raise ExportError("no daily close in the selection: nothing to book")
     written, booked, seen, rows = {}, {}, None, 0
     for period in sorted(periods, key=lambda p: p.first):
-        path = scratch / BOOKING_FORMATS[fmt].file_name.format(period.name)
+        path = scratch / booking_format(fmt).file_name.format(period.name)
         span = (max(period.first, sel.start or period.first),
                 min(period.last, sel.end or period.last))
         items, now = periods[period], None
@@ -127,12 +127,12 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
         seen = done if seen is None else seen.merged(done)
         written[period], booked[period] = path, items
         rows += len(items)
-    warnings = [seen.warning(BOOKING_FORMATS[fmt].title)] if seen else []
+    warnings = [seen.warning(booking_format(fmt).title)] if seen else []
     suspense = suspense_warning([b for items in booked.values() for b in items],
                                 settings.accounting.chart_of_accounts.suspense_account)
     warnings += [suspense] if suspense else []
-    if placeholders := BOOKING_FORMATS[fmt].placeholders(settings):
-        warnings.append(f"{placeholders} before the files go to {BOOKING_FORMATS[fmt].title}")
+    if placeholders := booking_format(fmt).placeholders(settings):
+        warnings.append(f"{placeholders} before the files go to {booking_format(fmt).title}")
     exported = [ledger.ExportedFile(period, path.name, path.read_bytes(), booked[period],
                                     period.name in closed)
                 for period, path in written.items()]
@@ -167,7 +167,7 @@ def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
     """One booking file; ``locked``: a closed period's, which DATEV is told to lock
     (Festschreibung) unless [accounting.datev] lock_closed_periods is false."""
     try:
-        return BOOKING_FORMATS[fmt].write(settings, items, period, span, path, now,
+        return booking_format(fmt).write(settings, items, period, span, path, now,
                                           incomplete, locked)
     except BookingError as exc:
         raise ExportError(str(exc)) from None
@@ -216,10 +216,10 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     if not bookings:  # closing a month before it is loaded would book all of it later
         raise ExportError(f"period {period.name}: the warehouse has no daily close in it; "
                           "load its days first")
-    if placeholders := BOOKING_FORMATS[fmt].placeholders(settings):
+    if placeholders := booking_format(fmt).placeholders(settings):
         raise ExportError(f"{placeholders} before a period is closed: its file stays as it "
                           "is closed")
-    name = BOOKING_FORMATS[fmt].file_name.format(period.name)
+    name = booking_format(fmt).file_name.format(period.name)
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
         path = Path(tmp) / name
