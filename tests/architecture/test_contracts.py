@@ -103,6 +103,8 @@ def test_every_model_has_a_grain_of_its_columns_and_its_unique_test_is_that_grai
             columns = {c for (c,) in con.execute(
                 f"select column_name from (describe {model.qualified})").fetchall()}
             assert set(model.grain) <= columns, (name, model.grain)
+            if model.materialized == "partitioned":  # its checks run per partition
+                assert {"location_id", "business_date"} <= set(model.grain), name
             unique = [c for c in project.checks if c.model == name
                       and c.name.startswith("unique_") and c.blocking]
             assert [c.name for c in unique] == [f"unique_{'_'.join(model.grain)}"], name

@@ -141,8 +141,8 @@ def test_help_and_usage_errors_answer_before_dagster_or_duckdb_is_imported():
 
     probe = ("import sys\nfrom pipeline.cli import main\n"
              "codes = [main(['--help']), main(['load', '--help']), main(['load', '--bogus'])]\n"
-             "print(codes, sorted(m for m in ('dagster', 'duckdb', 'sqlglot', 'pyarrow', 'pydantic')"
-             " if m in sys.modules))")
+             "print(codes, sorted(m for m in ('dagster', 'duckdb', 'sqlglot', 'pyarrow',"
+             " 'pydantic') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2], timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[0, 0, 2] []", done.stdout + done.stderr

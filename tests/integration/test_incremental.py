@@ -18,7 +18,6 @@ from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake
 from pipeline.orchestration.loader import run_load
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
-from pipeline.warehouse.plan import Deletions
 from pipeline.warehouse.project import Project
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
@@ -192,39 +191,24 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
         assert model_rows(batched.path, name) == model_rows(target, name), name
 
 
-def test_a_night_that_loads_its_lookback_again_checkpoints_what_it_deleted(
+def test_a_night_that_loads_its_lookback_again_equals_a_full_rebuild_in_64_mb(
         history, tmp_path, sandbox_url, monkeypatch):
     """The nightly loads its last days again (new loads of the same receipts), so the build
     replaces rows the file has. DuckDB keeps deletes in memory until a checkpoint, so the
     build checkpoints the file it builds once enough rows are deleted (here: after every
-    delete); the night equals a full rebuild."""
+    delete, the most often it can); with 64 MB for DuckDB the night equals a full rebuild."""
     settings, _ = history
     data_dir = tmp_path / "data"
     shutil.copytree(settings.warehouse.data_dir, data_dir)
     copied = make_settings(sandbox_url, data_dir)
     lake, target = copied.warehouse.lake_dir, copied.warehouse.warehouse_path
     load(sandbox_url, data_dir, DAYS[-1], NEXT)
-    checkpoints = []
-    add = Deletions.add
-
-    def counted(self, con, rows):
-        add(self, con, rows)
-        if rows and not self.pending:
-            checkpoints.append(rows)
-
     monkeypatch.setattr(pipeline.warehouse.plan, "DELETES_PER_CHECKPOINT", 1)
-    monkeypatch.setattr(Deletions, "add", counted)
     night = build_warehouse(lake, target, memory_limit="64MB")
     assert night.rebuilt_partitions["revenue"] >= 6  # two days of three locations
     assert not unexpected(night.failed_checks)
 
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
-    with duckdb.connect(str(full.path), read_only=True) as con:
-        replaced = [m.name for m in discover_models().values()
-                    if m.materialized == "partitioned" and con.execute(
-                        f"select count(*) from {m.qualified} where business_date >= ?",
-                        [DAYS[-1]]).fetchone()[0]]
-    assert len(checkpoints) == 1 + len(replaced)  # the receipts' keys, each model's rows
     for name in (m.qualified for m in discover_models().values()):
         assert model_rows(target, name) == model_rows(full.path, name), name
 
