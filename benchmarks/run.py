@@ -27,6 +27,10 @@
 12. cli: ``pos-etl --help``, ``load --help`` and a usage error, each in a new interpreter,
     interleaved with ``python -c "import click"`` (``benchmarks/cli.py``). Target: each
     within 5x of it.
+13. peers: the throughput benchmark's bytes three ways, interleaved: msgspec's decode
+    (the floor), DuckDB's ``read_json`` into three deduplicated Parquet files on one
+    thread, and this pipeline (``benchmarks/peers.py``). The baseline of #43's targets
+    (pipeline >= 1.5x DuckDB and >= 0.4x the floor), not yet among the targets met here.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -58,6 +62,7 @@ from benchmarks.chain import bench_chain  # noqa: E402
 from benchmarks.cli import bench_cli  # noqa: E402
 from benchmarks.delta import bench_delta_conversion  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
+from benchmarks.peers import bench_peers  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
 from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake.store import Lake  # noqa: E402
@@ -576,12 +581,17 @@ def _isolated(bench, args: tuple):
         return pool.submit(bench, *args).result()
 
 
+def _peers(days: int, repeats: int) -> dict:
+    return bench_peers(*make_partitions(days), repeats)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
-                                           "status", "delta", "housekeeping", "cli"])
+                                           "status", "delta", "housekeeping", "cli",
+                                           "peers"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -614,6 +624,7 @@ def main() -> int:
         "delta": (bench_delta_conversion, (365,)),
         "housekeeping": (bench_housekeeping, (args.chain, 3)),
         "cli": (bench_cli, (7,)),
+        "peers": (_peers, (args.days, args.repeats)),
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None or name in ("chain", "housekeeping")):

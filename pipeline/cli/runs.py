@@ -107,6 +107,28 @@ def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool
     return exit_code(report)
 
 
+@cli.command(short_help="vacuum and checkpoint the lake's Delta tables",
+             help="what the weekly schedule runs, now: publish each lake table's Delta log, "
+                  "delete the files of replaced loads older than [lake] retention_hours, "
+                  "checkpoint the log (a run of lake_housekeeping_job)")
+@config_option
+def housekeeping(config: str | None) -> int:
+    from pipeline.orchestration.loader import run_housekeeping
+
+    settings = load_settings(config)
+    result = run_housekeeping(settings)
+    outcome = "OK" if result.success else "FAILED"
+    print(for_terminal(f"dagster run: {result.run_id}\nresult: {outcome}"))
+    if not result.success:
+        for event in result.all_events:
+            if event.is_step_failure:
+                error = event.step_failure_data.error
+                print(for_terminal(f"  FAILED {event.step_key}: "
+                                   f"{(error.message.strip().splitlines() or [''])[0]}"),
+                      file=sys.stderr)
+    return 0 if result.success else 1
+
+
 @cli.command(short_help="is everything fine? (exit 1 when not)",
              help="is everything fine? freshness per location, the last runs' failed and "
                   "warned checks, drift; exit 1 when something needs attention")

@@ -4,6 +4,7 @@ Dagster reads the op's annotations)."""
 
 import dagster as dg
 
+from pipeline.core.reporting import Reporter
 from pipeline.lake.housekeeping import tidy
 from pipeline.lake.store import LakeStore
 
@@ -17,11 +18,14 @@ def build_housekeeping(retention_hours: int, timezone: str
     nightly load is)."""
     @dg.op(description="Publish, vacuum and checkpoint the lake's Delta tables "
                        "(pipeline.lake.housekeeping).")
-    def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore]):
+    def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore],
+                  reporter: dg.ResourceParam[Reporter]):
         tidied = tidy(lake, retention_hours)
         for t in tidied:
-            context.log.info(f"{t.table}: version {t.version}, {t.files} files, {t.deleted} "
-                             f"deleted, checkpointed")
+            line = (f"{t.table}: version {t.version}, {t.files} files, {t.deleted} deleted, "
+                    f"checkpointed")
+            context.log.info(line)
+            reporter.say(line)
         yield dg.Output(None, metadata={
             "tables": len(tidied), "files": sum(t.files for t in tidied),
             "files_deleted": sum(t.deleted for t in tidied),

@@ -37,6 +37,7 @@ from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.housekeeping import HOUSEKEEPING_JOB
 from pipeline.orchestration.instance import open_instance, storage_errors
 from pipeline.orchestration.partitions import range_tags
 from pipeline.orchestration.progress import SNAPSHOT_AREAS
@@ -428,6 +429,17 @@ def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = 
                                                            "forget_missing": forget_missing}}},
                           {"pos_etl/trigger": "cli"}, None, say)
         return LoadReport.from_run(result, 0, dagster)
+
+
+def run_housekeeping(settings: Settings, progress: Reporter | None = None,
+                     instance: dg.DagsterInstance | None = None) -> dg.ExecuteInProcessResult:
+    """Run ``lake_housekeeping_job`` in this process (what the weekly schedule runs): each
+    table's Delta log published, vacuumed past ``[lake] retention_hours``, checkpointed."""
+    reporter = progress or LineReporter(_stderr)
+    defs = build_defs(settings, reporter=reporter)
+    with _session(settings, instance, reporter.say) as dagster:
+        return _execute(dagster, defs.resolve_job_def(HOUSEKEEPING_JOB), {},
+                        {"pos_etl/trigger": "cli"}, None, reporter.say)
 
 
 BUILD_OPS = {"warehouse_models": {"config": {"full": False}}}

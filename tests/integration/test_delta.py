@@ -25,7 +25,7 @@ from pipeline.lake.store import (
 from pipeline.warehouse import build_warehouse
 from pipeline.warehouse.build import Warehouse
 from pipeline.warehouse.models import LAKE_TABLES
-from tests.conftest import loaded_warehouse, make_settings
+from tests.conftest import loaded_warehouse, make_settings, write_config
 from tests.integration.test_integrity import commit_days
 
 DAYS = [date(2026, 9, 29) + timedelta(days=n) for n in range(3)]
@@ -190,9 +190,11 @@ def test_two_loads_publishing_at_once_both_land_each_partition_once(lake):
     assert receipts.n_unique(["location_id", "transaction_id"]) == receipts.height
 
 
-def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_path):
+def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_path, capsys):
+    import dagster as dg
+
+    from pipeline.cli import main
     from pipeline.lake.housekeeping import tidy
-    from pipeline.orchestration.code_location import build_defs
     from pipeline.orchestration.housekeeping import HOUSEKEEPING_JOB
 
     settings = make_settings("http://127.0.0.1:9", tmp_path / "data")
@@ -206,9 +208,13 @@ def test_housekeeping_deletes_what_no_snapshot_within_the_retention_holds(tmp_pa
     warehouse = tmp_path / "warehouse.duckdb"
     build_warehouse(lake.root, warehouse)
 
-    # Within the retention (the job, as the schedule runs it): nothing goes.
-    result = build_defs(settings).get_job_def(HOUSEKEEPING_JOB).execute_in_process()
-    assert result.success and replaced.exists() and killed.exists()
+    # Within the retention (the job the schedule runs, from the command line): nothing goes.
+    assert main(["housekeeping", "--config", str(write_config(tmp_path, "http://x"))]) == 0
+    said = capsys.readouterr()
+    assert "receipts: version " in said.err and "result: OK" in said.out
+    assert replaced.exists() and killed.exists()
+    with dg.DagsterInstance.from_config(str(tmp_path / "data" / "dagster_home")) as instance:
+        assert [r.job_name for r in instance.get_runs()] == [HOUSEKEEPING_JOB]
     # Past it: the replaced file and the killed load's go, every committed one stays.
     tidied = {t.table: t for t in tidy(lake, retention_hours=0)}
     assert not replaced.exists() and not killed.exists()

@@ -1,0 +1,121 @@
+"""Throughput beside its peers, on the same response bytes, in one run (#43's baseline).
+
+Three ways from the revenue report's pages (the throughput benchmark's: one location's
+business dates, 500 receipts a page, as the sandbox sends them) to what a lake holds:
+
+- **floor**: msgspec decodes every page (numbers as ``Decimal``), nothing written: what no
+  loader can beat in Python;
+- **duckdb**: DuckDB's ``read_json`` of the whole load in one statement, on one thread,
+  into three deduplicated Parquet files (receipts, item lines, payments), amounts as
+  DECIMAL(18,4): what a SQL engine does with the same bytes;
+- **pipeline**: this pipeline's per-partition path (decode, flatten, dedupe, checks,
+  a commit per partition, the Delta publication), as a load runs it.
+
+Each is timed ``repeats`` times, the best kept (the machine's speed varies within an
+hour; the three are interleaved so each sees the same machine). The ratios are the
+figures: pipeline / duckdb and pipeline / floor, receipts per wall second.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import msgspec
+
+from pipeline.extract.revenue import flatten_receipts
+from pipeline.lake.store import Lake
+from pipeline.pos_api.client import _TEXT_DECODER
+from pos_sandbox import world
+
+MONEY = "DECIMAL(18,4)"
+DUCKDB_SQL = """
+copy (
+    select distinct on (r.transactionId) r.transactionId as transaction_id,
+           r.transactionType as transaction_type,
+           cast(r.totalAmount as {money}) as total_amount,
+           cast(r.tip as {money}) as tip, cast(r.discount as {money}) as discount,
+           r.dateTime as date_time
+    from raw as r
+) to '{out}/receipts.parquet' (format parquet);
+copy (
+    select distinct on (transaction_id, item_key) * from (
+        select r.transactionId as transaction_id,
+               coalesce(cast(i.uniqueId as varchar), cast(i.id as varchar)) as item_key,
+               i.name as name, cast(i.quantity as {money}) as quantity,
+               cast(i.netAmount as {money}) as net_amount,
+               cast(i.grossAmount as {money}) as gross_amount
+        from raw as r, unnest(r.items) as t(i))
+) to '{out}/receipt_items.parquet' (format parquet);
+copy (
+    select distinct on (transaction_id, payment_id) * from (
+        select r.transactionId as transaction_id, cast(p.id as varchar) as payment_id,
+               cast(p.amount as {money}) as amount
+        from raw as r, unnest(r.payments) as t(p))
+) to '{out}/payments.parquet' (format parquet);
+"""
+
+
+def _floor(partitions: dict[date, list[bytes]]) -> int:
+    decoder = msgspec.json.Decoder(float_hook=Decimal)
+    return sum(len(decoder.decode(page)) for pages in partitions.values() for page in pages)
+
+
+def _duckdb(partitions: dict[date, list[bytes]], folder: Path) -> int:
+    pages = []
+    for n, page in enumerate(p for day in partitions.values() for p in day):
+        pages.append(folder / f"page-{n}.json")
+        pages[-1].write_bytes(page)
+    out = folder / "out"
+    out.mkdir()
+    files = "[" + ", ".join(f"'{p}'" for p in pages) + "]"
+    with duckdb.connect() as con:
+        con.execute("set threads = 1")
+        con.execute(f"create temp table raw as select * from read_json({files}, "
+                    f"format = 'array', sample_size = -1)")
+        con.execute(DUCKDB_SQL.format(money=MONEY, out=out))
+        return con.execute(f"select count(*) from '{out}/receipts.parquet'").fetchone()[0]
+
+
+def _pipeline(partitions: dict[date, list[bytes]], folder: Path) -> int:
+    tz = world.location_by_id(1001).tz
+    lake, receipts = Lake(folder), 0
+    for day, pages in partitions.items():
+        part = flatten_receipts((_TEXT_DECODER.decode(p) for p in pages),
+                                location_id=1001, business_date=day, tz=tz)
+        lake.write("revenue", part.tables, {"location_id": 1001,
+                                             "business_date": day.isoformat()}, publish=False)
+        receipts += part.row_counts["receipts"]
+    lake.publish("revenue")
+    return receipts
+
+
+def bench_peers(partitions: dict[date, list[bytes]], receipts: int, repeats: int) -> dict:
+    """The three, interleaved ``repeats`` times; receipts per wall second of each best."""
+    best = {"floor": float("inf"), "duckdb": float("inf"), "pipeline": float("inf")}
+    counted = {}
+    for _ in range(repeats):
+        for name in best:
+            with tempfile.TemporaryDirectory() as tmp:
+                t0 = time.perf_counter()
+                if name == "floor":
+                    counted[name] = _floor(partitions)
+                elif name == "duckdb":
+                    counted[name] = _duckdb(partitions, Path(tmp))
+                else:
+                    counted[name] = _pipeline(partitions, Path(tmp))
+                best[name] = min(best[name], time.perf_counter() - t0)
+    rate = {name: round(receipts / seconds) for name, seconds in best.items()}
+    return {
+        "receipts": receipts, "partitions": len(partitions),
+        "receipts_counted": counted,
+        "best_seconds": {name: round(s, 3) for name, s in best.items()},
+        "receipts_per_wall_second": rate,
+        "pipeline_to_duckdb": round(rate["pipeline"] / rate["duckdb"], 2),
+        "pipeline_to_floor": round(rate["pipeline"] / rate["floor"], 2),
+        "targets_of_43": {"pipeline_to_duckdb": 1.5, "pipeline_to_floor": 0.4},
+    }
