@@ -1,4 +1,4 @@
--- The VAT base after receipt discounts, in EUR to the cent. Each receipt's gross (rounded to cents) and
+-- The VAT base after receipt discounts, in EUR. Each receipt's gross (rounded to cents) and
 -- its discount are allocated to its tax rates in proportion to the rates' gross, by the
 -- largest-remainder method, so the cents add up per receipt and so per day: per location
 -- and day, gross_after_discount sums to what the receipts were paid net of tips (a data

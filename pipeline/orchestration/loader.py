@@ -32,7 +32,7 @@ from pipeline.core.reporting import LineReporter, Reporter
 from pipeline.core.settings import Settings
 from pipeline.core.untrusted import for_terminal
 from pipeline.lake.open import make_lake
-from pipeline.load.areas import SNAPSHOTS
+from pipeline.load.areas import AREA, SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
@@ -184,7 +184,9 @@ class LoadReport:
             elif mat.asset_key == DRIFT_KEY:
                 self.drift = DriftFound.from_metadata(mat.metadata)
             elif mat.asset_key.path[0] == "lake":  # its tables in the area's order
-                self.snapshots[area] = SnapshotTaken.from_metadata(mat.metadata).row_counts
+                counts = SnapshotTaken.from_metadata(mat.metadata).row_counts
+                self.snapshots[area] = {table: counts[table] for table in AREA[area].tables
+                                        if table in counts}
             else:
                 built = ModelMaterialized.from_metadata(mat.metadata)
                 self.models += 1
@@ -443,6 +445,9 @@ def run_housekeeping(settings: Settings, progress: Reporter | None = None,
 
 
 BUILD_OPS = {"warehouse_models": {"config": {"full": False}}}
+QUIET = {"console": {"config": {"log_level": "CRITICAL"}}}
+"""Dagster's console logger of a CLI run: silent (its lines would carry POS text unescaped
+and repeat what the reporter says); the run's events stay in the instance for the UI."""
 
 
 @contextmanager
@@ -469,4 +474,4 @@ def _execute(dagster: dg.DagsterInstance, job: dg.JobDefinition, ops: dict,
         job = job.get_subset(asset_selection=set(selection), asset_check_selection=checks)
     return job.execute_in_process(
         instance=dagster, tags=tags | process_tags(),
-        run_config={"ops": ops}, raise_on_error=False)
+        run_config={"ops": ops, "loggers": QUIET}, raise_on_error=False)

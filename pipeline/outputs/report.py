@@ -19,7 +19,7 @@ import duckdb
 from pipeline.core.money import format_money
 from pipeline.core.settings import Settings
 from pipeline.outputs.pages import render_page
-from pipeline.warehouse.checks import run_check
+from pipeline.warehouse.checks import run_checks
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
 from pipeline.warehouse.project import shipped
 
@@ -236,8 +236,8 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
         where snapshot_date = (select max(snapshot_date) from fct_voucher_liability_daily)
         order by 1""")]
     failed = []
-    for check in shipped().checks:
-        outcome = run_check(con, check)
+    for check, outcome in zip(shipped().checks, run_checks(con, shipped().checks),
+                              strict=True):
         if not outcome.passed:
             failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "
                           f"{check.model}: {check.name} ({outcome.failing_rows} rows): "

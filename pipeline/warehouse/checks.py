@@ -18,6 +18,7 @@ from datetime import date
 import duckdb
 
 from pipeline.warehouse.dictionary import Dictionary
+from pipeline.warehouse.models import STAGING_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -247,3 +248,8 @@ def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
     return CheckOutcome(check, count, rows, where)
 
 
+def run_checks(con: duckdb.DuckDBPyConnection, checks: tuple[DataCheck, ...]) -> list[CheckOutcome]:
+    """Run ``checks`` on an open warehouse, over all of it; a model is found by its name
+    in ``main`` or ``staging``, as in the build."""
+    con.execute(f"set search_path = 'main,{STAGING_SCHEMA}'")
+    return [run_check(con, check) for check in checks]

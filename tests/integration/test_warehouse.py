@@ -19,7 +19,7 @@ from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake, data_file_name, new_load_id
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pipeline.warehouse.checks import run_checks
-from pipeline.warehouse.project import Project
+from pipeline.warehouse.project import Project, shipped
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse, unexpected
 
@@ -110,7 +110,7 @@ def test_daily_close_balances_and_flags_a_difference(built, tmp_path):
 
 def test_all_data_checks_pass_on_sandbox_data(built):
     with duckdb.connect(str(built.warehouse.warehouse_path), read_only=True) as con:
-        outcomes = run_checks(con)
+        outcomes = run_checks(con, shipped().checks)
     assert outcomes and not unexpected([o for o in outcomes if not o.passed]), [
         (o.check.name, o.sample) for o in outcomes if not o.passed]
 
