@@ -3,7 +3,7 @@
 A failure has a kind (``ErrorKind``) and a message for people (it names the location and
 the partition, never a key); the kind decides, the message is only shown. The assets write
 their failures into Dagster metadata as ``FailedPartition.to_json`` under ``FAILURES_KEY``
-(``pipeline.orchestration.assets.report.failures_metadata``) and the CLI reads them back with
+(``pipeline.orchestration.assets.metadata.failures_metadata``) and the CLI reads them back with
 ``read_failures``: one schema for both.
 """
 

@@ -16,9 +16,9 @@ from pipeline.orchestration.assets.freshness import (
     freshness_job,
 )
 from pipeline.orchestration.assets.ledger import EXPORTS_SPEC, LEDGER_SPEC
-from pipeline.orchestration.assets.models import build_warehouse_asset
 from pipeline.orchestration.assets.revenue import build_revenue_asset
 from pipeline.orchestration.assets.snapshots import build_snapshot_assets
+from pipeline.orchestration.assets.warehouse import build_warehouse_asset
 from pipeline.orchestration.housekeeping import build_housekeeping
 from pipeline.orchestration.partitions import business_dates
 from pipeline.orchestration.resources import PosResource, build_resources

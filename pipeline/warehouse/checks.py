@@ -44,7 +44,7 @@ class DataCheck:
 SEVERITIES = ("error", "warn")
 
 
-class ContractError(ValueError):
+class DataTestError(ValueError):
     """A data test of a ``schema.yml`` is malformed; the message names model and test."""
 
 
@@ -105,12 +105,12 @@ def _test(model: str, entry, column: str | None) -> DataCheck:
     elif kind == "sql":
         name, description, sql = args["name"], "", args["query"]
     else:
-        raise ContractError(f"model {model}: unknown data test {kind!r} (known: unique, "
+        raise DataTestError(f"model {model}: unknown data test {kind!r} (known: unique, "
                             f"not_null, relationships, accepted_values, "
                             f"unique_combination_of_columns, expression_is_true, sql)")
     severity = str((args.get("config") or {}).get("severity", "error")).lower()
     if severity not in SEVERITIES:
-        raise ContractError(f"model {model}: test {args.get('name', name)}: severity must "
+        raise DataTestError(f"model {model}: test {args.get('name', name)}: severity must "
                             f"be error or warn, not {severity!r}")
     return DataCheck(str(args.get("name", name)), model,
                      " ".join(str(args.get("description", description)).split()),
@@ -131,12 +131,12 @@ def checks_of(dictionary: Dictionary) -> tuple[DataCheck, ...]:
             checks += [_test(model, entry, column)
                        for column, tests in doc.column_tests.items() for entry in tests]
         except (KeyError, TypeError, AttributeError, StopIteration) as exc:
-            raise ContractError(f"model {model}: a data test lacks {exc} or is not "
+            raise DataTestError(f"model {model}: a data test lacks {exc} or is not "
                                 f"written as dbt writes it") from None
     names = [(c.model, c.name) for c in checks]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise ContractError(f"data tests named twice (give each a name): {twice}")
+        raise DataTestError(f"data tests named twice (give each a name): {twice}")
     return tuple(checks)
 
 

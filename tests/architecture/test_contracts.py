@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.warehouse import ModelError, discover_models
-from pipeline.warehouse.checks import ContractError, checks_of, run_check
+from pipeline.warehouse.checks import DataTestError, checks_of, run_check
 from pipeline.warehouse.dictionary import DictionaryError, load_dictionary
 from pipeline.warehouse.project import Project, shipped
 from pipeline.warehouse.unit import empty_warehouse
@@ -78,9 +78,9 @@ def test_each_data_test_finds_the_rows_that_break_it_with_its_severity(tmp_path,
 
 
 def test_a_malformed_data_test_names_its_model(tmp_path):
-    with pytest.raises(ContractError, match="model fct_sales: unknown data test 'unique_ish'"):
+    with pytest.raises(DataTestError, match="model fct_sales: unknown data test 'unique_ish'"):
         checks_of(contract(tmp_path, SCHEMA.replace("expression_is_true", "unique_ish")))
-    with pytest.raises(ContractError, match="refunds_are_negative: severity must be"):
+    with pytest.raises(DataTestError, match="refunds_are_negative: severity must be"):
         checks_of(contract(tmp_path, SCHEMA.replace("severity: warn, where",
                                                     "severity: fatal, where")))
 

@@ -31,7 +31,7 @@ def test_a_summary_reads_back_as_it_was_written(summary):
 def test_the_revenue_check_reads_back_with_its_failures():
     failed = [FailedPartition(1002, None, Failure(ErrorKind.REFUSED_KEY, "key refused"))]
     check = LoadedCheck(5, 2, failed, {1003: 5})
-    from pipeline.orchestration.assets.report import failures_metadata
+    from pipeline.orchestration.assets.metadata import failures_metadata
 
     assert LoadedCheck.from_metadata(check.to_metadata(failures_metadata(failed))) == check
 

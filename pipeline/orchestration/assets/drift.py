@@ -12,7 +12,7 @@ from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
 from pipeline.load.drift import DRIFT_TABLES, check_days, rotation_days
-from pipeline.orchestration.assets.report import markdown_table
+from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.assets.revenue import REVENUE_KEY
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource

@@ -21,7 +21,7 @@ import dagster as dg
 
 from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
-from pipeline.orchestration.assets.report import markdown_table
+from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.assets.revenue import REVENUE_KEY
 from pipeline.warehouse.coverage import Gaps, history, lake_days
 from pipeline.warehouse.freshness import LocationFreshness, freshness

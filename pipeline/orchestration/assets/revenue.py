@@ -13,7 +13,7 @@ from pipeline.core.settings import Settings
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import LakeStore
 from pipeline.load.steps import DayOutcome, load_revenue_days
-from pipeline.orchestration.assets.report import failures_metadata, markdown_table
+from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
 from pipeline.orchestration.summaries import LoadedCheck, RevenueDay

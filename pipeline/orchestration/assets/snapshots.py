@@ -12,7 +12,7 @@ from pipeline.extract.snapshots import snapshot_date
 from pipeline.lake.store import LakeStore
 from pipeline.load.areas import SNAPSHOTS, LakeArea
 from pipeline.load.steps import SnapshotOutcome, take_snapshots
-from pipeline.orchestration.assets.report import failures_metadata, markdown_table
+from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
 from pipeline.orchestration.summaries import SnapshotTaken
