@@ -6,6 +6,7 @@ once (``benchmarks/run.py --only cli``)."""
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 import threading
@@ -39,6 +40,26 @@ def _terminate(signum, frame) -> None:
     raise Terminated
 
 
+class _NotAnInterrupt(logging.Filter):
+    """Drops the record of an error that Ctrl-C or SIGTERM itself caused: SQLAlchemy's pool
+    logs, with its traceback, the ``KeyboardInterrupt`` that stopped it closing a
+    connection of Dagster's storage. The command says ``stopped`` in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+
+
+def quiet_interrupts() -> None:
+    """SQLAlchemy's warnings and errors to stderr as Python's last resort prints them, but
+    not those of an interrupt (``_NotAnInterrupt``); once per process."""
+    logger = logging.getLogger("sqlalchemy")
+    if not any(isinstance(f, _NotAnInterrupt) for h in logger.handlers for f in h.filters):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(_NotAnInterrupt())
+        logger.addHandler(handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pos-etl``: returns the exit code; every error is one line on
     stderr, no traceback (2 for a configuration or usage error, 1 for a failure, 130 for
@@ -49,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     # The program's own choice for its process (Dagster is not imported yet: the message
     # alone says which warning).
     warnings.filterwarnings("ignore", message=BACKFILL_BETA)
+    quiet_interrupts()
     try:
         code = cli.main(args=argv, prog_name="pos-etl", standalone_mode=False)
         return code if isinstance(code, int) else 0
