@@ -45,8 +45,10 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
-    """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured."""
+def load_voucher_snapshot(source, lake, snapshot_date: date,
+                          publish: bool = True) -> Snapshot | None:
+    """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured
+    (``publish``: ``write_snapshot``)."""
     client = source.voucher_client()
     if client is None:
         return None
@@ -67,7 +69,7 @@ def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
                          "client_reference": t.client_reference})
     return write_snapshot(lake, "vouchers", VOUCHER_TABLES,
                           {"vouchers": rows, "voucher_transactions": txns},
-                          snapshot_date, where, stats=client.stats)
+                          snapshot_date, where, stats=client.stats, publish=publish)
 
 
 def _instant(value: str | None) -> datetime | None:

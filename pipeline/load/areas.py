@@ -69,8 +69,9 @@ class LakeArea:
             settings.source.voucher_url is not None
 
 
-def _vouchers(source, lake, location_id: None, day, publish: bool = False):
-    return load_voucher_snapshot(source, lake, day)
+def _vouchers(source, lake, location_id: None, day, publish: bool = True):
+    """The ledger's snapshot as every snapshot step is called (it is the tenant's)."""
+    return load_voucher_snapshot(source, lake, day, publish)
 
 
 AREAS: tuple[LakeArea, ...] = (
