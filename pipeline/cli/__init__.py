@@ -49,12 +49,20 @@ class _NotAnInterrupt(logging.Filter):
         return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to the ``sys.stderr`` of the moment (as Python's last resort does)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def quiet_interrupts() -> None:
     """SQLAlchemy's warnings and errors to stderr as Python's last resort prints them, but
     not those of an interrupt (``_NotAnInterrupt``); once per process."""
     logger = logging.getLogger("sqlalchemy")
     if not any(isinstance(f, _NotAnInterrupt) for h in logger.handlers for f in h.filters):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _Stderr()
         handler.setLevel(logging.WARNING)
         handler.addFilter(_NotAnInterrupt())
         logger.addHandler(handler)
