@@ -93,7 +93,7 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
     A closed period gives the file it was closed with (or, in the other format or for
     part of it, its recorded bookings); the first open period carries the corrections
     of the closed ones (``pipeline.accounting.ledger``)."""
-    year_start = settings.accounting.datev.fiscal_year_start
+    year_start = settings.accounting.year_start
     lake = make_lake(settings)
     closed = ledger.closed_periods(lake)
     first_open = ledger.open_period(closed, year_start)
@@ -198,7 +198,7 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     the period in the warehouse (``pipeline.warehouse.coverage``), unless ``allow_incomplete``: then
     the close's record and the file's description say so."""
     check_warehouse(settings)
-    year_start = settings.accounting.datev.fiscal_year_start
+    year_start = settings.accounting.year_start
     period = period_of(day, year_start)
     lake = make_lake(settings)
     closed = ledger.closed_periods(lake)

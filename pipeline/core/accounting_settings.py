@@ -14,6 +14,9 @@ from pipeline.core.config_base import StrictModel, check_zone
 
 _ACCOUNT = re.compile(r"[0-9]{1,9}")
 
+MONTH_DAY = r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$"
+"""A day of the year as MM-DD."""
+
 
 PLACEHOLDER_CONSULTANT, PLACEHOLDER_CLIENT = 1001, 1
 """DATEV's Berater and Mandant as shipped: placeholders, not a client's numbers."""
@@ -144,8 +147,8 @@ class DatevSettings(_AccountOverrides):
     """Mandantennummer; the default is a placeholder, as the Beraternummer's."""
     account_length: int = Field(4, ge=4, le=8)
     """Sachkontenlänge: digits of a general ledger account."""
-    fiscal_year_start: str = Field("01-01", pattern=r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
-    """First day (MM-DD) of the fiscal year; the year comes from the exported dates."""
+    fiscal_year_start: str | None = Field(None, pattern=MONTH_DAY)
+    """Read as ``[accounting] fiscal_year_start`` where that is unset (an older config's)."""
     lock_closed_periods: bool = True
     """A closed period's file carries Festschreibung 1: DATEV locks its bookings at the
     import, as the GoBD ask of a closed period; false leaves them open for the advisor's
@@ -223,9 +226,18 @@ class AccountingSettings(StrictModel):
     """Vouchers by VAT treatment; a voucher of none is multi-purpose (sale not revenue)."""
     pass_through: list[PassThrough] = []
     """Items collected for someone else (a tourist tax): not revenue, their own account."""
+    fiscal_year_start: str | None = Field(None, pattern=MONTH_DAY)
+    """First day (MM-DD) of the fiscal year, whose months are the booking periods of every
+    booking format; unset: ``[accounting.datev]``'s (an older config's), else 01-01."""
     accounts: AccountsSettings = AccountsSettings()
     datev: DatevSettings = DatevSettings()
     bmd: BmdSettings = BmdSettings()
+
+    @property
+    def year_start(self) -> str:
+        """The fiscal year's first day (MM-DD): ``fiscal_year_start``, else the DATEV
+        section's, else 01-01."""
+        return self.fiscal_year_start or self.datev.fiscal_year_start or "01-01"
 
     @property
     def chart_of_accounts(self) -> ChartOfAccounts:

@@ -407,7 +407,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
             report.read(build, dagster)
     if report.partitions > len(report.failed_partitions) or report.drift:
         report.warnings += ledger.closed_period_warnings(
-            make_lake(settings), settings.accounting.datev.fiscal_year_start, days[0],
+            make_lake(settings), settings.accounting.year_start, days[0],
             days[-1])
     if wants_ledger and "vouchers" not in report.snapshots \
             and settings.source.voucher_url is None and not settings.uses_sandbox:
