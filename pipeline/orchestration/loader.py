@@ -36,6 +36,7 @@ from pipeline.load.areas import AREA, SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
+from pipeline.orchestration.assets.warehouse import WAREHOUSE_STEP
 from pipeline.orchestration.code_location import build_defs
 from pipeline.orchestration.housekeeping import HOUSEKEEPING_JOB
 from pipeline.orchestration.instance import open_instance, storage_errors
@@ -427,8 +428,8 @@ def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = 
     with _session(settings, instance, say) as dagster:
         reporter.phase("build")
         result = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB),
-                          {"warehouse_models": {"config": {"full": full,
-                                                           "forget_missing": forget_missing}}},
+                          {WAREHOUSE_STEP: {"config": {"full": full,
+                                                       "forget_missing": forget_missing}}},
                           {"pos_etl/trigger": "cli"}, None, say)
         return LoadReport.from_run(result, 0, dagster)
 
@@ -444,7 +445,7 @@ def run_housekeeping(settings: Settings, progress: Reporter | None = None,
                         {"pos_etl/trigger": "cli"}, None, reporter.say)
 
 
-BUILD_OPS = {"warehouse_models": {"config": {"full": False}}}
+BUILD_OPS = {WAREHOUSE_STEP: {"config": {"full": False}}}
 QUIET = {"console": {"config": {"log_level": "CRITICAL"}}}
 """Dagster's console logger of a CLI run: silent (its lines would carry POS text unescaped
 and repeat what the reporter says); the run's events stay in the instance for the UI."""

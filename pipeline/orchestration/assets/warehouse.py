@@ -23,6 +23,8 @@ from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.project import Project, shipped
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
+WAREHOUSE_STEP = "warehouse_models"
+"""The multi-asset's op, the one step of ``warehouse_job``: run config names it."""
 
 
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
@@ -74,7 +76,7 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
         check_specs=[dg.AssetCheckSpec(c.name, asset=dg.AssetKey(["warehouse", c.model]),
                                        description=c.description, blocking=c.blocking)
                      for c in project.checks],
-        name="warehouse_models",
+        name=WAREHOUSE_STEP,
         # One model can be materialized alone: the build is one atomic file, so the whole
         # warehouse is built (what changed), and the selected models are reported.
         can_subset=True,
