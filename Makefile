@@ -44,7 +44,7 @@ spreadsheet:
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
 # module fixtures): 9 to 12 minutes on two cores, as fast as the disk (500 tests in three
-# folders, unit, integration, architecture: 710 to 735 s on 2026-11-26; 477 tests took
+# folders, unit, integration, architecture: 710 to 799 s on 2026-11-26; 477 tests took
 # 667 to 747 s the day before). `make test-models` alone: seconds.
 test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
