@@ -337,7 +337,7 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK
     from pipeline.orchestration.code_location import build_defs
     from pipeline.orchestration.instance import prepare_home
-    from pipeline.orchestration.loader import LoadReport
+    from pipeline.orchestration.load_report import LoadReport
     from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
 
     prepare_home(home)
@@ -360,7 +360,7 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
             result = job.execute_in_process(
                 instance=instance, tags=request.tags, raise_on_error=False,
                 run_config={**(request.run_config or {}), **quiet})
-            reports.append(LoadReport.from_run(result, days=1))
+            reports.append(LoadReport.from_run(result, 1, instance))
         PHASES["load"] = time.perf_counter() - phase
         phase = time.perf_counter()
         sensor = dg.evaluate_automation_conditions(defs=defs, instance=instance,

@@ -1,6 +1,6 @@
 """What each step of a run records, as typed values: written into Dagster's metadata by
 ``to_metadata`` and read back by ``from_metadata`` (the summary of ``pos-etl load``,
-``pipeline.orchestration.loader.LoadReport``), so each key is named once, here. A key
+``pipeline.orchestration.load_report.LoadReport``), so each key is named once, here. A key
 renamed on one side cannot read as zero on the other: ``from_metadata`` raises.
 """
 

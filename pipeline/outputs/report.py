@@ -236,8 +236,8 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
         where snapshot_date = (select max(snapshot_date) from fct_voucher_liability_daily)
         order by 1""")]
     failed = []
-    for check, outcome in zip(shipped().checks, run_checks(con, shipped().checks),
-                              strict=True):
+    checks = shipped().checks
+    for check, outcome in zip(checks, run_checks(con, checks), strict=True):
         if not outcome.passed:
             failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "
                           f"{check.model}: {check.name} ({outcome.failing_rows} rows): "

@@ -218,7 +218,7 @@ def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     from decimal import Decimal
 
     from pipeline.core.outcomes import ErrorKind, FailedPartition, Failure
-    from pipeline.orchestration.loader import LoadReport
+    from pipeline.orchestration.load_report import LoadReport
     from pipeline.orchestration.progress import print_summary
 
     report = LoadReport("run-1", True, days=2, locations=3, partitions=6, receipts=1234,
