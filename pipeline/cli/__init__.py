@@ -16,6 +16,7 @@ import click
 
 from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
+from pipeline.core import stops
 from pipeline.core.outcomes import ConfigError, UsageError
 from pipeline.core.untrusted import for_terminal
 from pos_sandbox.cli import sandbox_command
@@ -27,17 +28,8 @@ BACKFILL_BETA = r"Parameter `backfill_policy` of function `asset` is currently i
 cli.add_command(sandbox_command)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM: stop as Ctrl-C does (every ``finally`` runs, scratch files go)."""
-
-
-_terminated: list[int] = []
-"""SIGTERM arrived (a query it stopped ends in DuckDB's error, not in ``Terminated``)."""
-
-
 def _terminate(signum, frame) -> None:
-    _terminated.append(signum)
-    raise Terminated
+    raise stops.Terminated
 
 
 class _NotAnInterrupt(logging.Filter):
@@ -72,13 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``pos-etl``: returns the exit code; every error is one line on
     stderr, no traceback (2 for a configuration or usage error, 1 for a failure, 130 for
     Ctrl-C, 143 for SIGTERM)."""
-    _terminated.clear()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     # The program's own choice for its process (Dagster is not imported yet: the message
     # alone says which warning).
     warnings.filterwarnings("ignore", message=BACKFILL_BETA)
     quiet_interrupts()
+    with stops.armed():  # no Ctrl-C lost (pipeline.core.stops)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         code = cli.main(args=argv, prog_name="pos-etl", standalone_mode=False)
         return code if isinstance(code, int) else 0
@@ -115,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _stopped(exc: BaseException) -> int:
     """Ctrl-C's or SIGTERM's word and exit code."""
-    if _terminated or isinstance(exc, Terminated) or isinstance(exc.__cause__, Terminated):
+    if stops.terminated() or isinstance(exc, stops.Terminated) \
+            or isinstance(exc.__cause__, stops.Terminated):
         print("stopped (SIGTERM)", file=sys.stderr)
         return 143
     print("stopped (Ctrl-C)", file=sys.stderr)

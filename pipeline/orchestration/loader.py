@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.accounting import ledger
+from pipeline.core import stops
 from pipeline.core.outcomes import UsageError
 from pipeline.core.reporting import LineReporter, Reporter
 from pipeline.core.settings import Settings
@@ -113,6 +114,8 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     with _session(settings, instance, say) as dagster:
         report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
                                      len(days), dagster)
+        if models and report.changed_lake and not report.interrupted and stops.seen():
+            report.interrupted = WAREHOUSE_STEP  # Ctrl-C dropped as the load finished
         if models and report.changed_lake and not report.interrupted:
             reporter.phase("build")
             build = _execute(dagster, defs.resolve_job_def(WAREHOUSE_JOB), BUILD_OPS,

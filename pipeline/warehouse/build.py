@@ -28,6 +28,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core import stops
 from pipeline.core.reporting import ModelBuilt
 from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.core.untrusted import Redactor
@@ -280,6 +281,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     raise LakeShrank(lost)
                 apply_comments(con, models, project.dictionary)
                 for check in checks:
+                    stops.check()
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)
                 blocked = [outcomes[c] for c in checks if c.blocking and not outcomes[c].passed]
@@ -290,6 +292,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 use_catalog(con, SCRATCH)
                 con.execute(f"detach {TARGET}")
                 con.execute(f"detach {STATE}")
+            stops.check()  # the last moment a stop leaves the old warehouse
             publish(temp, temp_state, warehouse_path, build)
         finally:
             for path in (temp, temp_state):
@@ -409,6 +412,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
         model = models[name]
         if model.materialized == "partitioned":
             continue
+        stops.check()
         started = time.monotonic()
         kind = existing.get(model.qualified)
         if kind and kind != model.materialized:

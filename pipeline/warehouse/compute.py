@@ -8,6 +8,7 @@ from datetime import date
 
 import duckdb
 
+from pipeline.core import stops
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.checks import DataCheck, Where
 from pipeline.warehouse.lakeviews import create_lake_views
@@ -74,6 +75,7 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection, base: str,
             for area in plan.members})
         use_catalog(con, SCRATCH)
         for name in partitioned:
+            stops.check()
             _compute_batch(con, models, name, plan.groupings[models[name].area],
                            list(batch.get(models[name].area, {})), name in anew,
                            first=first, deletions=plan.deletions)

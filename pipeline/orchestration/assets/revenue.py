@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import dagster as dg
 
+from pipeline.core import stops
 from pipeline.core.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.core.reporting import Reporter, RevenueProgress
 from pipeline.core.settings import Settings
@@ -94,6 +95,7 @@ def build_revenue_asset(settings: Settings,
         said = time.monotonic()
         for n, day in enumerate(load_revenue_days(pos.source, lake, days, location_ids, configured,
                                                   config.missing_only), 1):
+            stops.check()  # a Ctrl-C a signal handler dropped (pipeline.core.stops)
             for p in day.failed:
                 failure = FailedPartition(p.location_id, day.business_date, p.failure)
                 failed.append(failure)
