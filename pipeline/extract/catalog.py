@@ -133,10 +133,8 @@ def _rows(endpoint: str, records: list[BaseModel], out: dict[str, list]) -> None
                 out[table].append(row_of(schema, item, **made))
 
 
-def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date,
-                          publish: bool = True) -> Snapshot:
-    """List the three catalog endpoints of one location and replace its snapshot in the lake
-    (``publish``: ``write_snapshot``)."""
+def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
+    """List the three catalog endpoints of one location and replace its snapshot in the lake."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}"
     out: dict[str, list] = {name: [] for name in CATALOG_TABLES}
     with source.client(location_id) as client:
@@ -147,4 +145,4 @@ def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date,
                 raise ContractError(f"{where}: {exc}", location_id=location_id) from None
             _rows(endpoint, validate_records(rows, model, f"{where}: {endpoint}"), out)
     return write_snapshot(lake, "catalog", CATALOG_TABLES, out, snapshot_date, where, location_id,
-                          client.stats, publish)
+                          client.stats)

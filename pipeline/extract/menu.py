@@ -114,12 +114,10 @@ def flatten_menus(menus: list[m.Menu]) -> dict[str, list[dict]]:
     return out
 
 
-def load_menu_snapshot(source, lake, location_id: int, snapshot_date: date,
-                       publish: bool = True) -> Snapshot:
-    """Take one location's menu tree and replace its snapshot in the lake atomically
-    (``publish``: ``write_snapshot``)."""
+def load_menu_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
+    """Take one location's menu tree and replace its snapshot in the lake atomically."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}: menus"
     with source.client(location_id) as client:
         menus = validate_records(client.menus(), m.Menu, where)
     return write_snapshot(lake, "menu", MENU_TABLES, flatten_menus(menus), snapshot_date, where,
-                          location_id, client.stats, publish)
+                          location_id, client.stats)

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 from pipeline.extract import columns, schemas
 from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
 from pipeline.extract.macros import partition_turnover
+from pipeline.lake.store import Replacement
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -68,7 +68,6 @@ class RevenuePartition:
     the table's ``extra_fields``)."""
     turnover_net: Decimal = Decimal(0)
     stats: ClientStats | None = None
-    paths: dict[str, Path] = field(default_factory=dict)
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -401,22 +400,24 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     return part
 
 
-def load_revenue_partition(source, lake, location_id: int, business_date: date,
-                           publish: bool = True) -> RevenuePartition:
+def lake_partition(part: RevenuePartition) -> Replacement:
+    """The partition as the lake replaces it; its metadata keeps what drift checks and
+    the warehouse's integrity check compare."""
+    return Replacement(
+        {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
+        part.tables,
+        {"receipts": part.row_counts["receipts"], "receipts_seen": part.receipts_seen,
+         "turnover_net": part.turnover_net})
+
+
+def load_revenue_partition(source, lake, location_id: int, business_date: date
+                           ) -> RevenuePartition:
     """Extract one partition and replace it in the lake (all four tables, one commit)."""
     return write_revenue_partition(lake, extract_revenue_partition(source, location_id,
-                                                                   business_date), publish)
+                                                                   business_date))
 
 
-def write_revenue_partition(lake, part: RevenuePartition,
-                            publish: bool = True) -> RevenuePartition:
-    """Replace the partition in the lake; its commit keeps what drift checks compare.
-    Without ``publish`` the Delta logs take it at the lake's next ``publish("revenue")``."""
-    part.paths = lake.write(
-        "revenue", part.tables,
-        {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
-        metadata={"receipts": part.row_counts["receipts"],
-                  "receipts_seen": part.receipts_seen, "turnover_net": part.turnover_net},
-        publish=publish,
-    )
+def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
+    """Replace the partition in the lake by one commit."""
+    lake.write_batch("revenue", [lake_partition(part)])
     return part

@@ -8,9 +8,8 @@ schema, and written as one atomic lake partition.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
@@ -35,7 +34,8 @@ class Snapshot:
     tables: dict[str, pa.Table]
     location_id: int | None = None
     stats: ClientStats | None = None
-    paths: dict[str, Path] = field(default_factory=dict)
+    version: int | None = None
+    """The lake table's version that committed it."""
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -72,10 +72,10 @@ def row_of(schema: pa.Schema, record, **made) -> dict:
 
 def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
                    rows: Mapping[str, list[dict]], snapshot_date: date, where: str,
-                   location_id: int | None = None, stats: ClientStats | None = None,
-                   publish: bool = True) -> Snapshot:
+                   location_id: int | None = None, stats: ClientStats | None = None
+                   ) -> Snapshot:
     """Tables from flattened rows (partition keys added), written as one lake partition
-    (without ``publish``, into the Delta logs at the area's next ``publish``)."""
+    (one commit)."""
     keys: dict = {"location_id": location_id} if location_id is not None else {}
     keys["snapshot_date"] = snapshot_date
     tables = {}
@@ -87,10 +87,9 @@ def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
             raise ContractError(f"{where}: table {name}: {_too_large(rows[name]) or exc}",
                                 location_id=location_id) from None
     snap = Snapshot(snapshot_date, tables, location_id, stats)
-    snap.paths = lake.write(
+    snap.version = lake.write(
         area, tables,
-        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()},
-        publish=publish)
+        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
     return snap
 
 

@@ -45,10 +45,8 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def load_voucher_snapshot(source, lake, snapshot_date: date,
-                          publish: bool = True) -> Snapshot | None:
-    """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured
-    (``publish``: ``write_snapshot``)."""
+def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
+    """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured."""
     client = source.voucher_client()
     if client is None:
         return None
@@ -69,7 +67,7 @@ def load_voucher_snapshot(source, lake, snapshot_date: date,
                          "client_reference": t.client_reference})
     return write_snapshot(lake, "vouchers", VOUCHER_TABLES,
                           {"vouchers": rows, "voucher_transactions": txns},
-                          snapshot_date, where, stats=client.stats, publish=publish)
+                          snapshot_date, where, stats=client.stats)
 
 
 def _instant(value: str | None) -> datetime | None:

@@ -29,9 +29,11 @@ A snapshot (``AreaSnapshot``) is the table at one version: what a reader pins.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -138,8 +140,8 @@ class Layout:
         """The batch as rows of the table (one per partition)."""
         columns: dict[str, list] = {name: [] for name in self.schema.names}
         for item in batch:
-            for key in self.keys:
-                columns[key].append(item.partition[key])
+            for key, kind in self.keys.items():
+                columns[key].append(_typed(item.partition[key], kind))
             columns["load_id"].append(load_id)
             columns["loaded_at"].append(loaded_at)
             columns["metadata"].append(json.dumps(
@@ -186,6 +188,8 @@ class AreaTable:
     root: str = ""
     storage_options: dict[str, str] | None = None
     _table: DeltaTable | None = field(default=None, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    """One commit or snapshot at a time per process (threads share the ``DeltaTable``)."""
 
     def __post_init__(self) -> None:
         self.root = (self.root or self.uri).rstrip("/")
@@ -194,6 +198,10 @@ class AreaTable:
 
     def open(self, version: int | None = None) -> DeltaTable | None:
         """The Delta table (at ``version``, else the newest), None if it has no log yet."""
+        with self._lock:
+            return self._open(version)
+
+    def _open(self, version: int | None) -> DeltaTable | None:
         if version is None and self._table is not None:
             try:
                 self._table.update_incremental()
@@ -210,8 +218,12 @@ class AreaTable:
 
     def snapshot(self, version: int | None = None) -> AreaSnapshot:
         """The table at ``version`` (else the newest): what a reader pins."""
-        table = self.open(version)
-        return AreaSnapshot(self, table)
+        with self._lock:
+            table = self._open(version)
+            if table is None:
+                return AreaSnapshot(self, None, None)
+            return AreaSnapshot(self, table.version(),
+                                pa.table(table.get_add_actions(flatten=True)))
 
     # --- writing ------------------------------------------------------------------
 
@@ -221,6 +233,11 @@ class AreaTable:
         of other partitions in the files this removes are written again."""
         if not batch:
             raise ValueError("an empty batch")
+        with self._lock:
+            return self._commit(batch, operation, load_id)
+
+    def _commit(self, batch: Sequence[Replacement], operation: str,
+                load_id: str | None) -> int:
         load_id = load_id or new_load_id()
         rows = self.layout.rows(batch, load_id, datetime.now(UTC))
         replaced = _partition_set(rows, list(self.layout.keys))
@@ -248,6 +265,54 @@ class AreaTable:
             return table.version()
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
+
+    def compact(self, dates_per_commit: int = 64) -> int:
+        """Rewrite every date held in more than one file as one file (rows sorted, with
+        statistics and page CRCs, as a commit writes them); returns the dates compacted.
+        (Not delta-rs' ``optimize.compact``: its files have no page CRCs to verify.)"""
+        compacted = 0
+        for _attempt in range(ATTEMPTS):
+            table = self.open()
+            if table is None:
+                return compacted
+            adds = pa.table(table.get_add_actions(flatten=True))
+            column = f"partition.{self.layout.date_key}"
+            counts = adds.group_by(column).aggregate([("path", "count")])
+            crowded = counts.filter(pc.greater(counts.column("path_count"), 1)).column(
+                column).to_pylist()
+            if not crowded:
+                return compacted
+            for start in range(0, len(crowded), dates_per_commit):
+                dates = crowded[start:start + dates_per_commit]
+                chosen = adds.filter(pc.is_in(adds.column(column),
+                                              value_set=pa.array(dates, adds.schema.field(
+                                                  column).type)))
+                now = int(time.time() * 1000)
+                removed = [RemoveAction(r["path"], True, now, r["size_bytes"],
+                                        {self.layout.date_key: _text(r[column])})
+                           for r in chosen.to_pylist()]
+                rows = pa.concat_tables([
+                    self.read_file(path).select(self.layout.schema.names)
+                    .cast(self.layout.schema) for path in chosen.column("path").to_pylist()])
+                load_id = new_load_id()
+                written = self._write_files(rows, load_id)
+                try:
+                    table.create_write_transaction(
+                        [*removed, *written], mode="append",
+                        schema=DeltaSchema.from_arrow(self.layout.schema),
+                        partition_by=[self.layout.date_key],
+                        commit_properties=CommitProperties(custom_metadata={
+                            "engineApp": APP_ID, "posEtlOperation": "COMPACT",
+                            "datesCompacted": len(dates)}))
+                except CommitFailedError:  # a load committed meanwhile: look again
+                    self._delete([a.path for a in written])
+                    self._table = None
+                    break
+                compacted += len(dates)
+                table = self.open()
+            else:
+                return compacted
+        return compacted
 
     def _create(self) -> DeltaTable:
         try:
@@ -345,10 +410,8 @@ class AreaTable:
 
     def _delete(self, paths: list[str]) -> None:
         for path in paths:
-            try:
+            with contextlib.suppress(FileNotFoundError, OSError):
                 self.filesystem.delete_file(f"{self.root}/{path}")
-            except (FileNotFoundError, OSError):
-                pass
 
 
 def _with_date(table: pa.Table, layout: Layout, value: str) -> pa.Table:
@@ -390,20 +453,19 @@ def _partition_set(rows: pa.Table, keys: list[str]) -> set[tuple]:
 
 @dataclass
 class AreaSnapshot:
-    """An area's table at one version (``table`` None: no commit yet)."""
+    """An area's table at one version (``version`` None: no commit yet): its active files
+    as of then, whatever commits come after."""
 
     area_table: AreaTable
-    table: DeltaTable | None
-
-    @property
-    def version(self) -> int | None:
-        return self.table.version() if self.table is not None else None
+    version: int | None
+    adds: pa.Table | None
+    """Delta's add actions of the version (``get_add_actions(flatten=True)``)."""
 
     def files(self, dates: Iterable[object] | None = None) -> list[str]:
         """The active files (paths relative to the table), of ``dates`` or all."""
-        if self.table is None:
+        if self.adds is None:
             return []
-        adds = pa.table(self.table.get_add_actions(flatten=True))
+        adds = self.adds
         if dates is not None:
             key = self.area_table.layout.date_key
             kind = self.area_table.layout.keys[key]

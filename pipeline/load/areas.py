@@ -51,7 +51,7 @@ class LakeArea:
     """Its partition columns."""
     description: str = ""
     load: Callable[..., Snapshot | None] | None = None
-    """A snapshot's step: ``load(source, lake, location_id, day, publish=False)``
+    """A snapshot's step: ``load(source, lake, location_id, day)``
     (``location_id`` None for the tenant's)."""
     per_location: bool = True
     """One partition per location (``--location`` applies), else the tenant's."""
@@ -69,9 +69,9 @@ class LakeArea:
             settings.source.voucher_url is not None
 
 
-def _vouchers(source, lake, location_id: None, day, publish: bool = True):
+def _vouchers(source, lake, location_id: None, day):
     """The ledger's snapshot as every snapshot step is called (it is the tenant's)."""
-    return load_voucher_snapshot(source, lake, day, publish)
+    return load_voucher_snapshot(source, lake, day)
 
 
 AREAS: tuple[LakeArea, ...] = (

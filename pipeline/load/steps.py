@@ -20,19 +20,24 @@ from datetime import date
 from decimal import Decimal
 
 from pipeline.core.outcomes import ConfigError, Failure
-from pipeline.extract.revenue import load_revenue_partition
+from pipeline.extract.revenue import (
+    RevenuePartition,
+    extract_revenue_partition,
+    lake_partition,
+)
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.objectlake import ObjectLakeError
-from pipeline.lake.store import LakeStore
+from pipeline.lake.store import LakeStore, partition_path
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.pos_api.source import PosSource
 
-PUBLISH_SECONDS = 60.0
-"""How long a load commits partitions before the tables' Delta logs take them, together
-(``Lake.publish``). A Delta commit reads the table's whole snapshot, so its cost grows
-with the history: about 0.02 s per table on a new lake, 0.8 s with 3 years of 200
-locations (219,000 files; a night's ten table publications 8 s,
-``benchmarks/housekeeping.py``). A load publishes what it committed when it ends, too."""
+BATCH_PARTITIONS = 200
+"""Partitions a load commits at once at most (one Delta commit, a file per date): what
+bounds its memory (a busy location's day is about 0.5 MB in Arrow) and what a killed load
+loses at most (``--missing-only`` fetches it again)."""
+BATCH_SECONDS = 10.0
+"""How long partitions wait for their commit at most: a day is reported done once all
+its partitions are committed, so this bounds how late a person sees it too."""
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
 PARTITIONS_PER_REQUEST_SLOT = 2
@@ -62,17 +67,22 @@ class PartitionOutcome:
     """Committed before and not fetched again (a load of the missing partitions only)."""
 
 
-def kept_partition(lake: LakeStore, location_id: int, day: date) -> PartitionOutcome | None:
-    """The partition's committed load as an outcome (counts from its commit record), or
-    None when it was never committed."""
+def kept_partitions(lake: LakeStore, jobs: list[tuple[date, int]]
+                    ) -> dict[tuple[date, int], PartitionOutcome]:
+    """The partitions of ``jobs`` (day, location) committed before, as outcomes (counts
+    from their load's metadata), read from the lake's newest version at once."""
     try:
-        record = lake.committed("revenue", partition_key(location_id, day))
-    except ObjectLakeError:  # the store cannot tell: the partition is loaded, and fails by name
-        return None
-    if record is None or "receipts" not in record.metadata:
-        return None
-    return PartitionOutcome(location_id, day, receipts=int(record.metadata["receipts"]),
-                            turnover_net=Decimal(record.metadata["turnover_net"]), kept=True)
+        records = lake.records("revenue", [partition_key(loc, day) for day, loc in jobs])
+    except ObjectLakeError:  # the store cannot tell: the partitions are loaded, and fail by name
+        return {}
+    kept = {}
+    for day, loc in jobs:
+        record = records.get(partition_path(partition_key(loc, day)))
+        if record is not None and "receipts" in record.metadata:
+            kept[(day, loc)] = PartitionOutcome(
+                loc, day, receipts=int(record.metadata["receipts"]),
+                turnover_net=Decimal(record.metadata["turnover_net"]), kept=True)
+    return kept
 
 
 @dataclass
@@ -103,21 +113,36 @@ def _redacted_counts(counts: dict[str, int], redact: Callable[[str], str]) -> di
     return out
 
 
-def _load_one(source: PosSource, lake: LakeStore, location_id: int, day: date) -> PartitionOutcome:
-    try:
-        part = load_revenue_partition(source, lake, location_id, day, publish=False)
-    except OSError as exc:  # a full disk, a lost mount: every further write would fail too
-        raise OSError(exc.errno, f"{(exc.strerror or str(exc)).lower()} writing location "
-                                 f"{location_id}'s revenue of {day} to the lake "
-                                 f"{lake.describe()}; the dates reported done are "
-                                 "committed: once it is fixed, the same command with "
-                                 "--missing-only loads the rest") from None
-    return PartitionOutcome(
+def _extract_one(source: PosSource, location_id: int, day: date
+                 ) -> tuple[RevenuePartition, PartitionOutcome]:
+    part = extract_revenue_partition(source, location_id, day)
+    return part, PartitionOutcome(
         location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
         pages=part.stats.pages, retries=part.stats.retries,
         duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
         unknown_types=_redacted_counts(part.unknown_types, source.redact),
         unknown_fields=_redacted_counts(part.unknown_fields, source.redact))
+
+
+def _commit(source: PosSource, lake: LakeStore,
+            batch: list[tuple[RevenuePartition, PartitionOutcome]]) -> list[PartitionOutcome]:
+    """The batch into the lake by one commit; its outcomes (each failed, by the store's
+    error, when the commit failed)."""
+    try:
+        lake.write_batch("revenue", [lake_partition(part) for part, _ in batch])
+    except ObjectLakeError as exc:
+        failure = Failure.of(exc, source.redact)
+        return [PartitionOutcome(o.location_id, o.business_date, failure=failure)
+                for _, o in batch]
+    except OSError as exc:  # a full disk, a lost mount: every further write would fail too
+        first = batch[0][1]
+        raise OSError(exc.errno, f"{(exc.strerror or str(exc)).lower()} writing location "
+                                 f"{first.location_id}'s revenue of {first.business_date} "
+                                 f"(and {len(batch) - 1} more partitions) to the lake "
+                                 f"{lake.describe()}; the dates reported done are "
+                                 "committed: once it is fixed, the same command with "
+                                 "--missing-only loads the rest") from None
+    return [outcome for _, outcome in batch]
 
 
 def load_revenue_days(source: PosSource, lake: LakeStore, days: list[date], location_ids: list[int],
@@ -145,54 +170,65 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
     jobs = [(day, loc, 1) for day in days for loc in location_ids]
     pending = {day: len(location_ids) for day in days}
     done: dict[date, list[PartitionOutcome]] = {day: [] for day in days}
-    if missing_only:
-        kept = {(day, loc): kept_partition(lake, loc, day) for day, loc, _ in jobs}
-        jobs = [(day, loc, n) for day, loc, n in jobs if kept[(day, loc)] is None]
-        for (day, _), outcome in kept.items():
-            if outcome is not None:
-                done[day].append(outcome)
-                pending[day] -= 1
-        for day in [day for day in days if not pending[day]]:
+
+    def complete() -> Iterator[DayOutcome]:
+        for day in [day for day in done if not pending[day]]:
             yield _day(lake, day, done.pop(day), location_ids, configured_ids)
+
+    if missing_only:
+        kept = kept_partitions(lake, [(day, loc) for day, loc, _ in jobs])
+        jobs = [(day, loc, n) for day, loc, n in jobs if (day, loc) not in kept]
+        for (day, _), outcome in kept.items():
+            done[day].append(outcome)
+            pending[day] -= 1
+        yield from complete()
     jobs.reverse()  # popped from the end: earliest day first
     workers = max(1, min(len(jobs), PARTITIONS_PER_REQUEST_SLOT
                          * source.settings.source.max_concurrent_requests))
+    batch: list[tuple[RevenuePartition, PartitionOutcome]] = []
+    opened = time.monotonic()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="revenue") as pool:
         running: dict = {}
 
         def submit_next() -> None:
             if jobs:
                 day, loc, attempt = jobs.pop()
-                running[pool.submit(_load_one, source, lake, loc, day)] = (day, loc, attempt)
+                running[pool.submit(_extract_one, source, loc, day)] = (day, loc, attempt)
 
         for _ in range(workers):
             submit_next()
-        published, unpublished = time.monotonic(), 0  # partitions committed since
         while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            finished, _ = wait(running, return_when=FIRST_COMPLETED,
+                               timeout=max(0.0, opened + BATCH_SECONDS - time.monotonic())
+                               if batch else None)
             for future in finished:
                 day, loc, attempt = running.pop(future)
                 try:
-                    outcome = future.result()
-                    unpublished += 1
+                    part, outcome = future.result()
                 except TransientError as exc:
                     if attempt < PARTITION_ATTEMPTS and not isinstance(exc, Unreachable):
                         jobs.insert(0, (day, loc, attempt + 1))
                         submit_next()
                         continue
                     outcome = PartitionOutcome(loc, day, failure=Failure.of(exc, source.redact))
-                except (PosApiError, ConfigError, ObjectLakeError) as exc:
+                except (PosApiError, ConfigError) as exc:
                     outcome = PartitionOutcome(loc, day, failure=Failure.of(exc, source.redact))
-                done[day].append(outcome)
-                pending[day] -= 1
-                if not pending[day]:
-                    if unpublished and time.monotonic() - published > PUBLISH_SECONDS:
-                        lake.publish("revenue")
-                        published, unpublished = time.monotonic(), 0
-                    yield _day(lake, day, done.pop(day), location_ids, configured_ids)
+                else:
+                    if not batch:
+                        opened = time.monotonic()
+                    batch.append((part, outcome))
+                    outcome = None
+                if outcome is not None:
+                    done[day].append(outcome)
+                    pending[day] -= 1
                 submit_next()
-    if unpublished:  # none committed, none to publish (a store that is down would fail it)
-        lake.publish("revenue")
+            if batch and (len(batch) >= BATCH_PARTITIONS or not running
+                          or time.monotonic() - opened >= BATCH_SECONDS):
+                for outcome in _commit(source, lake, batch):
+                    done[outcome.business_date].append(outcome)
+                    pending[outcome.business_date] -= 1
+                batch = []
+            yield from complete()
 
 
 def _day(lake: LakeStore, day: date, outcomes: list[PartitionOutcome], location_ids: list[int],
@@ -205,10 +241,13 @@ def _missing(lake: LakeStore, others: list[int], day: date) -> list[int]:
     """The locations outside this load that have no revenue of ``day`` yet (a note in the
     summary); none when the lake cannot tell (a store that is down fails the load's own
     partitions by name already)."""
+    if not others:
+        return []
     try:
-        return [c for c in others if not lake.has("revenue", partition_key(c, day))]
+        found = lake.records("revenue", [partition_key(c, day) for c in others])
     except ObjectLakeError:
         return []
+    return [c for c in others if partition_path(partition_key(c, day)) not in found]
 
 
 def partition_key(location_id: int, day: date) -> dict[str, object]:
@@ -225,14 +264,12 @@ class SnapshotOutcome:
 
 def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeStore,
                    location_ids: list[int], day: date, area: str) -> list[SnapshotOutcome]:
-    """One snapshot per location (``load(source, lake, location_id, day, publish=False)``),
-    failures kept; then the snapshots into ``area``'s Delta logs together."""
+    """One snapshot per location (``load(source, lake, location_id, day)``, each its own
+    commit), failures kept."""
     outcomes = []
     for loc in location_ids:
         try:
-            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day, publish=False)))
+            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
         except (PosApiError, ConfigError, ObjectLakeError) as exc:
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
-    if any(o.snapshot for o in outcomes):
-        lake.publish(area)
     return outcomes

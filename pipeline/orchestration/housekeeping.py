@@ -16,13 +16,14 @@ def build_housekeeping(retention_hours: int, timezone: str
     """The housekeeping job (with the configured retention) and its weekly schedule
     (Sundays at 05:00 in ``timezone``; stopped until an operator starts it, as the
     nightly load is)."""
-    @dg.op(description="Publish, vacuum and checkpoint the lake's Delta tables "
+    @dg.op(description="Compact, vacuum and checkpoint the lake's Delta tables "
                        "(pipeline.lake.housekeeping).")
     def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore],
                   reporter: dg.ResourceParam[Reporter]):
         tidied = tidy(lake, retention_hours)
         for t in tidied:
-            line = (f"{t.table}: version {t.version}, {t.files} files, {t.deleted} deleted, "
+            line = (f"{t.table}: version {t.version}, {t.files} files, {t.compacted} dates "
+                    f"compacted, {t.deleted} deleted, "
                     f"checkpointed")
             context.log.info(line)
             reporter.say(line)

@@ -252,7 +252,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
         previous = Manifest.read(previous_state)
         built_before = built_from_state(previous_state)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
-        incremental = not full and previous.meta == wanted
+        incremental = not full and {k: previous.meta.get(k) for k in wanted} == wanted
         build = uuid.uuid4().hex
         temp = warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
         temp_state = state_dir(warehouse_path) / f"{build}.duckdb.building"
@@ -270,7 +270,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     con, files, models, order, checks, macros, previous,
                     None if incremental else warehouse_path, tables, progress,
                     previous_state)
-                manifest.meta = wanted
+                manifest.meta = wanted | plan.lake_versions
                 manifest.write(con, STATE)
                 # the build the warehouse comes from: its state file's name
                 con.execute(f"create or replace macro {TARGET}.main.{BUILD_ID}() as '{build}'")
@@ -373,7 +373,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     held = None if anew_from is not None else f"{state}.{PARTS}"  # the versions the file holds
     stale = plan.stale(con, held)
     checked = partitioned_checks(models, checks)
-    found = compute_partitioned(con, files.base, models, plan, checked, stale, held, existing)
+    found = compute_partitioned(con, models, plan, checked, stale, held, existing)
     outcomes = {}
     manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
@@ -405,7 +405,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     for name in plan.partitioned:
         say(name, counts[name],
             partitions=sum(map(len, stale.get(models[name].area, {}).values())))
-    create_lake_views(con, files.base, plan.committed, plan.superseded, partitions={
+    create_lake_views(con, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
         if model.materialized != "partitioned" for table in model.lake_deps})
     for name in order:

@@ -42,7 +42,7 @@ def create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name:
         raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
 
 
-def compute_partitioned(con: duckdb.DuckDBPyConnection, base: str,
+def compute_partitioned(con: duckdb.DuckDBPyConnection,
                          models: dict[str, Model], plan: Plan, checked: dict[DataCheck, str],
                          stale: dict[str, dict[str, list[str]]], previous: str | None,
                          existing: dict[str, str]) -> dict:
@@ -70,7 +70,7 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection, base: str,
             con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
         anew.add(name)
     for batch in batches(stale):
-        create_lake_views(con, base, plan.committed, plan.superseded, partitions={
+        create_lake_views(con, plan.committed, plan.superseded, partitions={
             area: {part for parts in batch.get(area, {}).values() for part in parts}
             for area in plan.members})
         use_catalog(con, SCRATCH)

@@ -1,19 +1,18 @@
 """What a build reads is what its load committed, or the build does not use it.
 
-Before a build computes anything from a lake partition it checks the partition's files
-against the partition's commit record (``pipeline.lake.store``):
+Before a build computes anything from a lake partition it checks it:
 
-- every file against the SHA-256 its record lists, which covers every page and the footer
-  (DuckDB's Parquet reader verifies nothing; hashing a file costs a twentieth of reading
-  it with pyarrow's page verification). A file of a load recorded before digests existed
-  is read through with page verification instead (where it was written with page CRCs);
-- a revenue partition's receipts and turnover (the revenue rule's macros, over the files)
+- every data file of the area's pinned version not verified before is read through with
+  pyarrow, verifying each page's CRC (the lake writes one on every page;
+  ``pipeline.lake.areatable``): a flipped bit anywhere in a page fails the file. A file is
+  never changed once committed (a commit writes new ones), so each is verified once (the
+  warehouse remembers the files it verified); a full build verifies every file again;
+- a revenue partition's receipts and turnover (the revenue rule's macros, over its rows)
   against the figures its load computed from the POS's answer (``receipts``,
-  ``turnover_net``).
+  ``turnover_net`` in the row's metadata).
 
 A partition that fails is named (file, location, date) and left out: the build keeps the
-figures it had for it. A partition's files are checked once per load (the warehouse
-remembers the loads it verified); a full build checks every file again.
+figures it had for it.
 """
 
 from __future__ import annotations
@@ -29,11 +28,10 @@ import pyarrow as pa
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakefiles import LakeFiles
-from pipeline.warehouse.lakeviews import FILES_SCHEMA, Committed, arrow_insert, file_list
+from pipeline.warehouse.lakeviews import PARTS_SCHEMA, Committed, arrow_insert
 
-VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("partition", pa.string()),
-                             ("load_id", pa.string())])
-"""The state table of the loads a warehouse verified."""
+VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("path", pa.string())])
+"""The state table of the files a warehouse verified."""
 CHUNK = 1000
 """Revenue partitions whose turnover is computed at once (what bounds its memory)."""
 
@@ -57,13 +55,9 @@ class Corrupt:
         return f"lake {self.area} partition {where}: {self.problem}"
 
 
-def _check_file(files: LakeFiles, path: str, recorded: dict | None) -> str | None:
-    """What is wrong with a file, given what its commit record says of it (or None)."""
+def _check_file(files: LakeFiles, path: str) -> str | None:
+    """What is wrong with a file (None: every page's CRC holds)."""
     try:
-        if recorded is not None:
-            if files.digest(path) != recorded["sha256"]:
-                return f"{path} is not the file its load committed (its SHA-256 differs)"
-            return None
         files.parquet(path).read()
     except (OSError, pa.ArrowException) as exc:
         return f"{path} cannot be read as written: {str(exc).splitlines()[0]}"
@@ -71,60 +65,69 @@ def _check_file(files: LakeFiles, path: str, recorded: dict | None) -> str | Non
 
 
 def verify_files(files: LakeFiles, area: str, committed: Committed,
-                 partitions: Iterable[str]) -> list[Corrupt]:
-    """Every file of ``partitions`` checked against its commit record (a thread per core,
-    each with its share of the files: hashing and decoding release the GIL; a task per
-    file would cost more than hashing it, and hold a future per file of a chain)."""
-    jobs = []
-    for part in sorted(partitions):
-        recorded = committed.recorded_files(part)
-        jobs += [(part, (committed.path(files.base, table, part), recorded.get(table)))
-                 for table in committed.loads[part][2]]
+                 paths: list[str]) -> list[Corrupt]:
+    """Every file of ``paths`` read through, its pages' CRCs verified (a thread per core,
+    each with its share of the files: decoding releases the GIL); the partitions of a
+    file that fails are corrupt (of its date, all of them, when even its keys cannot be
+    read)."""
     threads = os.cpu_count() or 1
 
-    def check_share(share: list[tuple[str, dict | None]]) -> list[str | None]:
-        return [_check_file(files, path, recorded) for path, recorded in share]
+    def check_share(share: list[str]) -> list[str | None]:
+        return [_check_file(files, path) for path in share]
 
     with ThreadPoolExecutor(threads) as pool:
-        shares = list(pool.map(check_share, [[job for _, job in jobs[i::threads]]
-                                             for i in range(threads)]))
+        shares = list(pool.map(check_share, [paths[i::threads] for i in range(threads)]))
     found: dict[str, Corrupt] = {}
     for i, share in enumerate(shares):
-        for (part, _), problem in zip(jobs[i::threads], share, strict=True):
-            if problem is not None:
+        for path, problem in zip(paths[i::threads], share, strict=True):
+            if problem is None:
+                continue
+            for part in _held(files, committed, path):
                 found.setdefault(part, Corrupt(area, part, problem))
     return sorted(found.values(), key=lambda c: c.partition)
 
 
-def verify_revenue(con: duckdb.DuckDBPyConnection, base: str, committed: Committed,
+def _held(files: LakeFiles, committed: Committed, path: str) -> list[str]:
+    """The committed partitions a file holds."""
+    day = parse_partition(path.rsplit("/", 1)[0].rsplit("/", 1)[-1])[committed.date_key]
+    of_day = [p for p in committed.loads if parse_partition(p)[committed.date_key] == day]
+    try:
+        keys = files.parquet(path).read([k for k in committed.keys
+                                         if k != committed.date_key] + ["load_id"])
+    except (OSError, pa.ArrowException):
+        return of_day
+    held = set()
+    for row in keys.to_pylist():
+        values = {k: (day if k == committed.date_key else row[k]) for k in committed.keys}
+        held.add(("/".join(f"{k}={v}" for k, v in values.items()), row["load_id"]))
+    return [p for p in of_day if (p, committed.loads[p][0]) in held]
+
+
+def verify_revenue(con: duckdb.DuckDBPyConnection, committed: Committed,
                    partitions: Iterable[str]) -> list[Corrupt]:
-    """Each revenue partition's receipts and turnover, computed from its files with the
-    revenue rule's macros (in the catalog in use), against its commit record."""
+    """Each revenue partition's receipts and turnover, computed from its row with the
+    revenue rule's macros (in the catalog in use), against its load's metadata."""
     recorded = {part: committed.metadata(part) for part in partitions}
     recorded = {part: meta for part, meta in recorded.items()
                 if "receipts" in meta and "turnover_net" in meta}
     if not recorded:
         return []
-    files = {table: committed.files(base, table, recorded)
-             for table in ("receipts", "receipt_items")}
-    rows = [(f, part, *committed.loads[part][:2]) for found in files.values()
-            for f, part in found]
-    arrow_insert(con, "_verified_files", rows, FILES_SCHEMA)
+    arrow_insert(con, "_verified_parts", committed.parts_rows(recorded), PARTS_SCHEMA)
     try:
+        rows = committed.rows_sql(
+            f"{committed.partition_sql('r')} as partition, r.receipts, r.receipt_items",
+            recorded, "_verified_parts")
         figures = {part: (n, total) for part, n, total in con.execute(f"""
-            with receipts as (
-                select f.partition, r.transaction_id,
+            with parts as ({rows}),
+            receipts as (
+                select partition, r.transaction_id,
                        is_revenue_effective(r.payment_group_name, r.transaction_type)
                            as revenue
-                from read_parquet({file_list([f for f, _ in files['receipts']])},
-                                  filename = true) as r
-                inner join _verified_files as f on r.filename = f.filename
+                from (select partition, unnest(receipts) as r from parts)
             ), items as (
-                select f.partition, i.transaction_id,
+                select partition, i.transaction_id,
                        line_amount(i.net_amount, i.quantity) as amount
-                from read_parquet({file_list([f for f, _ in files['receipt_items']])},
-                                  filename = true) as i
-                inner join _verified_files as f on i.filename = f.filename
+                from (select partition, unnest(receipt_items) as i from parts)
             ), turnover as (
                 select items.partition, sum(items.amount) as turnover_net
                 from items inner join receipts using (partition, transaction_id)
@@ -133,48 +136,47 @@ def verify_revenue(con: duckdb.DuckDBPyConnection, base: str, committed: Committ
             )
             select partition, count(*), any_value(turnover.turnover_net)
             from receipts left join turnover using (partition)
-            group by all""").fetchall()} if files["receipts"] else {}
+            group by all""").fetchall()}
     finally:
-        con.execute("drop table _verified_files")
+        con.execute("drop table _verified_parts")
     found = []
     for part, meta in sorted(recorded.items()):
         receipts, turnover = figures.get(part, (0, None))
         turnover = Decimal(0) if turnover is None else turnover
         expected = (int(meta["receipts"]), Decimal(meta["turnover_net"]))
         if (receipts, turnover) != expected:
-            paths = [path for path, p in files["receipts"] + files["receipt_items"] if p == part]
             found.append(Corrupt("revenue", part, (
-                f"the files hold {receipts} receipts with turnover {turnover.normalize():f}, "
-                f"the commit record {expected[0]} with {expected[1].normalize():f} "
-                f"({', '.join(paths)})")))
+                f"its row holds {receipts} receipts with turnover {turnover.normalize():f}, "
+                f"its load recorded {expected[0]} with {expected[1].normalize():f} "
+                f"({', '.join(committed.files([part]))})")))
     return found
 
 
 def verify_lake(con: duckdb.DuckDBPyConnection, files: LakeFiles,
                 committed: dict[str, Committed], table: str,
                 everything: bool = False) -> list[Corrupt]:
-    """Check every committed partition that ``table`` (the loads verified before, in the
-    warehouse being built) does not list, or all with ``everything``; afterwards the table
-    lists the committed loads that passed. Returns the partitions that failed."""
-    con.execute(f"create table if not exists {table} "
-                f"(area varchar, partition varchar, load_id varchar)")
+    """Check every file of the pinned versions that ``table`` (the files verified before,
+    in the warehouse being built) does not list, or all with ``everything``, and the
+    revenue partitions in them; afterwards the table lists the files that passed. Returns
+    the partitions that failed."""
+    con.execute(f"create table if not exists {table} (area varchar, path varchar)")
     known = set() if everything else set(
-        con.execute(f"select area, partition, load_id from {table}").fetchall())
+        con.execute(f"select area, path from {table}").fetchall())
     corrupt: list[Corrupt] = []
+    passed = []
     for area, loads in committed.items():
-        todo = sorted(p for p, load in loads.loads.items() if (area, p, load[0]) not in known)
+        paths = loads.files()
+        todo = [p for p in paths if (area, p) not in known]
         bad = verify_files(files, area, loads, todo)
-        if area == "revenue":
+        if area == "revenue" and todo:
             unreadable = {c.partition for c in bad}
-            readable = [p for p in todo if p not in unreadable]
+            new = {p for p in loads.loads if set(loads.files([p])) & set(todo)}
+            readable = sorted(new - unreadable)
             for start in range(0, len(readable), CHUNK):
-                bad += verify_revenue(con, files.base, loads,
-                                      readable[start:start + CHUNK])
+                bad += verify_revenue(con, loads, readable[start:start + CHUNK])
+        failed_files = {f for c in bad for f in loads.files([c.partition])}
+        passed += [(area, p) for p in paths if p not in failed_files]
         corrupt += bad
-    failed = {(c.area, c.partition) for c in corrupt}
     con.execute(f"delete from {table}")
-    arrow_insert(con, table, [(area, p, load[0]) for area, loads in committed.items()
-                              for p, load in loads.loads.items() if (area, p) not in failed],
-                 VERIFIED_SCHEMA)
+    arrow_insert(con, table, passed, VERIFIED_SCHEMA)
     return corrupt
-

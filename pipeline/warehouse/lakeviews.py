@@ -8,8 +8,8 @@ and nothing of them is stored in the warehouse file.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from pipeline.lake.store import data_file_name, parse_partition, recorded_files
+from pipeline.lake.store import parse_partition
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
 if TYPE_CHECKING:
@@ -26,18 +26,14 @@ if TYPE_CHECKING:
 LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
                           pa.field("loaded_at", pa.timestamp("us", tz="UTC"))])
 """What every lake view adds to its table's columns: the committed load the row is from."""
-FILES_SCHEMA = pa.schema([("filename", pa.string()), ("partition", pa.string()),
-                          ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC"))])
 LOADS_SCHEMA = pa.schema([("location_id", pa.int32()), ("business_date", pa.date32()),
                          ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC")),
                          ("receipts", pa.int64())])
 """``lake.revenue_loads`` (``LAKE_LOADS``): one row per committed revenue partition."""
 SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
-KEYS_FILES_AT_ONCE = 4000
-"""Receipt files whose keys a build reads in one statement. DuckDB's state for the files
-it reads lies outside its memory limit: the keys of a chain's 73,000 files read at once
-peaked at 1,430 MB RSS, 4,000 at a time at 885 MB in the same 33 s. (A partition's keys
-then also lie in a few vectors of the table, which is what deleting them costs.)"""
+KEYS_FILES_AT_ONCE = 64
+"""Revenue files (a date's each) whose receipt keys a build reads in one statement: what
+bounds the memory of reading a long history's keys."""
 KEYS_COLUMNS = ("partition varchar, load_id varchar, location_id bigint, business_date date, "
                 "transaction_id varchar, loaded_at timestamptz")
 
@@ -70,10 +66,19 @@ def arrow_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
 
 @dataclass(frozen=True)
 class Committed:
-    """The committed loads of one lake area: partition (its folder path) -> load."""
+    """The committed loads of one lake area at the version a build pinned: partition
+    (``location_id=1001/business_date=2026-11-20``) -> its load, and the files holding
+    them (a file per date and load, shared by the partitions of a date)."""
 
     loads: dict[str, tuple[str, object, tuple[str, ...], str]]
     """partition -> (load id, loaded at, tables, metadata as JSON)."""
+    keys: tuple[str, ...] = ()
+    date_key: str = ""
+    date_type: str = "DATE"
+    """The date key's DuckDB type (what its Hive path value is read as)."""
+    files_by_date: dict[str, list[str]] = field(default_factory=dict)
+    """date (as in a partition's path) -> the files holding it, as DuckDB opens them."""
+    version: int | None = None
 
     def metadata(self, partition: str) -> dict[str, str]:
         """The metadata its load recorded (``Lake.write``)."""
@@ -81,39 +86,80 @@ class Committed:
 
     def without(self, partitions: set[str]) -> Committed:
         """These loads but ``partitions``'."""
-        return Committed({p: load for p, load in self.loads.items() if p not in partitions})
+        return replace(self, loads={p: load for p, load in self.loads.items()
+                                    if p not in partitions})
 
-    def recorded_files(self, partition: str) -> dict[str, dict]:
-        """What its load recorded of each table's file (``pipeline.lake.store.recorded_files``)."""
-        return recorded_files(self.metadata(partition))
+    def files(self, partitions: Iterable[str] | None = None) -> list[str]:
+        """The files holding ``partitions`` (None: every committed one)."""
+        parts = self.loads if partitions is None else partitions
+        dates = {parse_partition(p)[self.date_key] for p in parts}
+        return sorted(f for d in dates for f in self.files_by_date.get(d, ()))
 
-    def columns(self, partition: str, table: str) -> str | None:
-        """What the columns of the partition's file of ``table`` are (``columns_digest``);
-        None if its load did not record it."""
-        return self.recorded_files(partition).get(table, {}).get("columns")
+    def partition_sql(self, alias: str) -> str:
+        """A row's partition, as SQL over its key columns."""
+        return " || '/' || ".join(f"'{k}=' || cast({alias}.{k} as varchar)" for k in self.keys)
 
-    def path(self, base: str, table: str, partition: str) -> str:
-        """The committed file of ``table`` in ``partition``."""
-        return f"{base}/{table}/{partition}/{data_file_name(self.loads[partition][0])}"
+    def rows_sql(self, columns: str, partitions: Iterable[str] | None, parts_table: str,
+                 alias: str = "r") -> str:
+        """SQL selecting ``columns`` from the rows (one per partition) of ``partitions``
+        (None: all) of their committed loads; ``parts_table`` (partition, load_id) lists
+        them (``parts_rows``)."""
+        files = self.files(partitions)
+        return f"""
+            select {columns}
+            from read_parquet({file_list(files)}, hive_partitioning = true,
+                              hive_types = {{'{self.date_key}': {self.date_type}}}) as {alias}
+            semi join {parts_table} as p
+                on p.partition = {self.partition_sql(alias)} and p.load_id = {alias}.load_id"""
 
-    def files(self, base: str, table: str, partitions=None) -> list[tuple[str, str]]:
-        """(file, partition) of the table's committed parts, of ``partitions`` if given;
-        ``base`` is where the lake is (``LakeFiles.base``)."""
-        keys = self.loads if partitions is None else partitions
-        return [(self.path(base, table, part), part)
-                for part in sorted(keys) if table in self.loads[part][2]]
-
-
-def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles,
-                    known: str = "_records") -> dict[str, Committed]:
-    """Every area's committed partitions, read from the commit records in one pass each
-    (``known``: the table where a lake may keep those it read, ``LakeFiles.records``)."""
-    return {area: Committed({part: (load_id, loaded_at, tables, metadata)
-                             for part, load_id, loaded_at, tables, metadata in records})
-            for area, records in files.records(con, LAKE_AREAS, known).items()}
+    def parts_rows(self, partitions: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """(partition, load id) of ``partitions`` (None: all), for ``rows_sql``."""
+        parts = self.loads if partitions is None else partitions
+        return [(p, self.loads[p][0]) for p in sorted(parts) if p in self.loads]
 
 
-def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Committed,
+PARTS_SCHEMA = pa.schema([("partition", pa.string()), ("load_id", pa.string())])
+
+
+def _duckdb_type(kind: pa.DataType) -> str:
+    if pa.types.is_date(kind):
+        return "DATE"
+    if pa.types.is_integer(kind):
+        return "BIGINT"
+    return "VARCHAR"
+
+
+def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[str, Committed]:
+    """Every area's committed partitions at its newest version (pinned: the build reads
+    exactly these), read from the rows' keys and load columns in one pass per area."""
+    found = {}
+    for area, snapshot in files.snapshots(LAKE_AREAS).items():
+        if snapshot is None or not snapshot.files():
+            found[area] = Committed({})
+            continue
+        layout = snapshot.area_table.layout
+        by_date: dict[str, list[str]] = {}
+        for rel in snapshot.files():
+            value = parse_partition(rel.rsplit("/", 1)[0])[layout.date_key]
+            by_date.setdefault(value, []).append(files.path(area, rel))
+        committed = Committed({}, tuple(layout.keys), layout.date_key,
+                              _duckdb_type(layout.keys[layout.date_key]), by_date,
+                              snapshot.version)
+        every = sorted(f for fs in by_date.values() for f in fs)
+        rows = con.execute(f"""
+            select {committed.partition_sql('r')} as partition, load_id, loaded_at, metadata
+            from read_parquet({file_list(every)}, hive_partitioning = true,
+                              hive_types = {{'{layout.date_key}': {committed.date_type}}}) as r
+            qualify row_number() over (partition by partition order by load_id desc) = 1
+            """).fetchall()
+        tables = tuple(layout.tables)
+        found[area] = replace(committed, loads={
+            part: (load_id, loaded_at, tables, metadata)
+            for part, load_id, loaded_at, metadata in rows})
+    return found
+
+
+def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed,
                         keys_table: str, deleted: Callable[[duckdb.DuckDBPyConnection, int], None]
                         ) -> dict[str, list[str]]:
     """Receipts a newer load holds in another partition (the POS moved them to another
@@ -134,21 +180,25 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Comm
             where c.partition = k.partition and c.load_id = k.load_id)""").fetchone()[0])
     known = {row[0] for row in con.execute(
         f"select distinct partition from {keys_table}").fetchall()}
-    files = [(f, part) for f, part in revenue.files(base, "receipts")
-             if part not in known]
-    if files:
-        arrow_insert(con, "receipt_files", [(f, part, *revenue.loads[part][:2])
-                                            for f, part in files], FILES_SCHEMA)
-        for start in range(0, len(files), KEYS_FILES_AT_ONCE):
+    new = [p for p in revenue.loads if p not in known]
+    dates: dict[str, list[str]] = {}
+    for part in new:
+        dates.setdefault(parse_partition(part)[revenue.date_key], []).append(part)
+    chunk: list[str] = []
+    for day in sorted(dates):  # a bounded number of files at once
+        chunk += dates[day]
+        if len(revenue.files(chunk)) >= KEYS_FILES_AT_ONCE or day == max(dates):
+            arrow_insert(con, "_new_parts", revenue.parts_rows(chunk), PARTS_SCHEMA)
             con.execute(f"""
                 insert into {keys_table}
-                select f.partition, f.load_id, r.location_id, r.business_date,
-                       r.transaction_id, f.loaded_at
-                from read_parquet({file_list([f for f, _ in
-                                              files[start:start + KEYS_FILES_AT_ONCE]])},
-                                  hive_partitioning = true, filename = true) as r
-                inner join receipt_files as f on r.filename = f.filename""")
-        con.execute("drop table receipt_files")
+                select partition, load_id, location_id, business_date,
+                       _receipt.transaction_id, loaded_at
+                from ({revenue.rows_sql(
+                    f"{revenue.partition_sql('r')} as partition, r.load_id, r.location_id, "
+                    "r.business_date, unnest(r.receipts) as _receipt, r.loaded_at", chunk,
+                    "_new_parts")})""")
+            con.execute("drop table _new_parts")
+            chunk = []
     con.execute("drop table committed_receipts")
     # Only receipts found more than once are ranked (a hash aggregate over every key,
     # not a sort of them all).
@@ -167,45 +217,50 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, base: str, revenue: Comm
         from ranked where n > 1 group by partition""").fetchall())
 
 
-def create_lake_views(con: duckdb.DuckDBPyConnection, base: str,
+def create_lake_views(con: duckdb.DuckDBPyConnection,
                       committed: dict[str, Committed], superseded: dict[str, list[str]],
                       partitions: dict[str, set[str] | None]) -> None:
-    """A view per lake table over the files of committed loads (``pipeline.lake.store``), in a
-    new in-memory catalog ``lake``: of the areas in ``partitions``, their partitions
-    named there (None: all); the other areas' tables are empty. Receipts another
-    partition took over are left out, with their lines, payments and side dishes."""
+    """A view per lake table over the rows of committed loads (``pipeline.lake.store``),
+    their nested table unnested, in a new in-memory catalog ``lake``: of the areas in
+    ``partitions``, their partitions named there (None: all); the other areas' tables
+    are empty. Receipts another partition took over are left out, with their lines,
+    payments and side dishes."""
     drop_lake_views(con)
     con.execute(f"attach ':memory:' as {LAKE_SCHEMA}")
     lake = f"{LAKE_SCHEMA}.main"
-    arrow_insert(con, f"{lake}._files", [], FILES_SCHEMA)
     arrow_insert(con, f"{lake}._superseded",
                  [(part, t) for part, ids in superseded.items() for t in ids], SUPERSEDED_SCHEMA)
     for area, tables in LAKE_AREAS.items():
+        area_loads = committed.get(area, Committed({}))
+        wanted = partitions.get(area, set())
+        parts = area_loads.parts_rows(wanted)
+        arrow_insert(con, f"{lake}._parts_{area}", parts, PARTS_SCHEMA)
         for table, schema in tables.items():
-            files = committed[area].files(base, table, partitions[area]) \
-                if area in partitions else []
             empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
-            if not files:
-                arrow_insert(con, f"{lake}.{table}", [], empty.schema)
-                continue
-            # Files written before a column existed (extra_fields, say) answer it as null.
+            # the table's columns and types, whatever the files hold
             arrow_insert(con, f"{lake}._columns_{table}", [], empty.schema)
-            arrow_insert(con, f"{lake}._files",
-                         [(f, part, *committed[area].loads[part][:2])
-                          for f, part in files], FILES_SCHEMA)
+            if not parts:
+                con.execute(f"create view {lake}.{table} as "
+                            f"select * from {lake}._columns_{table}")
+                continue
+            keys = ", ".join(f"r.{k}" for k in area_loads.keys)
+            rows = area_loads.rows_sql(
+                f"{keys}, r.load_id, r.loaded_at, "
+                f"{area_loads.partition_sql('r')} as _partition, "
+                f"unnest(r.{table}) as _row",
+                [p for p, _ in parts], f"{lake}._parts_{area}")
             taken_over = ""
             if area == "revenue":  # a receipt's lines, payments, side dishes go with it
                 taken_over = f"""
                     anti join {lake}._superseded as s
-                        on s.partition = loads.partition
-                        and s.transaction_id = data.transaction_id"""
+                        on s.partition = data._partition
+                        and s.transaction_id = data._row.transaction_id"""
             con.execute(f"""
                 create view {lake}.{table} as
                 select * from {lake}._columns_{table}
                 union all by name
-                select data.* exclude (filename), loads.load_id, loads.loaded_at
-                from ({_read_files(committed[area], table, files)}) as data
-                inner join {lake}._files as loads on data.filename = loads.filename
+                select data.* exclude (_partition, _row), unnest(data._row)
+                from ({rows}) as data
                 {taken_over}""")
     revenue = committed.get("revenue", Committed({}))
     wanted = (revenue.loads if partitions.get("revenue") is None else partitions["revenue"]) \
@@ -218,19 +273,6 @@ def create_lake_views(con: duckdb.DuckDBPyConnection, base: str,
         rows.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"]),
                      load_id, loaded_at, None if receipts is None else int(receipts)))
     arrow_insert(con, f"{lake}.{LAKE_LOADS}", rows, LOADS_SCHEMA)
-
-
-def _read_files(committed: Committed, table: str, files: list[tuple[str, str]]) -> str:
-    """SQL reading ``files`` (with their names): those whose load recorded the same
-    columns at once, as the first file has them; the others matching their columns by
-    name (which opens every file to see its columns, each time a query is planned)."""
-    alike: dict[str | None, list[str]] = {}
-    for file, part in files:
-        alike.setdefault(committed.columns(part, table), []).append(file)
-    return " union all by name ".join(
-        f"select * from read_parquet({file_list(found)}, hive_partitioning = true, "
-        f"filename = true{', union_by_name = true' if columns is None else ''})"
-        for columns, found in alike.items())
 
 
 def drop_lake_views(con: duckdb.DuckDBPyConnection) -> None:

@@ -42,9 +42,10 @@ from pipeline.warehouse.models import Model, canonical_sql
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's
 key, the loads verified."""
-FORMAT_VERSION = "4"
-"""Versions change with this (a change of how models are stored): 4, every model a table
-of the file itself, a group per lake partition, the bookkeeping in a state file beside."""
+FORMAT_VERSION = "5"
+"""Versions change with this (a change of how models are stored or the lake is read): 5,
+the lake as one Delta table per area (4: every model a table of the file itself, a group
+per lake partition, the bookkeeping in a state file beside)."""
 
 
 def digest(*values: object) -> str:
@@ -233,6 +234,13 @@ class Plan:
     kept: dict[str, set[str]] = field(default_factory=dict)
     """area -> the groups of corrupt partitions: their rows stay as they were."""
 
+    @property
+    def lake_versions(self) -> dict[str, str]:
+        """The version of each area's table the build read (``lake_version.<area>`` in
+        the state's ``meta``)."""
+        return {f"lake_version.{area}": str(c.version) for area, c in self.committed.items()
+                if c.version is not None}
+
     def stale(self, con: duckdb.DuckDBPyConnection,
               previous: str | None) -> dict[str, dict[str, list[str]]]:
         """area -> the groups (with their partitions) of which some model's part has
@@ -278,12 +286,12 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
     it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
     bookkeeping (``catalog.schema``), ``target`` the catalog of the warehouse being built
     (both are checkpointed as rows are deleted)."""
-    committed = committed_loads(con, files, f"{state}.records")
+    committed = committed_loads(con, files)
     corrupt = verify_lake(con, files, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
     deletions = Deletions(tuple(c for c in (target, state.split(".")[0]) if c))
-    superseded = superseded_receipts(con, files.base, committed["revenue"],
+    superseded = superseded_receipts(con, committed["revenue"],
                                      f"{state}.receipt_keys", deletions.add)
     hashes = chain_hashes(models, order, macros)
     partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}

@@ -91,7 +91,7 @@ def empty_warehouse(models: dict[str, Model]) -> duckdb.DuckDBPyConnection:
     con.execute(f"create schema {STAGING_SCHEMA}")
     for sql in (*macro_sql(), *config_macros(), *config_tables()):
         con.execute(sql)
-    create_lake_views(con, "", {}, {}, partitions={})
+    create_lake_views(con, {}, {}, partitions={})
     for name in build_order(models):
         model = models[name]
         con.execute(f"create view {model.qualified} as {qualify_staging(model.sql, models)}")

@@ -10,13 +10,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake.store import Lake, data_file_name, new_load_id
+from pipeline.lake.areatable import new_load_id
+from pipeline.lake.store import Lake
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pipeline.warehouse.checks import run_checks
 from pipeline.warehouse.project import Project, shipped
@@ -197,10 +199,10 @@ def test_files_of_a_load_killed_before_its_commit_are_not_read(built, tmp_path):
     import shutil
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
-    for table in REVENUE_TABLES:  # a load renamed its files into place, then died
-        folder = lake_copy / table / "location_id=1001" / "business_date=2026-11-19"
-        (committed,) = folder.glob("part-*.parquet")
-        (folder / data_file_name(new_load_id())).write_bytes(committed.read_bytes())
+    # a load wrote its file of the date, then died before its Delta commit
+    folder = lake_copy / "revenue" / "business_date=2026-11-19"
+    (committed,) = folder.glob("part-*.parquet")
+    (folder / f"part-{new_load_id()}-0000.parquet").write_bytes(committed.read_bytes())
     result = build_warehouse(lake_copy, tmp_path / "wh.duckdb")
     expected = query(built, "select count(*) from fct_receipts")[0][0]
     assert result.row_counts["fct_receipts"] == expected
@@ -277,30 +279,32 @@ def test_files_left_by_killed_writes_are_removed_by_the_next_load(built, tmp_pat
         == [".warehouse.duckdb.lock"]
 
 
-def test_a_replaced_file_stays_for_builds_that_listed_it_until_housekeeping(built, tmp_path):
+def test_a_replaced_file_stays_for_readers_of_older_versions_until_housekeeping(built,
+                                                                                 tmp_path):
     lake_copy = tmp_path / "lake"
     shutil.copytree(built.warehouse.lake_dir, lake_copy)
     lake = Lake(lake_copy)
     part = {"location_id": 1002, "business_date": "2026-11-19"}
-    folder = lake_copy / "receipts" / "location_id=1002" / "business_date=2026-11-19"
-    stale = folder / ".part-dead.parquet.0123.tmp"
-    stale.write_bytes(b"half a file")
-    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    folder = lake_copy / "revenue" / "business_date=2026-11-19"
+    first = {p.name for p in folder.iterdir()}
+    before = DeltaTable(str(lake_copy / "revenue")).version()
 
-    def write_again() -> str:
+    def write_again() -> None:
         lake.write("revenue", {t: lake.read("revenue", t, part) for t in REVENUE_TABLES}, part)
-        return data_file_name(lake.committed("revenue", part).load_id)
 
-    first = data_file_name(lake.committed("revenue", part).load_id)
-    second = write_again()
-    assert not stale.exists()  # what a killed write left
-    third = write_again()
-    # Replaced files stay (a build, or a Delta reader of an older snapshot, may read
-    # them) until housekeeping deletes them past the retention (tests/integration/test_delta.py);
-    # the table's snapshot holds the newest only.
-    assert sorted(p.name for p in folder.iterdir()) == sorted([first, second, third])
-    assert [uri.rsplit("/", 1)[1] for uri in DeltaTable(str(lake_copy / "receipts"))
-            .file_uris() if "location_id=1002/business_date=2026-11-19/" in uri] == [third]
+    write_again()
+    write_again()
+    # Replaced files stay (a build, or a Delta reader of an older version, may read
+    # them) until housekeeping deletes them past the retention
+    # (tests/integration/test_delta.py); the newest version holds one file of the date,
+    # and the older version still reads as it was.
+    assert first < {p.name for p in folder.iterdir()}
+    newest = DeltaTable(str(lake_copy / "revenue"))
+    assert [u for u in newest.file_uris() if "business_date=2026-11-19/" in u] != \
+        [str(folder / name) for name in first]
+    assert len([u for u in newest.file_uris() if "business_date=2026-11-19/" in u]) == 1
+    old = pl.read_delta(str(lake_copy / "revenue"), version=before)
+    assert old.filter(pl.col("business_date") == date(2026, 11, 19)).height == 3
 
 
 def test_builds_while_a_load_rewrites_the_days_they_read_all_succeed(built, tmp_path):
