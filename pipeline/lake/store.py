@@ -72,8 +72,9 @@ def layout_from_delta(table: DeltaTable) -> Layout:
     schema = pa.schema(table.schema().to_arrow())
     names = schema.names
     keys = {f.name: f.type for f in schema if names.index(f.name) < names.index("load_id")}
-    tables = {f.name: pa.schema(list(f.type.value_type)) for f in schema
-              if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)}
+    tables = {f.name: pa.schema([*(pa.field(k, t, False) for k, t in keys.items()),
+                                 *f.type.value_type])
+              for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)}
     return Layout(keys, tables, date_key=table.metadata().partition_columns[0])
 
 

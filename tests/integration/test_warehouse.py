@@ -1,10 +1,8 @@
 """The warehouse: marts against independent Python totals, lineage, checks, atomic rebuilds."""
 
-import os
 import re
 import shutil
 import threading
-import time
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
