@@ -5,11 +5,9 @@ from decimal import Decimal
 
 import httpx
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-import pipeline.lake.store
 from pipeline.extract.revenue import load_revenue_partition
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake
@@ -122,40 +120,47 @@ def test_faults_are_recovered_with_identical_output(settings, lake, tmp_path, sa
         assert flaky.tables[name].equals(table), name
 
 
-def test_rerun_is_idempotent_and_leaves_no_temp_files(settings, lake):
+def test_rerun_is_idempotent_and_keeps_the_replaced_file_for_older_readers(settings, lake):
+    partition = {"location_id": 1001, "business_date": DAY.isoformat()}
+    folder = lake.root / "revenue" / f"business_date={DAY}"
     with opened(pos_resource(settings)) as source:
-        first = load_revenue_partition(source, lake, 1001, DAY)
-        before = {n: pq.read_table(p) for n, p in first.paths.items()}
-        second = load_revenue_partition(source, lake, 1001, DAY)
-    for name, path in second.paths.items():
-        assert pq.read_table(path).equals(before[name])
-        # the new file, and the one it replaced (kept an hour for a build reading it)
-        assert sorted(p.name for p in path.parent.iterdir()) == sorted(
-            [path.name, first.paths[name].name])
+        load_revenue_partition(source, lake, 1001, DAY)
+        before = {n: lake.read("revenue", n, partition) for n in REVENUE_TABLES}
+        first = {p.name for p in folder.iterdir()}
+        load_revenue_partition(source, lake, 1001, DAY)
+    for name, table in before.items():
+        assert lake.read("revenue", name, partition).equals(table)
+    # the new file, and the one it replaced (kept for readers of the older version until
+    # housekeeping's vacuum); the newest version holds the new one only
+    files = {p.name for p in folder.iterdir()}
+    assert len(files) == 2 and first < files
+    assert [u.rsplit("/", 1)[1] for u in DeltaTable(str(lake.root / "revenue")).file_uris()] \
+        == sorted(files - first)
 
 
 def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
-    with opened(pos_resource(settings)) as source:
-        old = load_revenue_partition(source, lake, 1001, DAY)
-        old_tables = {n: pq.read_table(p) for n, p in old.paths.items()}
-        created = []
+    import pipeline.lake.areatable
 
-        def disk_full_on_third(path, mode="r", *args, **kwargs):
+    partition = {"location_id": 1001, "business_date": DAY.isoformat()}
+    with opened(pos_resource(settings)) as source:
+        load_revenue_partition(source, lake, 1001, DAY)
+        old_tables = {n: lake.read("revenue", n, partition) for n in REVENUE_TABLES}
+        version = DeltaTable(str(lake.root / "revenue")).version()
+
+        def disk_full(path, mode="r", *args, **kwargs):
             handle = open(path, mode, *args, **kwargs)  # noqa: SIM115 (the writer's)
-            if "x" in mode:  # a new file of the write
-                created.append(path)
-                if len(created) == 3:  # half a file on disk, then the disk is full
-                    with handle:
-                        handle.write(b"PAR1" + b"\0" * 100)
-                    raise OSError("disk full")
+            if "x" in mode:  # half a file on disk, then the disk is full
+                with handle:
+                    handle.write(b"PAR1" + b"\0" * 100)
+                raise OSError("disk full")
             return handle
 
-        monkeypatch.setattr(pipeline.lake.store, "open", disk_full_on_third, raising=False)
+        monkeypatch.setattr(pipeline.lake.areatable, "open", disk_full, raising=False)
         with pytest.raises(OSError, match="disk full"):
             load_revenue_partition(source, lake, 1001, DAY)
-    for name, path in old.paths.items():
-        assert lake_table(settings, name, 1001, DAY).equals(old_tables[name])
-        assert [p.name for p in path.parent.iterdir()] == [path.name]
+    for name, table in old_tables.items():
+        assert lake.read("revenue", name, partition).equals(table)
+    assert DeltaTable(str(lake.root / "revenue")).version() == version  # no commit
 
 
 def _mock_source(settings, pages):
@@ -243,21 +248,24 @@ def test_decimal_strings_are_accepted_and_exact(settings, lake):
 
 def test_the_api_key_never_reaches_the_lake(settings, lake, sandbox_url):
     with opened(pos_resource(settings)) as source:
-        part = load_revenue_partition(source, lake, 1001, DAY)
-    for path in part.paths.values():
-        assert b"sandbox-key-1001" not in path.read_bytes()
+        load_revenue_partition(source, lake, 1001, DAY)
+    files = [p for p in lake.root.rglob("*") if p.is_file()]
+    assert len(files) >= 2  # a data file and a commit of the log
+    for path in files:
+        assert b"sandbox-key-1001" not in path.read_bytes(), path
 
 
-
-@pytest.mark.parametrize("crash_at", range(7))
+@pytest.mark.parametrize("crash_at", ["file", "commit", None])
 def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
         settings, lake, monkeypatch, crash_at):
-    """The unpublished marker, four files and a commit are six renames: a crash at any of
-    them (or none) leaves all four tables of the old load or all four of the new, never a
-    mix; and the Delta logs, once the next publication brought them up (``sync``), hold
-    the same."""
+    """A write is its data file, then the Delta commit that names it: a crash at either
+    (or none) leaves all four tables of the old load or all four of the new, never a
+    mix, for our reader and for a Delta reader alike."""
     import contextlib
-    import os
+
+    import polars as pl
+
+    import pipeline.lake.areatable
 
     partition = {"location_id": 1001, "business_date": DAY.isoformat()}
     with opened(pos_resource(settings)) as source:
@@ -266,24 +274,25 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
         next_day = {**partition, "business_date": (DAY + timedelta(days=1)).isoformat()}
         written = load_revenue_partition(source, lake, 1001, DAY + timedelta(days=1))
         new = {t: lake.read("revenue", t, next_day) for t in REVENUE_TABLES}
-        renames, real_replace = [], os.replace
 
-        def crashing_replace(src, dst):
-            renames.append(dst)
-            if len(renames) == crash_at + 1:
-                raise OSError("killed")
-            real_replace(src, dst)
+        def killed(*args, **kwargs):
+            raise OSError("killed")
 
-        monkeypatch.setattr(os, "replace", crashing_replace)
+        if crash_at == "file":
+            monkeypatch.setattr(pipeline.lake.areatable.os, "fsync", killed)
+        elif crash_at == "commit":
+            monkeypatch.setattr(DeltaTable, "create_write_transaction", killed)
         with contextlib.suppress(OSError):  # the next day's tables as this day's
             lake.write("revenue", written.tables, partition)
-        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.undo()
     seen = {t: lake.read("revenue", t, partition) for t in REVENUE_TABLES}
-    assert seen == (old if crash_at < 6 else new)  # the sixth rename is the commit
-    lake.sync()
+    # (the partition's key is its own: the next day's rows read as this day's)
+    assert {t: v.drop_columns(["business_date"]) for t, v in seen.items()} == {
+        t: v.drop_columns(["business_date"]) for t, v in (old if crash_at else new).items()}
+    rows = pl.read_delta(str(lake.root / "revenue")).filter(
+        pl.col("business_date") == DAY)
+    assert rows.height == 1  # the day once, in one row
     for table in REVENUE_TABLES:
-        delta = pa.table(DeltaTable(str(lake.root / table)).to_pyarrow_table(
-            filters=[("business_date", "=", DAY)]))
-        assert delta.num_rows == seen[table].num_rows
-        assert sorted(delta.column("transaction_id").to_pylist()) == sorted(
-            seen[table].column("transaction_id").to_pylist())
+        ids = rows.select(pl.col(table).list.eval(pl.element().struct.field(
+            "transaction_id"))).item().to_list()
+        assert sorted(ids) == sorted(seen[table].column("transaction_id").to_pylist())
