@@ -10,6 +10,7 @@ from pipeline.cli import main
 from pipeline.cli.demo import run_demo
 from pipeline.core.configs import load_settings
 from pipeline.core.outcomes import ConfigError
+from pipeline.lake.store import Lake
 from tests.conftest import write_config
 
 GOOD = """
@@ -102,8 +103,9 @@ def test_load_command_exits_non_zero_naming_the_failed_partition(sandbox_url, tm
     assert "FAILED 1003 2026-11-19" in out.out and "FAILED 1003 2026-11-20" in out.out
     assert "HTTP 403" in out.out and "sandbox-key" not in out.out + out.err
     assert "revenue: 2 of 4 partitions loaded" in out.out
-    assert (tmp_path / "out/lake/receipts/location_id=1001/business_date=2026-11-20").exists()
-    assert not (tmp_path / "out/lake/receipts/location_id=1003").exists()
+    committed = {(p["location_id"], p["business_date"])
+                 for p in Lake(tmp_path / "out/lake").partitions("revenue")}
+    assert committed == {("1001", "2026-11-19"), ("1001", "2026-11-20")}
 
 
 def test_load_command_only_the_named_location(sandbox_url, tmp_path, monkeypatch, capsys):

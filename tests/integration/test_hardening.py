@@ -294,7 +294,7 @@ def test_a_broken_warehouse_or_lake_file_is_one_line_naming_the_file(hostile, tm
         "dagster_home"))
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(data))
     monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
-    victim = next((data / "lake" / "receipt_items").rglob("*.parquet"))
+    victim = next((data / "lake" / "revenue").rglob("*.parquet"))
     victim.write_bytes(victim.read_bytes()[:100])
     assert main(["build", "--full"]) == 1
     out = capsys.readouterr().out

@@ -87,9 +87,9 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
                 now[0] -= 1
 
     writing, most_writing = [0], [0]
-    write = pipeline.load.steps.load_revenue_partition
+    write = pipeline.load.steps.extract_revenue_partition
 
-    def slow_write(*args, **kwargs):  # a partition flattened and written holds no request
+    def slow_write(*args, **kwargs):  # a partition being flattened holds no request
         part = write(*args, **kwargs)
         with lock:
             writing[0] += 1
@@ -99,7 +99,7 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
             writing[0] -= 1
         return part
 
-    monkeypatch.setattr(pipeline.load.steps, "load_revenue_partition", slow_write)
+    monkeypatch.setattr(pipeline.load.steps, "extract_revenue_partition", slow_write)
     with source_with(settings, transport=httpx.MockTransport(handler)) as source:
         days = list(load_revenue_days(source, lake, DAYS, [1001, 1002, 1003]))
     assert all(d.complete for d in days)
