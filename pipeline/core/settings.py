@@ -106,14 +106,21 @@ class LakeSettings(StrictModel):
     endpoint_url: str | None = Field(None, pattern=r"^https?://")
     """An S3-compatible store's address (MinIO, say); unset: AWS S3."""
     retry_attempts: int = Field(8, ge=1, le=50)
-    """Attempts of one store operation (an object written or read, a table's Delta
-    publication) on a transient error (5xx, a reset, a timeout), with exponential backoff
+    """Attempts of one store operation (an object written or read, a Delta commit's
+    requests) on a transient error (5xx, a reset, a timeout), with exponential backoff
     and jitter."""
     retry_seconds: int = Field(120, ge=1, le=3600)
     """The time one store operation may take with its attempts."""
     retention_hours: int = Field(168, ge=24)
     """How long the files of replaced loads stay after their Delta table dropped them, for
-    readers of older snapshots and builds under way (``pipeline.lake.housekeeping``): 7 days."""
+    readers of older versions and builds under way (``pipeline.lake.housekeeping``): 7 days."""
+    commit_partitions: int = Field(200, ge=1, le=10_000)
+    """Revenue partitions (a location's business date each) a load commits at once at
+    most: one Delta commit, a file per date. What bounds a load's memory (a busy
+    location's day is about 0.5 MB in Arrow) and what a killed load loses at most."""
+    commit_seconds: float = Field(10.0, gt=0, le=3600)
+    """How long extracted partitions wait for their commit at most (a date is reported
+    done once all its partitions are committed)."""
 
 
 class LocationSettings(StrictModel):

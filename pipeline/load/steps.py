@@ -31,13 +31,6 @@ from pipeline.lake.store import LakeStore, partition_path
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.pos_api.source import PosSource
 
-BATCH_PARTITIONS = 200
-"""Partitions a load commits at once at most (one Delta commit, a file per date): what
-bounds its memory (a busy location's day is about 0.5 MB in Arrow) and what a killed load
-loses at most (``--missing-only`` fetches it again)."""
-BATCH_SECONDS = 10.0
-"""How long partitions wait for their commit at most: a day is reported done once all
-its partitions are committed, so this bounds how late a person sees it too."""
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
 PARTITIONS_PER_REQUEST_SLOT = 2
@@ -187,6 +180,9 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                          * source.settings.source.max_concurrent_requests))
     batch: list[tuple[RevenuePartition, PartitionOutcome]] = []
     opened = time.monotonic()
+    # bounded batches: [lake] commit_partitions, commit_seconds
+    most, seconds = (source.settings.lake.commit_partitions,
+                     source.settings.lake.commit_seconds)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="revenue") as pool:
         running: dict = {}
 
@@ -199,7 +195,7 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
             submit_next()
         while running:
             finished, _ = wait(running, return_when=FIRST_COMPLETED,
-                               timeout=max(0.0, opened + BATCH_SECONDS - time.monotonic())
+                               timeout=max(0.0, opened + seconds - time.monotonic())
                                if batch else None)
             for future in finished:
                 day, loc, attempt = running.pop(future)
@@ -222,8 +218,8 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                     done[day].append(outcome)
                     pending[day] -= 1
                 submit_next()
-            if batch and (len(batch) >= BATCH_PARTITIONS or not running
-                          or time.monotonic() - opened >= BATCH_SECONDS):
+            if batch and (len(batch) >= most or not running
+                          or time.monotonic() - opened >= seconds):
                 for outcome in _commit(source, lake, batch):
                     done[outcome.business_date].append(outcome)
                     pending[outcome.business_date] -= 1

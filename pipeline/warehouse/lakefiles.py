@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
@@ -51,6 +52,17 @@ class LakeFiles:
     def path(self, area: str, relative: str) -> str:
         """A file of an area's table (its path in the Delta log) as DuckDB opens it."""
         return f"{self.base}/{area}/{relative}"
+
+    def missing(self, area: str, paths: list[str]) -> list[str]:
+        """Which of an area's files (as ``path`` gives them) are not there: on a store,
+        from one listing of the table."""
+        if isinstance(self.lake, ObjectLake):
+            folder = f"{self.lake.base}/{area}"
+            infos = self.lake.retried(lambda: self.lake.fs.get_file_info(
+                pafs.FileSelector(folder, recursive=True, allow_not_found=True)))
+            there = {f"s3://{i.path}" for i in infos if i.type == pafs.FileType.File}
+            return [p for p in paths if p not in there]
+        return [p for p in paths if not Path(p).is_file()]
 
     def parquet(self, path: str) -> pq.ParquetFile:
         """A file to read through, verifying each page's CRC."""

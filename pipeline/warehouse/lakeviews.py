@@ -142,6 +142,7 @@ def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[st
         for rel in snapshot.files():
             value = parse_partition(rel.rsplit("/", 1)[0])[layout.date_key]
             by_date.setdefault(value, []).append(files.path(area, rel))
+        _all_there(files, area, snapshot)
         committed = Committed({}, tuple(layout.keys), layout.date_key,
                               _duckdb_type(layout.keys[layout.date_key]), by_date,
                               snapshot.version)
@@ -157,6 +158,31 @@ def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[st
             part: (load_id, loaded_at, tables, metadata)
             for part, load_id, loaded_at, metadata in rows})
     return found
+
+
+class MissingLakeFile(Exception):
+    """A file the pinned version of an area's table holds is not there: deleted or lost.
+    The build stops and keeps the warehouse in place."""
+
+
+def _all_there(files: LakeFiles, area: str, snapshot) -> None:
+    """Every file of the version exists, or ``MissingLakeFile`` names the first missing
+    one with its date and the range of the other keys its statistics give."""
+    layout = snapshot.area_table.layout
+    missing = set(files.missing(area, [files.path(area, p) for p in snapshot.files()]))
+    for row in snapshot.adds.to_pylist():
+        if files.path(area, row["path"]) not in missing:
+            continue
+        where = []
+        for key in layout.sort_keys:
+            low, high = row.get(f"min.{key}"), row.get(f"max.{key}")
+            if low is not None:
+                where.append(f"{key} {low}" if low == high else f"{key} {low}..{high}")
+        where.append(f"{layout.date_key} {row[f'partition.{layout.date_key}']}")
+        raise MissingLakeFile(
+            f"lake {area} partition {', '.join(where)}: its file {row['path']} is missing "
+            f"(deleted or lost; the Delta log still holds it): the warehouse in place is "
+            f"kept; load the date again (pos-etl load --start/--end) to replace it")
 
 
 def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed,

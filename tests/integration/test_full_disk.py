@@ -84,6 +84,8 @@ def test_a_full_lake_names_the_partition_and_missing_only_finishes_once_there_is
     lake = small_disk(tmp_path / "data" / "lake", "1m")
     with serving(create_app()) as url:
         config = write_config(tmp_path, url)
+        with open(config, "a") as fh:  # commits of 3 days: some before the disk fills
+            fh.write("[lake]\ncommit_partitions = 3\n")
         load = run(config, *OCTOBER, "--no-models")
         assert load.returncode == 1, load.stdout + load.stderr
         assert "Traceback" not in load.stdout + load.stderr
