@@ -44,7 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction
@@ -155,13 +155,71 @@ class Layout:
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
 
+DESCRIPTION = "pos-etl lake area: a row per partition; partition keys: "
+"""The table's Delta description: it names the partition keys in their order (Delta
+keeps no order of its own: a schema merge moves the partition column last)."""
+
+
+def layout_of_table(table: DeltaTable) -> Layout:
+    """The layout of an existing area table, from its Delta schema and description."""
+    schema = pa.schema(table.schema().to_arrow())
+    description = table.metadata().description or ""
+    names = description.removeprefix(DESCRIPTION).split(",") \
+        if description.startswith(DESCRIPTION) else [
+            f.name for f in schema if f.name not in LOAD_COLUMNS
+            and not pa.types.is_list(f.type)]
+    keys = {name: schema.field(name).type for name in names}
+    tables = {f.name: pa.schema([*(pa.field(k, t, False) for k, t in keys.items()),
+                                 *f.type.value_type])
+              for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)}
+    return Layout(keys, tables, date_key=table.metadata().partition_columns[0])
+
+
+def _conform(column: pa.ChunkedArray | pa.Array, kind: pa.DataType) -> pa.Array:
+    """A column of an older file as the table's type now: fields it lacks (a struct's,
+    nested in lists too) null."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.type == kind:
+        return column
+    if pa.types.is_list(kind) and pa.types.is_list(column.type):
+        values = _conform(column.values if column.offset == 0 else column.flatten(),
+                          kind.value_type)
+        offsets = column.offsets
+        if column.offset:
+            offsets = pc.subtract(offsets, offsets[0])
+        return pa.ListArray.from_arrays(offsets, values, type=kind,
+                                        mask=column.is_null() if column.null_count else None)
+    if pa.types.is_struct(kind) and pa.types.is_struct(column.type):
+        have = {column.type.field(i).name: column.field(i)
+                for i in range(column.type.num_fields)}
+        arrays = [_conform(have[f.name], f.type) if f.name in have
+                  else pa.nulls(len(column), f.type) for f in kind]
+        return pa.StructArray.from_arrays(arrays, fields=list(kind),
+                                          mask=column.is_null() if column.null_count else None)
+    return column.cast(kind)
+
+
+def _covers(have: pa.DataType, want: pa.DataType) -> bool:
+    """Whether a column of type ``have`` holds every field of ``want`` (nested too)."""
+    if pa.types.is_list(have) and pa.types.is_list(want):
+        return _covers(have.value_type, want.value_type)
+    if pa.types.is_struct(have) and pa.types.is_struct(want):
+        fields = {f.name: f.type for f in have}
+        return all(f.name in fields and _covers(fields[f.name], f.type) for f in want)
+    return True
+
+
 def _delta_type(kind: pa.DataType) -> pa.DataType:
     return pa.timestamp("us", kind.tz) if pa.types.is_timestamp(kind) else kind
 
 
 def _nested(tables: list[pa.Table], schema: pa.Schema) -> pa.Array:
-    """Each table as one list value of structs (its rows), in order."""
-    flat = pa.concat_tables([t.select(schema.names).cast(schema) for t in tables])
+    """Each table as one list value of structs (its rows), in order (a column a table
+    lacks is null in its rows)."""
+    flat = pa.concat_tables([pa.Table.from_arrays(
+        [t.column(f.name).cast(f.type) if f.name in t.column_names
+         else pa.nulls(t.num_rows, f.type) for f in schema], schema=schema) for t in tables])
     offsets = pa.array([0, *_cumulative(t.num_rows for t in tables)], pa.int32())
     structs = pa.StructArray.from_arrays(
         [flat.column(i).combine_chunks() for i in range(flat.num_columns)],
@@ -266,6 +324,22 @@ class AreaTable:
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
 
+    def evolve(self, incoming: Layout) -> None:
+        """Add to the table the columns ``incoming`` has and it lacks (a new field of a
+        table: older rows answer it as null), by an empty commit that merges the schemas;
+        the layout is then the table's."""
+        with self._lock:
+            wanted = incoming.schema
+            have = self.layout.schema
+            if all(_covers(have.field(f.name).type, f.type) if f.name in have.names
+                   else False for f in wanted):
+                return
+            write_deltalake(self.uri, wanted.empty_table(), mode="append",
+                            schema_mode="merge", partition_by=[self.layout.date_key],
+                            storage_options=self.storage_options)
+            self._table = None
+            self.layout = layout_of_table(self._open(None))
+
     def compact(self, dates_per_commit: int = 64) -> int:
         """Rewrite every date held in more than one file as one file (rows sorted, with
         statistics and page CRCs, as a commit writes them); returns the dates compacted.
@@ -320,6 +394,7 @@ class AreaTable:
                 self.uri, DeltaSchema.from_arrow(self.layout.schema),
                 partition_by=[self.layout.date_key], mode="error",
                 name=self.uri.rstrip("/").rsplit("/", 1)[-1],
+                description=f"{DESCRIPTION}{','.join(self.layout.keys)}",
                 storage_options=self.storage_options)
         except DeltaError:  # another writer created it first
             table = self.open()
@@ -372,6 +447,10 @@ class AreaTable:
         if columns is None or self.layout.date_key in columns:  # not stored in the file
             value = parse_partition(path.rsplit("/", 1)[0])[self.layout.date_key]
             table = _with_date(table, self.layout, value)
+        schema = self.layout.schema
+        table = pa.table({name: _conform(table.column(name), schema.field(name).type)
+                          if name in schema.names else table.column(name)
+                          for name in table.column_names})
         return table.select(columns) if columns else table
 
     def _write_files(self, rows: pa.Table, load_id: str) -> list[AddAction]:

@@ -34,12 +34,13 @@ from pipeline.lake.areatable import (
     Layout,
     LoadRecord,
     Replacement,
+    layout_of_table,
     parse_partition,
     partition_path,
 )
 
 __all__ = ["Lake", "LakeStore", "LoadRecord", "Replacement", "parse_partition",
-           "partition_path", "layout_of"]
+           "partition_path", "layout_of", "layout_of_table"]
 
 
 def _key_type(key: str, value: object, tables: Mapping[str, pa.Table]) -> pa.DataType:
@@ -65,17 +66,6 @@ def layout_of(tables: Mapping[str, pa.Table], partition: Mapping[str, object]) -
     """The layout of an area written with ``tables`` and keys like ``partition``."""
     return Layout({k: _key_type(k, v, tables) for k, v in partition.items()},
                   {name: t.schema for name, t in tables.items()})
-
-
-def layout_from_delta(table: DeltaTable) -> Layout:
-    """The layout of an existing area table, from its Delta schema."""
-    schema = pa.schema(table.schema().to_arrow())
-    names = schema.names
-    keys = {f.name: f.type for f in schema if names.index(f.name) < names.index("load_id")}
-    tables = {f.name: pa.schema([*(pa.field(k, t, False) for k, t in keys.items()),
-                                 *f.type.value_type])
-              for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)}
-    return Layout(keys, tables, date_key=table.metadata().partition_columns[0])
 
 
 class LakeStore(Protocol):
@@ -149,7 +139,7 @@ class DeltaAreas:
             return found
         try:
             delta = DeltaTable(self.table_uri(area), storage_options=self.storage_options)
-            layout = layout_from_delta(delta)
+            layout = layout_of_table(delta)
         except Exception:  # noqa: BLE001 (no table yet: delta-rs' TableNotFoundError)
             if tables is None or partition is None:
                 return None
@@ -164,6 +154,7 @@ class DeltaAreas:
 
     def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
         table = self.area_table(area, batch[0].tables, batch[0].partition)
+        table.evolve(layout_of(batch[0].tables, batch[0].partition))
         return table.commit(batch)
 
     def snapshot(self, area: str, version: int | None = None) -> AreaSnapshot | None:

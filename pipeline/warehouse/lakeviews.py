@@ -107,7 +107,7 @@ class Committed:
         files = self.files(partitions)
         return f"""
             select {columns}
-            from read_parquet({file_list(files)}, hive_partitioning = true,
+            from read_parquet({file_list(files)}, hive_partitioning = true, union_by_name = true,
                               hive_types = {{'{self.date_key}': {self.date_type}}}) as {alias}
             semi join {parts_table} as p
                 on p.partition = {self.partition_sql(alias)} and p.load_id = {alias}.load_id"""
@@ -149,7 +149,7 @@ def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[st
         every = sorted(f for fs in by_date.values() for f in fs)
         rows = con.execute(f"""
             select {committed.partition_sql('r')} as partition, load_id, loaded_at, metadata
-            from read_parquet({file_list(every)}, hive_partitioning = true,
+            from read_parquet({file_list(every)}, hive_partitioning = true, union_by_name = true,
                               hive_types = {{'{layout.date_key}': {committed.date_type}}}) as r
             qualify row_number() over (partition by partition order by load_id desc) = 1
             """).fetchall()
