@@ -11,7 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.reporting import Reporter
-from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
+from pipeline.extract.revenue import (
+    RevenuePartition,
+    flatten_receipts,
+    write_revenue_partition,
+)
 from pipeline.lake.areatable import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
 from pipeline.orchestration.loader import run_build
@@ -28,16 +32,24 @@ HIT = (1001, DAYS[1])
 """The partition whose file goes bad."""
 
 
+def revenue_parts(location_id: int, days: list[date]) -> list[RevenuePartition]:
+    """The sandbox's receipts of these days, flattened as a load flattens them."""
+    location = world.location(location_id)
+    book = RevenueBook(SandboxData(), days_kept=2)
+    parts = []
+    for day in days:
+        bodies = [r.body for r in book.calendar_date(location_id, day)]
+        parts.append(flatten_receipts(
+            [_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+            location_id=location_id, business_date=day, tz=location.tz,
+            short_code=location.short_code))
+    return parts
+
+
 def commit_days(lake: Lake, location_id: int, days: list[date]) -> None:
     """The sandbox's receipts of these days, committed as a load commits them (a commit
     per day)."""
-    location = world.location(location_id)
-    book = RevenueBook(SandboxData(), days_kept=2)
-    for day in days:
-        bodies = [r.body for r in book.calendar_date(location_id, day)]
-        part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
-                                location_id=location_id, business_date=day, tz=location.tz,
-                                short_code=location.short_code)
+    for part in revenue_parts(location_id, days):
         write_revenue_partition(lake, part)
 
 
