@@ -308,21 +308,29 @@ class AreaTable:
                                         load_id)
             actions: list[AddAction | RemoveAction] = [*removed, *written]
             try:
-                table.create_write_transaction(
-                    actions, mode="append", schema=DeltaSchema.from_arrow(self.layout.schema),
-                    partition_by=[self.layout.date_key],
-                    commit_properties=CommitProperties(custom_metadata={
-                        "engineApp": APP_ID, "posEtlLoad": load_id,
-                        "posEtlOperation": operation,
-                        "partitionsReplaced": len(replaced)}))
+                self._commit_actions(table, actions, load_id, operation, len(replaced))
             except CommitFailedError:
                 self._delete([a.path for a in written])  # never committed: nobody reads them
                 self._table = None
                 time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 5))
                 continue
+            except BaseException:
+                # (its files stay: whether the commit landed is not known here; if not,
+                # no version names them and housekeeping's vacuum deletes them)
+                self._table = None
+                raise
             return table.version()
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
+
+    def _commit_actions(self, table: DeltaTable, actions: list, load_id: str,
+                        operation: str, replaced: int) -> None:
+        table.create_write_transaction(
+            actions, mode="append", schema=DeltaSchema.from_arrow(self.layout.schema),
+            partition_by=[self.layout.date_key],
+            commit_properties=CommitProperties(custom_metadata={
+                "engineApp": APP_ID, "posEtlLoad": load_id, "posEtlOperation": operation,
+                "partitionsReplaced": replaced}))
 
     def evolve(self, incoming: Layout) -> None:
         """Add to the table the columns ``incoming`` has and it lacks (a new field of a

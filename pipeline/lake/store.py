@@ -132,8 +132,11 @@ class DeltaAreas:
         return AreaTable(self.table_uri(area), layout, fs, f"{root}/{area}",
                          self.storage_options)
 
-    def area_table(self, area: str, tables: Mapping[str, pa.Table] | None = None,
-                   partition: Mapping[str, object] | None = None) -> AreaTable | None:
+    def area_table(self, area: str) -> AreaTable | None:
+        return self._area(area)
+
+    def _area(self, area: str, tables: Mapping[str, pa.Table] | None = None,
+              partition: Mapping[str, object] | None = None) -> AreaTable | None:
         found = self._tables.get(area)
         if found is not None:
             return found
@@ -153,7 +156,7 @@ class DeltaAreas:
         return self.write_batch(area, [Replacement(partition, tables, metadata)])
 
     def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
-        table = self.area_table(area, batch[0].tables, batch[0].partition)
+        table = self._area(area, batch[0].tables, batch[0].partition)
         table.evolve(layout_of(batch[0].tables, batch[0].partition))
         return table.commit(batch)
 

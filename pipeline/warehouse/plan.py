@@ -299,7 +299,8 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
     members: dict[str, dict[str, list[str]]] = {}
     for area in set(partitioned.values()):
         loads = committed[area].loads
-        groupings[area] = Grouping(tuple(k.split("=")[0] for k in next(iter(loads), "").split("/")))
+        groupings[area] = Grouping(committed[area].keys or tuple(
+            k.split("=")[0] for k in next(iter(loads), "").split("/")))
         members[area] = {}
         for part in sorted(loads):
             members[area].setdefault(groupings[area].group(part), []).append(part)
