@@ -88,6 +88,9 @@ class Replacement:
     partition: Mapping[str, object]
     tables: Mapping[str, pa.Table]
     metadata: Mapping[str, object] | None = None
+    load: tuple[str, datetime] | None = None
+    """Its load id and time when it keeps an earlier load's (a converted lake); else the
+    commit's."""
 
 
 @dataclass(frozen=True)
@@ -142,8 +145,8 @@ class Layout:
         for item in batch:
             for key, kind in self.keys.items():
                 columns[key].append(_typed(item.partition[key], kind))
-            columns["load_id"].append(load_id)
-            columns["loaded_at"].append(loaded_at)
+            columns["load_id"].append(item.load[0] if item.load else load_id)
+            columns["loaded_at"].append(item.load[1] if item.load else loaded_at)
             columns["metadata"].append(json.dumps(
                 {k: str(v) for k, v in (item.metadata or {}).items()}))
         arrays = [pa.array(columns[k], t) for k, t in self.keys.items()]

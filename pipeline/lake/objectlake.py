@@ -117,7 +117,7 @@ class ObjectLake(DeltaAreas):
         for attempt in Retrying(
                 stop=stop_after_attempt(self.retry_attempts)
                 | stop_after_delay(self.retry_seconds),
-                wait=wait_exponential_jitter(initial=0.1, max=10, jitter=0.1),
+                wait=wait_exponential_jitter(multiplier=0.1, max=10, jitter=0.1),
                 retry=retry_if_exception(transient), reraise=True):
             with attempt:
                 return action()
