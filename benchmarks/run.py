@@ -62,11 +62,9 @@ from benchmarks.chain import bench_chain  # noqa: E402
 from benchmarks.cli import bench_cli  # noqa: E402
 from benchmarks.delta import bench_delta_conversion  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
-from benchmarks.peers import bench_peers  # noqa: E402
+from benchmarks.peers import bench_peers, load_pages  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
-from pipeline.extract.revenue import flatten_receipts  # noqa: E402
 from pipeline.lake.store import Lake  # noqa: E402
-from pipeline.pos_api.client import _TEXT_DECODER  # noqa: E402
 from pos_sandbox import world  # noqa: E402
 from pos_sandbox.receipts import SandboxData  # noqa: E402
 from pos_sandbox.revenue import RevenueBook  # noqa: E402
@@ -95,19 +93,12 @@ def make_partitions(days: int) -> tuple[dict[date, list[bytes]], int]:
 def bench_throughput(days: int, repeats: int) -> dict:
     """Per partition: decode the pages, flatten, dedupe, write Parquet; one thread."""
     partitions, receipts = make_partitions(days)
-    tz = world.location_by_id(1001).tz
     bytes_total = sum(len(p) for pages in partitions.values() for p in pages)
     timings, cpu_timings = [], []
     with tempfile.TemporaryDirectory(dir=ROOT / "benchmarks") as tmp:
         for _ in range(repeats):
             t0, c0 = time.perf_counter(), time.process_time()
-            lake = Lake(Path(tmp))
-            for day, pages in partitions.items():
-                part = flatten_receipts((_TEXT_DECODER.decode(p) for p in pages),
-                                        location_id=1001, business_date=day, tz=tz)
-                lake.write("revenue", part.tables, {
-                    "location_id": 1001, "business_date": day.isoformat()}, publish=False)
-            lake.publish("revenue")  # as a load does: its partitions into Delta together
+            load_pages(Lake(Path(tmp) / str(len(timings))), partitions)
             timings.append(time.perf_counter() - t0)
             cpu_timings.append(time.process_time() - c0)
     best, best_cpu = min(timings), min(cpu_timings)
@@ -139,7 +130,6 @@ def bench_dlt(days: int) -> dict:
     from pipeline.warehouse import build_warehouse
 
     partitions, receipts = make_partitions(days)
-    tz = world.location_by_id(1001).tz
     with tempfile.TemporaryDirectory() as tmp:
         pipeline = dlt.pipeline(
             pipeline_name="pos_bench", pipelines_dir=str(Path(tmp) / "dlt_pipelines"),
@@ -158,12 +148,7 @@ def bench_dlt(days: int) -> dict:
 
         lake, target = Lake(Path(tmp) / "lake"), Path(tmp) / "warehouse.duckdb"
         t0 = time.perf_counter()
-        for day, day_pages in partitions.items():
-            part = flatten_receipts((_TEXT_DECODER.decode(p) for p in day_pages),
-                                    location_id=1001, business_date=day, tz=tz)
-            lake.write("revenue", part.tables,
-                       {"location_id": 1001, "business_date": day.isoformat()}, publish=False)
-        lake.publish("revenue")
+        load_pages(lake, partitions)
         lake_seconds = time.perf_counter() - t0
         build = build_warehouse(lake.root, target)
         ours_seconds = time.perf_counter() - t0

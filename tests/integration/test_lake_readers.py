@@ -63,7 +63,7 @@ def printed(output: str) -> list[str]:
 def test_the_documented_readers_exit_cleanly_and_read_the_lake_exactly(loaded):
     readers = documented_readers()
     assert {kind for kind, _ in readers} == set(READERS), "a reader kind without a runner"
-    assert len(readers) >= 4
+    assert len(readers) >= 3
     want = expected(loaded)
     assert want
     for kind, code in readers:
