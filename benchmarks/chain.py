@@ -2,9 +2,11 @@
 
 A lake of ``locations`` x ``days`` revenue partitions is made from the sandbox's own
 generator without HTTP: each location-day's receipts as the revenue report serves them,
-flattened and committed by the pipeline's own code (``flatten_receipts``, ``Lake.write``),
-a process per core. Making it takes long (about half an hour for 200 x 365 on two
-cores), so it is kept in ``benchmarks/.chain/`` and made again only when missing.
+flattened by the pipeline's own code (``flatten_receipts``, a process per core) and
+committed as a load commits them (``Lake.write_batch``, ``[lake] commit_partitions`` at a
+time: a date's 200 locations in one file). Making it takes long (about half an hour for
+200 x 365 on two cores), so it is kept in ``benchmarks/.chain/`` and made again only when
+missing.
 
 Measured: ``pos-etl build --full`` on that lake in a process of its own, its wall time
 and peak RSS (the kernel's high-water mark of the process), the file it publishes; then
@@ -30,69 +32,68 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "benchmarks" / ".chain"
 FIRST_DAY = date(2025, 6, 1)
-LAKE_FORMAT = "4"
+LAKE_FORMAT = "5"
 """Changes when what the pipeline writes into the lake changes (3: page checksums, the
-files' digests in the commit record; 4: the files' columns in it): a cached lake of
-another format is made again."""
+files' digests in the commit record; 4: the files' columns in it; 5: one Delta table per
+area): a cached lake of another format is made again."""
 LOOKBACK_DAYS = 3
 """Days before the night's that the nightly loads again (``schedule.lookback_days``)."""
 
 
-def write_days(args: tuple[str, int, date, int, int]) -> int:
-    """``days`` days of one location from ``first`` into the lake; returns its receipts."""
-    from pipeline.extract.revenue import flatten_receipts, write_revenue_partition
-    from pipeline.lake.store import Lake
+def flatten_day(args: tuple[int, date, int]):
+    """One location's day, flattened as a load flattens it."""
+    from pipeline.extract.revenue import flatten_receipts
     from pipeline.pos_api.client import _TEXT_DECODER
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
     from pos_sandbox.revenue import RevenueBook
 
-    root, location_id, first, days, volume = args
+    location_id, day, volume = args
     location = world.location(location_id)
     book = RevenueBook(SandboxData(transactions_per_day=volume), days_kept=2)
-    lake = Lake(Path(root))
-    receipts = 0
+    bodies = [r.body for r in book.calendar_date(location_id, day)]
+    return flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+                            location_id=location_id, business_date=day, tz=location.tz,
+                            short_code=location.short_code)
+
+
+def write_days(root: Path, locations: int, first: date, days: int, volume: int,
+               pool: ProcessPoolExecutor) -> int:
+    """``days`` days from ``first`` of the chain's locations into the lake, day by day, as
+    loads commit them; returns the receipts."""
+    from pipeline.core.settings import LakeSettings
+    from pipeline.extract.revenue import lake_partition
+    from pipeline.lake.store import Lake
+
+    lake, receipts = Lake(root), 0
+    most = LakeSettings().commit_partitions
     for n in range(days):
         day = first + timedelta(days=n)
-        bodies = [r.body for r in book.calendar_date(location_id, day)]
-        part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
-                                location_id=location_id, business_date=day, tz=location.tz,
-                                short_code=location.short_code)
-        write_revenue_partition(lake, part, publish=False)
-        receipts += len(bodies)
+        parts = list(pool.map(flatten_day, [(1001 + k, day, volume)
+                                            for k in range(locations)]))
+        for start in range(0, len(parts), most):
+            lake.write_batch("revenue", [lake_partition(p) for p in parts[start:start + most]])
+        receipts += sum(p.row_counts["receipts"] for p in parts)
     return receipts
 
 
 def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Path, dict]:
-    """The cached lake (made when missing; its Delta logs written when it has none, as
-    the first load or build after an upgrade does) and how it was made."""
-    from pipeline.lake.store import Lake
-
+    """The cached lake (made when missing) and how it was made."""
     folder = CACHE / f"lake-{LAKE_FORMAT}-{locations}x{days}x{volume}"
     done = folder / "made.json"
     if done.exists():
-        made = json.loads(done.read_text())
-        if "delta_publish_seconds" not in made:
-            t0 = time.perf_counter()
-            made["delta_published_partitions"] = Lake(folder / "lake").sync()
-            made["delta_publish_seconds"] = round(time.perf_counter() - t0, 1)
-            done.write_text(json.dumps(made))
-        return folder / "lake", made
+        return folder / "lake", json.loads(done.read_text())
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "lake").mkdir(parents=True)
     t0 = time.perf_counter()
-    tasks = [(str(folder / "lake"), 1001 + k, FIRST_DAY, days, volume)
-             for k in range(locations)]
     # (Executors, not Pools: a Pool stops its workers with SIGTERM, which hangs where the
     # benchmark was started with SIGTERM ignored.)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        receipts = sum(pool.map(write_days, tasks))
-    t1 = time.perf_counter()
-    published = Lake(folder / "lake").sync()
+        receipts = write_days(folder / "lake", locations, FIRST_DAY, days, volume, pool)
+    lake_bytes = sum(p.stat().st_size for p in (folder / "lake").rglob("*") if p.is_file())
     made = {"receipts": receipts, "partitions": locations * days,
             "make_seconds": round(time.perf_counter() - t0, 1), "workers": workers,
-            "delta_published_partitions": published,
-            "delta_publish_seconds": round(time.perf_counter() - t1, 1)}
+            "lake_bytes": lake_bytes, "lake_bytes_per_receipt": round(lake_bytes / receipts, 1)}
     done.write_text(json.dumps(made))
     return folder / "lake", made
 
@@ -135,8 +136,8 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
     night = FIRST_DAY + timedelta(days=days)
     with ProcessPoolExecutor(os.cpu_count() or 1,
                              mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(write_days, [(str(lake), 1001 + k, night - timedelta(days=LOOKBACK_DAYS),
-                                    LOOKBACK_DAYS + 1, volume) for k in range(locations)]))
+        write_days(lake, locations, night - timedelta(days=LOOKBACK_DAYS), LOOKBACK_DAYS + 1,
+                   volume, pool)
     try:
         nightly = _build(lake, warehouse, full=False)
     finally:
@@ -149,13 +150,8 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
 
 
 def _remove_day(lake: Path, day: date) -> None:
-    """The night's new day out of the cached lake again. The night's loads are not
-    published to the Delta logs (a build does not need them); their markers go too, so
-    the lookback days they replaced are published by the next run's ``sync``."""
-    from pipeline.lake.store import LOADS_DIR, UNPUBLISHED_DIR
+    """The night's new day out of the cached lake again (a Delta commit that deletes its
+    rows; the lookback days it loaded again stay, the same receipts)."""
+    from deltalake import DeltaTable
 
-    for folder in lake.glob(f"**/business_date={day.isoformat()}"):
-        shutil.rmtree(folder)
-    for marker in (lake / LOADS_DIR / UNPUBLISHED_DIR / "revenue").glob("[!.]*"):
-        if marker.read_text().endswith(f"business_date={day.isoformat()}"):
-            marker.unlink()
+    DeltaTable(str(lake / "revenue")).delete(f"business_date = '{day.isoformat()}'")

@@ -129,4 +129,6 @@ def bench_peers(partitions: dict[date, list[bytes]], receipts: int, repeats: int
         "pipeline_to_duckdb": round(rate["pipeline"] / rate["duckdb"], 2),
         "pipeline_to_floor": round(rate["pipeline"] / rate["floor"], 2),
         "targets_of_43": {"pipeline_to_duckdb": 1.5, "pipeline_to_floor": 0.4},
+        "met": rate["pipeline"] >= 1.5 * rate["duckdb"] and rate["pipeline"] >= 0.4 * rate[
+            "floor"],
     }

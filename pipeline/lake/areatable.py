@@ -59,10 +59,12 @@ APP_ID = "pos-etl"
 ROWS_PER_GROUP = 16
 """Partitions per Parquet row group: a build that reads one location's day skips the
 rest of its date's file by the groups' statistics."""
-PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True,
+PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": False, "write_statistics": True,
                    "write_page_checksum": True, "row_group_size": ROWS_PER_GROUP}
-"""How the files are written: compact, with statistics, and every page with its CRC (a
-build verifies them: a flipped bit fails it by name)."""
+"""How the files are written: zstd (a year of one location's days: 215 bytes a receipt,
+0.65x the earlier lake's snappy files; dictionaries saved 0.7 % more and cost a third
+more time), with statistics, and every page with its CRC (a build verifies them: a
+flipped bit fails it by name)."""
 
 
 def new_load_id(now: datetime | None = None) -> str:

@@ -163,13 +163,13 @@ class LakeShrank(ModelError):
         shown = "; ".join(f"location {loc} {day}" for loc, day in lost[:LOST_SHOWN])
         more = f" and {len(lost) - LOST_SHOWN} more" if len(lost) > LOST_SHOWN else ""
         first_loc, first_day = lost[0]
+        it = "them" if len(lost) > 1 else "it"
         super().__init__(
             f"the lake no longer holds {len(lost)} revenue partition"
-            f"{'s' * (len(lost) > 1)} the warehouse was built from: {shown}{more} (a lost "
-            f"file, commit record or log entry); load {'them' if len(lost) > 1 else 'it'} "
+            f"{'s' * (len(lost) > 1)} the warehouse was built from: {shown}{more} (a Delta "
+            f"commit removed {it}, or the table lost versions); load {it} "
             f"again (pos-etl load --location {first_loc} --start {first_day} --end "
-            f"{first_day}), or, to drop {'them' if len(lost) > 1 else 'it'} on purpose, "
-            f"pos-etl build --forget-missing")
+            f"{first_day}), or, to drop {it} on purpose, pos-etl build --forget-missing")
 
 
 LOST_SHOWN = 5
@@ -229,7 +229,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
     None: a default config's).
 
     The lake never shrinks in silence: a revenue partition the warehouse in place was
-    built from and the lake no longer holds (a lost file, commit record or log entry)
+    built from and the lake no longer holds (a commit removed it, or versions were lost)
     fails the build (``LakeShrank``) naming it, and the warehouse in place stays; unless
     ``forget_missing`` (``pos-etl build --forget-missing``) says it is gone on purpose.
 
