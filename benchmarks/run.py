@@ -629,7 +629,8 @@ def main() -> int:
           and results.get("status", {}).get("met", True)
           and results.get("cli", {}).get("met", True)
           and results.get("delta", {}).get("met", True)
-          and results.get("peers", {}).get("met", True))
+          and results.get("peers", {}).get("met", True)
+          and results.get("housekeeping", {}).get("met", True))
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

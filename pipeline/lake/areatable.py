@@ -42,6 +42,7 @@ from datetime import UTC, date, datetime
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
@@ -222,9 +223,14 @@ def _delta_type(kind: pa.DataType) -> pa.DataType:
 def _nested(tables: list[pa.Table], schema: pa.Schema) -> pa.Array:
     """Each table as one list value of structs (its rows), in order (a column a table
     lacks is null in its rows)."""
-    flat = pa.concat_tables([pa.Table.from_arrays(
-        [t.column(f.name).cast(f.type) if f.name in t.column_names
-         else pa.nulls(t.num_rows, f.type) for f in schema], schema=schema) for t in tables])
+    names = schema.names
+    try:  # the usual case: every table of one schema, cast once
+        flat = pa.concat_tables([t.select(names) for t in tables]).cast(schema)
+    except (KeyError, pa.ArrowInvalid):
+        flat = pa.concat_tables([pa.Table.from_arrays(
+            [t.column(f.name).cast(f.type) if f.name in t.column_names
+             else pa.nulls(t.num_rows, f.type) for f in schema], schema=schema)
+            for t in tables])
     offsets = pa.array([0, *_cumulative(t.num_rows for t in tables)], pa.int32())
     structs = pa.StructArray.from_arrays(
         [flat.column(i).combine_chunks() for i in range(flat.num_columns)],
@@ -570,10 +576,14 @@ class AreaSnapshot:
         layout = self.area_table.layout
         dates = None if partitions is None else {
             _typed(p[layout.date_key], layout.keys[layout.date_key]) for p in partitions}
-        parts = [self.area_table.read_file(path, columns) for path in self.files(dates)]
-        if not parts:
+        files = self.files(dates)
+        if not files:
             return pa.table({c: pa.array([], layout.schema.field(c).type) for c in columns})
-        rows = pa.concat_tables(parts)
+        if all(not pa.types.is_list(layout.schema.field(c).type) for c in columns):
+            rows = self._flat(files, columns)  # keys and loads: all files at once
+        else:
+            rows = pa.concat_tables([self.area_table.read_file(path, columns)
+                                     for path in files])
         if partitions is not None:
             wanted = {tuple(_typed(p[k], t) for k, t in layout.keys.items())
                       for p in partitions}
@@ -582,6 +592,20 @@ class AreaSnapshot:
                 [tuple(r.values()) in wanted for r in rows.select(keys).to_pylist()],
                 pa.bool_()))
         return rows
+
+    def _flat(self, files: list[str], columns: list[str]) -> pa.Table:
+        """Flat columns of ``files``, read together by Arrow's dataset scanner (threads,
+        each file's footer once), the date from the files' paths."""
+        table = self.area_table
+        layout = table.layout
+        kind = layout.keys[layout.date_key]
+        fs = getattr(table.filesystem, "raw", table.filesystem)
+        dataset = ds.dataset([f"{table.root}/{f}" for f in files], format="parquet",
+                             filesystem=fs, partition_base_dir=table.root,
+                             partitioning=ds.partitioning(
+                                 pa.schema([(layout.date_key, kind)]), flavor="hive"))
+        return dataset.to_table(columns=columns).cast(
+            pa.schema([layout.schema.field(c) for c in columns]))
 
     def records(self, partitions: Sequence[Mapping[str, object]] | None = None
                 ) -> dict[str, LoadRecord]:

@@ -190,6 +190,12 @@ class RetriedFileSystem:
     def __init__(self, lake: ObjectLake) -> None:
         self.lake = lake
 
+    @property
+    def raw(self) -> pafs.FileSystem:
+        """pyarrow's own filesystem (for its dataset scanner, which retries nothing but
+        what the AWS SDK does)."""
+        return self.lake.fs
+
     def open_input_file(self, path: str):
         data = self.lake.retried(lambda: self.lake.fs.open_input_file(path).read())
         return pa.BufferReader(data)
