@@ -68,6 +68,15 @@ _ESCAPE_SEQUENCE = re.compile(
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def one_line(text: str) -> str:
+    """An error's text as one line: delta-rs spreads its errors over several lines, with
+    terminal colours and arrows (each line's text kept, in order)."""
+    return " ".join(ANSI.sub("", text).replace("\u21b3", " ").split())
+
+
 def for_terminal(text: str) -> str:
     """``text`` as a terminal may show it: escape sequences (colours, cursor moves,
     screen clears, window titles) removed, other control characters (a carriage return

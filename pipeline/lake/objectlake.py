@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -34,6 +33,7 @@ from tenacity import (
 )
 
 from pipeline.core.outcomes import ErrorKind
+from pipeline.core.untrusted import one_line
 from pipeline.lake.store import DeltaAreas, partition_path
 
 
@@ -163,24 +163,14 @@ class ObjectLake(DeltaAreas):
             first = min(partition_path(r.partition) for r in batch)
             where = first + (f" and {len(batch) - 1} more" if len(batch) > 1 else "")
             raise ObjectLakeError(f"lake {self.url}: cannot write {area} partition "
-                                  f"{where}: {one_line(exc)}") from None
+                                  f"{where}: {one_line(str(exc))}") from None
 
     def records(self, area, partitions=None):
         try:
             return super().records(area, partitions)
         except (OSError, DeltaError, pa.ArrowException) as exc:
-            raise ObjectLakeError(f"lake {self.url}: cannot read {area}: {one_line(exc)}") \
+            raise ObjectLakeError(f"lake {self.url}: cannot read {area}: {one_line(str(exc))}") \
                 from None
-
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def one_line(exc: BaseException) -> str:
-    """An error as one line: delta-rs' spread over several, with terminal colours and
-    arrows, joined (each line's text once, in order)."""
-    text = ANSI.sub("", str(exc)).replace("↳", " ")
-    return " ".join(text.split())
 
 
 class RetriedFileSystem:

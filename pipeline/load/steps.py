@@ -18,8 +18,10 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from errno import ENOSPC
 
 from pipeline.core.outcomes import ConfigError, Failure
+from pipeline.core.untrusted import one_line
 from pipeline.extract.revenue import (
     RevenuePartition,
     extract_revenue_partition,
@@ -128,8 +130,11 @@ def _commit(source: PosSource, lake: LakeStore,
         return [PartitionOutcome(o.location_id, o.business_date, failure=failure)
                 for _, o in batch]
     except OSError as exc:  # a full disk, a lost mount: every further write would fail too
-        first = batch[0][1]
-        raise OSError(exc.errno, f"{(exc.strerror or str(exc)).lower()} writing location "
+        first = min((o for _, o in batch), key=lambda o: (o.business_date, o.location_id))
+        errno, reason = exc.errno, (exc.strerror or one_line(str(exc))).lower()
+        if errno is None and "(os error 28)" in reason:  # delta-rs' word for a full disk
+            errno, reason = ENOSPC, "no space left on device"
+        raise OSError(errno, f"{reason} writing location "
                                  f"{first.location_id}'s revenue of {first.business_date} "
                                  f"(and {len(batch) - 1} more partitions) to the lake "
                                  f"{lake.describe()}; the dates reported done are "

@@ -105,3 +105,28 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
     assert all(d.complete for d in days)
     assert most[0] == 2  # the budget, used in full
     assert most_writing[0] > 2  # while more partitions than that were in progress
+
+
+def test_a_disk_that_fills_during_the_delta_commit_is_named_as_full(
+        sandbox_url, tmp_path, sandbox_keys, lake, monkeypatch):
+    """delta-rs says a full disk in three coloured lines without an errno: the load's
+    error is the one line a person reads for a full disk, naming the first partition."""
+    import errno
+
+    import pytest
+    from deltalake import DeltaTable
+
+    def full(*args, **kwargs):
+        raise OSError("Generic LocalFileSystem error\n          \x1b[31m\u21b3\x1b[0m Unable "
+                      "to copy data to file\n           \x1b[31m\u21b3\x1b[0m No space left "
+                      "on device (os error 28)\n")
+
+    settings = make_settings(sandbox_url, tmp_path / "data")
+    monkeypatch.setattr(DeltaTable, "create_write_transaction", full)
+    with source_with(settings) as source, pytest.raises(OSError) as raised:
+        list(load_revenue_days(source, lake, DAYS, [1001, 1002]))
+    assert raised.value.errno == errno.ENOSPC
+    message = str(raised.value)
+    assert f"no space left on device writing location 1001's revenue of {DAYS[0]} (and 3 " \
+           "more partitions) to the lake" in message
+    assert "\n" not in message and "\x1b" not in message
