@@ -15,6 +15,7 @@ from pipeline.warehouse.build import (
     BlockedBuild,
     BuildResult,
     LakeShrank,
+    LakeWentBack,
     Warehouse,
     build_warehouse,
     stopped_query,
@@ -35,6 +36,7 @@ from pipeline.warehouse.models import (
 from pipeline.warehouse.project import Project, shipped
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
-           "BlockedBuild", "BuildResult", "LakeShrank", "Model", "ModelError", "Warehouse",
+           "BlockedBuild", "BuildResult", "LakeShrank", "LakeWentBack", "Model", "ModelError",
+           "Warehouse",
            "build_order", "build_warehouse", "config_macros", "config_tables",
            "discover_models", "macro_sql", "Project", "shipped", "stopped_query"]

@@ -172,6 +172,33 @@ class LakeShrank(ModelError):
             f"{first_day}), or, to drop {it} on purpose, pos-etl build --forget-missing")
 
 
+class LakeWentBack(ModelError):
+    """A lake table is at an older version than the warehouse in place was built from."""
+
+    def __init__(self, tables: list[tuple[str, int, int | None]]):
+        self.tables = tables
+        shown = "; ".join(f"lake {area} at version {'none' if now is None else now}, "
+                          f"the warehouse was built from version {then}"
+                          for area, then, now in tables)
+        super().__init__(
+            f"the lake went back: {shown} (restored from an older copy, or its log lost "
+            f"commits); the warehouse in place is kept. Restore the lake, or load what it "
+            f"lacks and build with --forget-missing to accept it as it is")
+
+
+def _went_back(meta: dict[str, str], now: dict[str, str]) -> list[tuple[str, int, int | None]]:
+    """The lake tables whose version is older than the one recorded in ``meta`` (the
+    state of the warehouse in place)."""
+    found = []
+    for key, then in sorted(meta.items()):
+        if key.startswith("lake_version."):
+            current = now.get(key)
+            if current is None or int(current) < int(then):
+                found.append((key.split(".", 1)[1], int(then),
+                               None if current is None else int(current)))
+    return found
+
+
 LOST_SHOWN = 5
 """Lost partitions a ``LakeShrank`` names before it counts the rest."""
 
@@ -279,6 +306,9 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
+                went_back = _went_back(previous.meta, plan.lake_versions)
+                if went_back and not forget_missing:
+                    raise LakeWentBack(went_back)
                 apply_comments(con, models, project.dictionary)
                 for check in checks:
                     stops.check()

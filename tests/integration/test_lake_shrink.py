@@ -59,3 +59,33 @@ def test_a_lost_lake_file_never_publishes_other_figures(sandbox_url, tmp_path, c
     capsys.readouterr()
     assert main(["status", "--config", str(config)]) == 1
     assert "location 1001 VIE01: missing 2026-10-02 (1 day of 3)" in capsys.readouterr().out
+
+
+def test_a_lake_that_went_back_to_an_older_version_fails_the_build_by_name(
+        sandbox_url, tmp_path, capsys, monkeypatch):
+    """A lake restored from an older copy (every day still there, but older loads): the
+    build names the table and both versions and keeps the warehouse; --forget-missing
+    accepts the lake as it is."""
+    import shutil
+
+    from tests.conftest import write_config
+
+    monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1001")
+    config = write_config(tmp_path, sandbox_url)
+    load = ["load", "--config", str(config), "--start", "2026-10-01", "--end", "2026-10-02",
+            "--no-catalog"]
+    assert main(load) == 0
+    data = tmp_path / "data"
+    shutil.copytree(data / "lake", tmp_path / "older")
+    assert main(load) == 0  # the same days again: newer versions
+    before = _turnover(data)
+    shutil.rmtree(data / "lake")
+    shutil.copytree(tmp_path / "older", data / "lake")
+    capsys.readouterr()
+    assert main(["build", "--config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "the lake went back: lake revenue at version 1, the warehouse was built from " \
+           "version 2" in out, out
+    assert _turnover(data) == before
+    assert main(["build", "--config", str(config), "--forget-missing"]) == 0
+    assert _turnover(data) == before  # the same receipts, older loads
