@@ -90,8 +90,9 @@ def verify(**range_args) -> int:
 @click.option("--full", is_flag=True,
               help="compute every partition again (the result is the same)")
 @click.option("--forget-missing", is_flag=True,
-              help="drop from the warehouse the revenue partitions the lake no longer holds "
-                   "(without it, such a loss fails the build and the warehouse stays)")
+              help="drop from the warehouse the revenue partitions the lake no longer holds, "
+                   "and accept a lake at an older version than the warehouse was built "
+                   "from (without it, either fails the build and the warehouse stays)")
 @warn_error_option
 def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool) -> int:
     from pipeline.orchestration.loader import run_build
