@@ -25,7 +25,7 @@ from pipeline.core.untrusted import one_line
 from pipeline.extract.revenue import (
     RevenuePartition,
     extract_revenue_partition,
-    lake_partition,
+    lake_batch,
 )
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.objectlake import ObjectLakeError
@@ -124,7 +124,7 @@ def _commit(source: PosSource, lake: LakeStore,
     """The batch into the lake by one commit; its outcomes (each failed, by the store's
     error, when the commit failed)."""
     try:
-        lake.write_batch("revenue", [lake_partition(part) for part, _ in batch])
+        lake.write_batch("revenue", lake_batch(lake, [part for part, _ in batch]))
     except ObjectLakeError as exc:
         failure = Failure.of(exc, source.redact)
         return [PartitionOutcome(o.location_id, o.business_date, failure=failure)

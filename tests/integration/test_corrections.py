@@ -2,10 +2,13 @@
 exactly its own lines, on its own business date (over real HTTP, through ``pos-etl load``)."""
 
 from datetime import date
+from decimal import Decimal
 
 import duckdb
+import polars as pl
 
 from pipeline.core.reporting import Reporter
+from pipeline.lake.store import Lake
 from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
@@ -48,3 +51,16 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
     assert warehouse_rows(settings, f"""
         select count(*) from fct_receipt_items where transaction_id =
         '{moved.transaction_id}'""") == [(len(moved.items) - 1,)]
+    # The lake too: the nightly's commit took the receipt out of its old day's row, so a
+    # reader of the Delta table (Polars) counts it once, and that row's figures are the
+    # POS's corrected ones.
+    rows = pl.read_delta(str(data_dir / "lake" / "revenue"))
+    receipts = rows.select("business_date", "receipts").explode("receipts").unnest("receipts")
+    assert receipts.filter(pl.col("transaction_id") == moved.transaction_id)[
+        "business_date"].to_list() == [NEW_DAY]
+    old = Lake(data_dir / "lake").committed(
+        "revenue", {"location_id": 1001, "business_date": OLD_DAY.isoformat()})
+    assert old.metadata["moved_out"] == moved.transaction_id
+    assert int(old.metadata["receipts"]) == receipts.filter(
+        pl.col("business_date") == OLD_DAY).height
+    assert Decimal(old.metadata["turnover_net"]) == truth_turnover(1001, OLD_DAY, after)
