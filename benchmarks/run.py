@@ -482,7 +482,7 @@ def bench_partitions(locations: int, years: int) -> dict:
 
     from pipeline.lake.store import Lake
     from pipeline.load.steps import DayOutcome, PartitionOutcome
-    from pipeline.orchestration.assets.revenue import REVENUE_KEY, day_metadata
+    from pipeline.orchestration.assets.revenue import REVENUE_KEY, day_summary, locations_table
     from pipeline.orchestration.instance import prepare_home
     from pos_sandbox.server import chain_config
 
@@ -504,7 +504,10 @@ def bench_partitions(locations: int, years: int) -> dict:
                                                             turnover_net=Decimal("5123.45"))
                                            for loc in ids])
                 instance.report_runless_asset_event(dg.AssetMaterialization(
-                    REVENUE_KEY, partition=day.isoformat(), metadata=day_metadata(outcome, lake)))
+                    REVENUE_KEY, partition=day.isoformat(),
+                    metadata=day_summary(outcome).to_metadata(  # as the asset writes it
+                        locations=locations_table(outcome),
+                        lake=dg.MetadataValue.path(lake.describe("revenue")))))
         record_seconds = time.perf_counter() - t0
         port = _free_port()
         server_env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
