@@ -366,7 +366,7 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
                                       asset_check_selection=checks).execute_in_process(
                 instance=instance, raise_on_error=False, run_config=quiet)
             reports[-1].build_run_id = result.run_id
-            reports[-1].read(result)
+            reports[-1].read(result, instance)
         PHASES["build"] = time.perf_counter() - phase
     return time.perf_counter() - t0, reports
 

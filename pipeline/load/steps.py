@@ -29,7 +29,7 @@ from pipeline.extract.revenue import (
 )
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.objectlake import ObjectLakeError
-from pipeline.lake.store import LakeStore, partition_path
+from pipeline.lake.store import LakeStore, Replacement, partition_path
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.pos_api.source import PosSource
 
@@ -263,14 +263,38 @@ class SnapshotOutcome:
     failure: Failure | None = None
 
 
+class SnapshotBatch:
+    """What a snapshot's step writes (``write``, as ``LakeStore.write`` is called), kept
+    until ``commit`` writes them all in one Delta commit per ``[lake] commit_partitions``:
+    200 locations' catalogs are a few commits and a file per date, not 200 of each."""
+
+    def __init__(self) -> None:
+        self.written: list[Replacement] = []
+
+    def write(self, area: str, tables, partition, metadata=None) -> None:
+        self.written.append(Replacement(partition, tables, metadata))
+
+    def commit(self, lake: LakeStore, area: str, most: int) -> None:
+        for start in range(0, len(self.written), most):
+            lake.write_batch(area, self.written[start:start + most])
+
+
 def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeStore,
                    location_ids: list[int], day: date, area: str) -> list[SnapshotOutcome]:
-    """One snapshot per location (``load(source, lake, location_id, day)``, each its own
-    commit), failures kept."""
+    """One snapshot per location (``load(source, lake, location_id, day)``), failures
+    kept; then all of them committed together (``SnapshotBatch``). A commit that fails
+    on the store fails every snapshot it held, by name."""
     outcomes = []
+    batch = SnapshotBatch()
     for loc in location_ids:
         try:
-            outcomes.append(SnapshotOutcome(loc, load(source, lake, loc, day)))
-        except (PosApiError, ConfigError, ObjectLakeError) as exc:
+            outcomes.append(SnapshotOutcome(loc, load(source, batch, loc, day)))
+        except (PosApiError, ConfigError) as exc:
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
+    try:
+        batch.commit(lake, area, source.settings.lake.commit_partitions)
+    except ObjectLakeError as exc:
+        failure = Failure.of(exc, source.redact)
+        outcomes = [o if o.failure else SnapshotOutcome(o.location_id, failure=failure)
+                    for o in outcomes]
     return outcomes
