@@ -34,11 +34,12 @@ def _terminate(signum, frame) -> None:
 
 class _NotAnInterrupt(logging.Filter):
     """Drops the record of an error that Ctrl-C or SIGTERM itself caused: SQLAlchemy's pool
-    logs, with its traceback, the ``KeyboardInterrupt`` that stopped it closing a
-    connection of Dagster's storage. The command says ``stopped`` in one line."""
+    logs, with its traceback, the interrupt (``KeyboardInterrupt``, or Dagster's own
+    during a step) that stopped it closing a connection of Dagster's storage. The command
+    says ``stopped`` in one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+        return not (record.exc_info and stops.is_interrupt(record.exc_info[1]))
 
 
 class _Stderr(logging.StreamHandler):

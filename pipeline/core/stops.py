@@ -71,9 +71,10 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
-def _is_interrupt(exc: BaseException | None) -> bool:
-    # Dagster's DagsterExecutionInterruptedError derives from BaseException, as
-    # KeyboardInterrupt does; no other BaseException is raised by a signal handler.
+def is_interrupt(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is what a signal handler raised: ``KeyboardInterrupt``, or Dagster's
+    ``DagsterExecutionInterruptedError`` (a ``BaseException`` too; no other
+    ``BaseException`` but ``SystemExit`` and ``GeneratorExit`` is raised in a command)."""
     return exc is not None and not isinstance(exc, Exception) and not isinstance(
         exc, (SystemExit, GeneratorExit))
 
@@ -91,7 +92,7 @@ def armed() -> Iterator[None]:
     previous_hook = sys.unraisablehook
 
     def hook(unraisable) -> None:
-        if _is_interrupt(unraisable.exc_value) and seen():
+        if is_interrupt(unraisable.exc_value) and seen():
             return  # a dropped Ctrl-C or SIGTERM: on record, check() raises it
         previous_hook(unraisable)
 

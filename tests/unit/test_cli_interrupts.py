@@ -23,6 +23,12 @@ def test_an_interrupt_logged_by_sqlalchemy_prints_nothing_and_a_warning_still_do
     except KeyboardInterrupt:
         pool.error("Exception closing connection %r", "<conn>", exc_info=True)
     assert capsys.readouterr().err == ""
+    from dagster import DagsterExecutionInterruptedError  # what a step gets
+    try:
+        raise DagsterExecutionInterruptedError
+    except DagsterExecutionInterruptedError:
+        pool.error("Exception closing connection %r", "<conn>", exc_info=True)
+    assert capsys.readouterr().err == ""
     pool.warning("a pool warning")
     assert capsys.readouterr().err == "a pool warning\n"
 
