@@ -62,7 +62,7 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
     """``days`` days from ``first`` of the chain's locations into the lake, day by day, as
     loads commit them; returns the receipts."""
     from pipeline.core.settings import LakeSettings
-    from pipeline.extract.revenue import lake_partition
+    from pipeline.extract.commits import lake_partition
     from pipeline.lake.store import Lake
 
     lake, receipts = Lake(root), 0

@@ -61,8 +61,8 @@ def bench_files(locations: int = LOCATIONS, days: int = DAYS) -> dict:
     import polars as pl
 
     from pipeline.core.settings import LakeSettings
+    from pipeline.extract.commits import lake_partition
     from pipeline.extract.macros import macro_sql
-    from pipeline.extract.revenue import lake_partition
     from pipeline.lake.housekeeping import tidy
     from pipeline.lake.store import Lake
     from pipeline.warehouse import build_warehouse

@@ -28,7 +28,8 @@ import duckdb
 import msgspec
 
 from pipeline.core.settings import LakeSettings
-from pipeline.extract.revenue import flatten_receipts, lake_partition
+from pipeline.extract.commits import lake_partition
+from pipeline.extract.revenue import flatten_receipts
 from pipeline.lake.store import Lake
 from pipeline.pos_api.client import _TEXT_DECODER
 from pos_sandbox import world

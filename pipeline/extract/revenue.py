@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 from pydantic import ValidationError
 
 from pipeline.extract import columns, schemas
+from pipeline.extract.commits import lake_batch
 from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
 from pipeline.extract.macros import partition_turnover
-from pipeline.lake.store import Replacement
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -398,78 +398,6 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
                                 window=(after, before))
         part.stats = client.stats
     return part
-
-
-def lake_partition(part: RevenuePartition) -> Replacement:
-    """The partition as the lake replaces it; its metadata keeps what drift checks and
-    the warehouse's integrity check compare."""
-    return Replacement(
-        {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
-        part.tables,
-        {"receipts": part.row_counts["receipts"], "receipts_seen": part.receipts_seen,
-         "turnover_net": part.turnover_net})
-
-
-MOVED_WINDOW_DAYS = 7
-"""How far from a loaded day a receipt the POS moved to it is looked for in the lake (the
-days before and after): its older version leaves its old day's row in the same commit
-(``lake_batch``). The spec does not say how far a correction may move a receipt; one
-moved further is counted once by the warehouse all the same (its receipt keys span the
-history), but a reader of the lake's rows sees it twice until the old day is loaded
-again (docs/source-api.md)."""
-
-
-def lake_batch(lake, parts: list[RevenuePartition]) -> list[Replacement]:
-    """The partitions as one commit replaces them, and the rows of other days of their
-    locations (within ``MOVED_WINDOW_DAYS``) that hold a receipt now loaded on another
-    day: rewritten without it, its lines, side dishes and payments, their figures
-    computed again. So every reader of the lake counts a moved receipt once, in its
-    newest load."""
-    batch = [lake_partition(part) for part in parts]
-    table = lake.area_table("revenue")
-    if table is None:
-        return batch
-    loaded = {(part.location_id, part.business_date) for part in parts}
-    ids: dict[int, set[str]] = {}
-    for part in parts:
-        ids.setdefault(part.location_id, set()).update(
-            part.tables["receipts"].column("transaction_id").to_pylist())
-    nearby = sorted({(loc, day + timedelta(days=k)) for loc, day in loaded
-                     for k in range(-MOVED_WINDOW_DAYS, MOVED_WINDOW_DAYS + 1)} - loaded)
-    if not nearby:
-        return batch
-    snapshot = table.snapshot()
-    rows = snapshot.nested_field("receipts", "transaction_id", [
-        {"location_id": loc, "business_date": day} for loc, day in nearby])
-    if not rows.num_rows:
-        return batch
-    receipts = rows.column("receipts").combine_chunks()
-    held = pc.struct_field(pc.list_flatten(receipts), "transaction_id").to_pylist()
-    owners = pc.list_parent_indices(receipts).to_pylist()
-    locations = rows.column("location_id").to_pylist()
-    days = rows.column("business_date").to_pylist()
-    moved: dict[tuple[int, date], set[str]] = {}
-    for txn, row in zip(held, owners, strict=True):
-        if txn in ids.get(locations[row], ()):
-            moved.setdefault((locations[row], days[row]), set()).add(txn)
-    for (loc, day), txns in sorted(moved.items()):
-        partition = {"location_id": loc, "business_date": day.isoformat()}
-        record = snapshot.records([partition])[partition_key_path(loc, day)]
-        gone = pa.array(sorted(txns), pa.string())
-        tables = {name: (t := snapshot.read(name, partition)).filter(
-            pc.invert(pc.is_in(t.column("transaction_id"), value_set=gone)))
-            for name in schemas.REVENUE_TABLES}
-        metadata = dict(record.metadata)
-        metadata["receipts"] = tables["receipts"].num_rows
-        metadata["turnover_net"] = partition_turnover(tables["receipts"],
-                                                      tables["receipt_items"])
-        metadata["moved_out"] = ",".join(sorted(txns))
-        batch.append(Replacement(partition, tables, metadata))
-    return batch
-
-
-def partition_key_path(location_id: int, day: date) -> str:
-    return f"location_id={location_id}/business_date={day.isoformat()}"
 
 
 def load_revenue_partition(source, lake, location_id: int, business_date: date

@@ -35,14 +35,13 @@ import os
 import random
 import threading
 import time
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
@@ -50,9 +49,22 @@ from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
-LOAD_COLUMNS = ("load_id", "loaded_at", "metadata")
-"""Beside the keys and the nested tables, in every row: which load wrote it, when, and
-its metadata (JSON object of strings: counts, turnover, ...)."""
+from pipeline.lake.layout import (
+    DESCRIPTION,
+    Layout,
+    Replacement,
+    as_text,
+    conform_column,
+    covers,
+    layout_of_table,
+    new_load_id,
+    parse_partition,
+    with_date,
+)
+
+if TYPE_CHECKING:
+    from pipeline.lake.snapshot import AreaSnapshot
+
 ATTEMPTS = 8
 """How often a commit is written again after losing to another writer."""
 APP_ID = "pos-etl"
@@ -66,184 +78,6 @@ PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": False, "write_statis
 0.65x the earlier lake's snappy files; dictionaries saved 0.7 % more and cost a third
 more time), with statistics, and every page with its CRC (a build verifies them: a
 flipped bit fails it by name)."""
-
-
-def new_load_id(now: datetime | None = None) -> str:
-    """A unique id that sorts by load time: ``20261123T131750123456Z-1a2b3c4d``."""
-    now = now or datetime.now(UTC)
-    return f"{now:%Y%m%dT%H%M%S%fZ}-{uuid.uuid4().hex[:8]}"
-
-
-def partition_path(partition: Mapping[str, object]) -> str:
-    """A partition as ``location_id=1001/business_date=2026-11-20``: its name in the
-    warehouse's bookkeeping and in messages (``parse_partition`` reads it back)."""
-    return "/".join(f"{key}={value}" for key, value in partition.items())
-
-
-def parse_partition(path: str) -> dict[str, str]:
-    return dict(part.split("=", 1) for part in path.split("/"))
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """One partition's new content: its tables and metadata."""
-
-    partition: Mapping[str, object]
-    tables: Mapping[str, pa.Table]
-    metadata: Mapping[str, object] | None = None
-    load: tuple[str, datetime] | None = None
-    """Its load id and time when it keeps an earlier load's (a converted lake); else the
-    commit's."""
-
-
-@dataclass(frozen=True)
-class LoadRecord:
-    """What a partition's row says of its load."""
-
-    load_id: str
-    loaded_at: datetime
-    tables: list[str]
-    metadata: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """An area's table: its partition keys and their types, and its tables' columns."""
-
-    keys: Mapping[str, pa.DataType]
-    tables: Mapping[str, pa.Schema]
-    date_key: str = ""
-    """The Delta partition column: the date key (default: the first key of type date,
-    else the last key)."""
-
-    def __post_init__(self) -> None:
-        if not self.date_key:
-            dates = [k for k, t in self.keys.items() if pa.types.is_date(t)]
-            object.__setattr__(self, "date_key", dates[0] if dates else list(self.keys)[-1])
-
-    @property
-    def sort_keys(self) -> list[str]:
-        return [k for k in self.keys if k != self.date_key]
-
-    @property
-    def schema(self) -> pa.Schema:
-        return pa.schema(
-            [pa.field(k, t, nullable=False) for k, t in self.keys.items()]
-            + [pa.field("load_id", pa.string(), False),
-               pa.field("loaded_at", pa.timestamp("us", tz="UTC"), False),
-               pa.field("metadata", pa.string(), False)]
-            + [pa.field(name, pa.list_(pa.struct(list(self.nested(name)))), nullable=False)
-               for name in self.tables])
-
-    def nested(self, table: str) -> pa.Schema:
-        """A table's columns as nested in a row: without the keys (the row has them),
-        timestamps in microseconds (Delta has no other unit)."""
-        schema = self.tables[table]
-        return pa.schema([f.with_type(_delta_type(f.type)).remove_metadata()
-                          for f in schema if f.name not in self.keys])
-
-    def rows(self, batch: Sequence[Replacement], load_id: str, loaded_at: datetime) -> pa.Table:
-        """The batch as rows of the table (one per partition)."""
-        columns: dict[str, list] = {name: [] for name in self.schema.names}
-        for item in batch:
-            for key, kind in self.keys.items():
-                columns[key].append(_typed(item.partition[key], kind))
-            columns["load_id"].append(item.load[0] if item.load else load_id)
-            columns["loaded_at"].append(item.load[1] if item.load else loaded_at)
-            columns["metadata"].append(json.dumps(
-                {k: str(v) for k, v in (item.metadata or {}).items()}))
-        arrays = [pa.array(columns[k], t) for k, t in self.keys.items()]
-        arrays += [pa.array(columns["load_id"], pa.string()),
-                   pa.array(columns["loaded_at"], pa.timestamp("us", tz="UTC")),
-                   pa.array(columns["metadata"], pa.string())]
-        for name in self.tables:
-            arrays.append(_nested([item.tables[name] for item in batch], self.nested(name)))
-        return pa.Table.from_arrays(arrays, schema=self.schema)
-
-
-DESCRIPTION = "pos-etl lake area: a row per partition; partition keys: "
-"""The table's Delta description: it names the partition keys in their order (Delta
-keeps no order of its own: a schema merge moves the partition column last)."""
-
-
-def layout_of_table(table: DeltaTable) -> Layout:
-    """The layout of an existing area table, from its Delta schema and description."""
-    schema = pa.schema(table.schema().to_arrow())
-    description = table.metadata().description or ""
-    names = description.removeprefix(DESCRIPTION).split(",") \
-        if description.startswith(DESCRIPTION) else [
-            f.name for f in schema if f.name not in LOAD_COLUMNS
-            and not pa.types.is_list(f.type)]
-    keys = {name: schema.field(name).type for name in names}
-    tables = {f.name: pa.schema([*(pa.field(k, t, False) for k, t in keys.items()),
-                                 *f.type.value_type])
-              for f in schema if pa.types.is_list(f.type) or pa.types.is_large_list(f.type)}
-    return Layout(keys, tables, date_key=table.metadata().partition_columns[0])
-
-
-def _conform(column: pa.ChunkedArray | pa.Array, kind: pa.DataType) -> pa.Array:
-    """A column of an older file as the table's type now: fields it lacks (a struct's,
-    nested in lists too) null."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if column.type == kind:
-        return column
-    if pa.types.is_list(kind) and pa.types.is_list(column.type):
-        values = _conform(column.values if column.offset == 0 else column.flatten(),
-                          kind.value_type)
-        offsets = column.offsets
-        if column.offset:
-            offsets = pc.subtract(offsets, offsets[0])
-        return pa.ListArray.from_arrays(offsets, values, type=kind,
-                                        mask=column.is_null() if column.null_count else None)
-    if pa.types.is_struct(kind) and pa.types.is_struct(column.type):
-        have = {column.type.field(i).name: column.field(i)
-                for i in range(column.type.num_fields)}
-        arrays = [_conform(have[f.name], f.type) if f.name in have
-                  else pa.nulls(len(column), f.type) for f in kind]
-        return pa.StructArray.from_arrays(arrays, fields=list(kind),
-                                          mask=column.is_null() if column.null_count else None)
-    return column.cast(kind)
-
-
-def _covers(have: pa.DataType, want: pa.DataType) -> bool:
-    """Whether a column of type ``have`` holds every field of ``want`` (nested too)."""
-    if pa.types.is_list(have) and pa.types.is_list(want):
-        return _covers(have.value_type, want.value_type)
-    if pa.types.is_struct(have) and pa.types.is_struct(want):
-        fields = {f.name: f.type for f in have}
-        return all(f.name in fields and _covers(fields[f.name], f.type) for f in want)
-    return True
-
-
-def _delta_type(kind: pa.DataType) -> pa.DataType:
-    return pa.timestamp("us", kind.tz) if pa.types.is_timestamp(kind) else kind
-
-
-def _nested(tables: list[pa.Table], schema: pa.Schema) -> pa.Array:
-    """Each table as one list value of structs (its rows), in order (a column a table
-    lacks is null in its rows)."""
-    names = schema.names
-    try:  # the usual case: every table of one schema, cast once
-        flat = pa.concat_tables([t.select(names) for t in tables]).cast(schema)
-    except (KeyError, pa.ArrowInvalid):
-        flat = pa.concat_tables([pa.Table.from_arrays(
-            [t.column(f.name).cast(f.type) if f.name in t.column_names
-             else pa.nulls(t.num_rows, f.type) for f in schema], schema=schema)
-            for t in tables])
-    offsets = pa.array([0, *_cumulative(t.num_rows for t in tables)], pa.int32())
-    structs = pa.StructArray.from_arrays(
-        [flat.column(i).combine_chunks() for i in range(flat.num_columns)],
-        fields=list(schema)) if flat.num_rows else pa.array([], pa.struct(list(schema)))
-    return pa.ListArray.from_arrays(offsets, structs, type=pa.list_(pa.struct(list(schema))))
-
-
-def _cumulative(values: Iterable[int]) -> list[int]:
-    total, out = 0, []
-    for v in values:
-        total += v
-        out.append(total)
-    return out
 
 
 @dataclass
@@ -287,6 +121,8 @@ class AreaTable:
 
     def snapshot(self, version: int | None = None) -> AreaSnapshot:
         """The table at ``version`` (else the newest): what a reader pins."""
+        from pipeline.lake.snapshot import AreaSnapshot
+
         with self._lock:
             table = self._open(version)
             if table is None:
@@ -350,7 +186,7 @@ class AreaTable:
         with self._lock:
             wanted = incoming.schema
             have = self.layout.schema
-            if all(_covers(have.field(f.name).type, f.type) if f.name in have.names
+            if all(covers(have.field(f.name).type, f.type) if f.name in have.names
                    else False for f in wanted):
                 return
             write_deltalake(self.uri, wanted.empty_table(), mode="append",
@@ -382,7 +218,7 @@ class AreaTable:
                                                   column).type)))
                 now = int(time.time() * 1000)
                 removed = [RemoveAction(r["path"], True, now, r["size_bytes"],
-                                        {self.layout.date_key: _text(r[column])})
+                                        {self.layout.date_key: as_text(r[column])})
                            for r in chosen.to_pylist()]
                 rows = pa.concat_tables([
                     self.read_file(path).select(self.layout.schema.names)
@@ -453,7 +289,7 @@ class AreaTable:
             if not pc.any(mine).as_py():
                 continue
             removed.append(RemoveAction(path, True, now, row["size_bytes"],
-                                        {date_key: _text(row[f"partition.{date_key}"])}))
+                                        {date_key: as_text(row[f"partition.{date_key}"])}))
             if not pc.all(mine).as_py():
                 others = self.read_file(path).filter(pc.invert(mine))
                 kept.append(others.select(self.layout.schema.names).cast(self.layout.schema))
@@ -465,9 +301,9 @@ class AreaTable:
                                page_checksum_verification=True).read(stored)
         if columns is None or self.layout.date_key in columns:  # not stored in the file
             value = parse_partition(path.rsplit("/", 1)[0])[self.layout.date_key]
-            table = _with_date(table, self.layout, value)
+            table = with_date(table, self.layout, value)
         schema = self.layout.schema
-        table = pa.table({name: _conform(table.column(name), schema.field(name).type)
+        table = pa.table({name: conform_column(table.column(name), schema.field(name).type)
                           if name in schema.names else table.column(name)
                           for name in table.column_names})
         return table.select(columns) if columns else table
@@ -482,12 +318,12 @@ class AreaTable:
         dates = rows.column(date_key)
         for n, value in enumerate(pc.unique(dates).to_pylist()):
             part = stored.filter(pc.equal(dates, pa.scalar(value, dates.type)))
-            rel = f"{date_key}={_text(value)}/part-{load_id}-{n:04d}.parquet"
+            rel = f"{date_key}={as_text(value)}/part-{load_id}-{n:04d}.parquet"
             sink = pa.BufferOutputStream()
             pq.write_table(part, sink, **PARQUET_OPTIONS)
             data = sink.getvalue()
             self._put(rel, data)
-            actions.append(AddAction(rel, data.size, {date_key: _text(value)},
+            actions.append(AddAction(rel, data.size, {date_key: as_text(value)},
                                      int(time.time() * 1000), True,
                                      json.dumps(_stats(part, self.layout))))
         return actions
@@ -510,18 +346,6 @@ class AreaTable:
         for path in paths:
             with contextlib.suppress(FileNotFoundError, OSError):
                 self.filesystem.delete_file(f"{self.root}/{path}")
-
-
-def _with_date(table: pa.Table, layout: Layout, value: str) -> pa.Table:
-    kind = layout.keys[layout.date_key]
-    scalar = pa.scalar(date.fromisoformat(value) if pa.types.is_date(kind) else value, kind)
-    position = list(layout.keys).index(layout.date_key)
-    return table.add_column(position, pa.field(layout.date_key, kind, False),
-                            pa.array([scalar.as_py()] * table.num_rows, kind))
-
-
-def _text(value: object) -> str:
-    return value.isoformat() if isinstance(value, date) else str(value)
 
 
 def _stats(part: pa.Table, layout: Layout) -> dict:
@@ -547,137 +371,3 @@ def _json(value: object) -> object:
 
 def _partition_set(rows: pa.Table, keys: list[str]) -> set[tuple]:
     return {tuple(r.values()) for r in rows.select(keys).to_pylist()}
-
-
-@dataclass
-class AreaSnapshot:
-    """An area's table at one version (``version`` None: no commit yet): its active files
-    as of then, whatever commits come after."""
-
-    area_table: AreaTable
-    version: int | None
-    adds: pa.Table | None
-    """Delta's add actions of the version (``get_add_actions(flatten=True)``)."""
-
-    def files(self, dates: Iterable[object] | None = None) -> list[str]:
-        """The active files (paths relative to the table), of ``dates`` or all."""
-        if self.adds is None:
-            return []
-        adds = self.adds
-        if dates is not None:
-            key = self.area_table.layout.date_key
-            kind = self.area_table.layout.keys[key]
-            adds = adds.filter(pc.is_in(adds.column(f"partition.{key}"),
-                                        value_set=pa.array(list(dates), kind)))
-        return sorted(adds.column("path").to_pylist())
-
-    def nested_field(self, table: str, name: str,
-                     partitions: Sequence[Mapping[str, object]]) -> pa.Table:
-        """The keys of the rows of ``partitions`` and one field of one of their nested
-        tables (``table``: a list of structs of that field alone): read from the files
-        without the table's other fields."""
-        layout = self.area_table.layout
-        dates = {_typed(p[layout.date_key], layout.keys[layout.date_key]) for p in partitions}
-        stored = [k for k in layout.keys if k != layout.date_key]
-        parts = []
-        for path in self.files(dates):
-            source = self.area_table.filesystem.open_input_file(
-                f"{self.area_table.root}/{path}")
-            part = pq.ParquetFile(source).read(
-                columns=[*stored, "load_id", f"{table}.list.element.{name}"])
-            value = parse_partition(path.rsplit("/", 1)[0])[layout.date_key]
-            parts.append(_with_date(part, layout, value).select(
-                [*layout.keys, "load_id", table]))
-        if not parts:
-            return pa.table({k: pa.array([], t) for k, t in layout.keys.items()})
-        rows = pa.concat_tables(parts)
-        wanted = {tuple(_typed(p[k], t) for k, t in layout.keys.items()) for p in partitions}
-        return rows.filter(pa.array(
-            [tuple(r.values()) in wanted for r in rows.select(list(layout.keys)).to_pylist()],
-            pa.bool_()))
-
-    def rows(self, columns: list[str], partitions: Sequence[Mapping[str, object]] | None
-             ) -> pa.Table:
-        """``columns`` of the rows of ``partitions`` (None: all), every load of each
-        (two writers may have added one twice: ``records`` picks)."""
-        return self._rows(columns, partitions)
-
-    def _rows(self, columns: list[str], partitions: Sequence[Mapping[str, object]] | None
-              ) -> pa.Table:
-        layout = self.area_table.layout
-        dates = None if partitions is None else {
-            _typed(p[layout.date_key], layout.keys[layout.date_key]) for p in partitions}
-        files = self.files(dates)
-        if not files:
-            return pa.table({c: pa.array([], layout.schema.field(c).type) for c in columns})
-        if all(not pa.types.is_list(layout.schema.field(c).type) for c in columns):
-            rows = self._flat(files, columns)  # keys and loads: all files at once
-        else:
-            rows = pa.concat_tables([self.area_table.read_file(path, columns)
-                                     for path in files])
-        if partitions is not None:
-            wanted = {tuple(_typed(p[k], t) for k, t in layout.keys.items())
-                      for p in partitions}
-            keys = list(layout.keys)
-            rows = rows.filter(pa.array(
-                [tuple(r.values()) in wanted for r in rows.select(keys).to_pylist()],
-                pa.bool_()))
-        return rows
-
-    def _flat(self, files: list[str], columns: list[str]) -> pa.Table:
-        """Flat columns of ``files``, read together by Arrow's dataset scanner (threads,
-        each file's footer once), the date from the files' paths."""
-        table = self.area_table
-        layout = table.layout
-        kind = layout.keys[layout.date_key]
-        fs = getattr(table.filesystem, "raw", table.filesystem)
-        dataset = ds.dataset([f"{table.root}/{f}" for f in files], format="parquet",
-                             filesystem=fs, partition_base_dir=table.root,
-                             partitioning=ds.partitioning(
-                                 pa.schema([(layout.date_key, kind)]), flavor="hive"))
-        return dataset.to_table(columns=columns).cast(
-            pa.schema([layout.schema.field(c) for c in columns]))
-
-    def records(self, partitions: Sequence[Mapping[str, object]] | None = None
-                ) -> dict[str, LoadRecord]:
-        """partition path -> its load, of ``partitions`` (None: every one). Where a
-        partition has two rows (two writers added it at once), the newest load wins."""
-        layout = self.area_table.layout
-        keys = list(layout.keys)
-        rows = self._rows([*keys, *LOAD_COLUMNS], partitions)
-        found: dict[str, LoadRecord] = {}
-        for row in rows.to_pylist():
-            path = partition_path({k: _text(row[k]) for k in keys})
-            if path in found and found[path].load_id >= row["load_id"]:
-                continue
-            found[path] = LoadRecord(row["load_id"], row["loaded_at"], list(layout.tables),
-                                     json.loads(row["metadata"]))
-        return found
-
-    def read(self, table: str, partition: Mapping[str, object]) -> pa.Table:
-        """One partition's rows of one of the area's tables (of its newest load)."""
-        layout = self.area_table.layout
-        rows = self._rows([*layout.keys, "load_id", table], [partition])
-        if not rows.num_rows:
-            raise FileNotFoundError(f"no committed {table} in partition "
-                                    f"{partition_path(partition)}")
-        newest = pc.max(rows.column("load_id")).as_py()
-        rows = rows.filter(pc.equal(rows.column("load_id"), newest))
-        values = pc.list_flatten(rows.column(table))
-        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        nested = layout.nested(table)
-        flat = pa.Table.from_arrays(values.flatten(), schema=nested) if len(values) \
-            else nested.empty_table()
-        schema = layout.tables[table]
-        typed = {k: _typed(v, layout.keys[k]) for k, v in partition.items()}
-        return pa.table({f.name: flat.column(f.name).cast(f.type) if f.name in nested.names
-                         else pa.array([typed[f.name]] * flat.num_rows, f.type)
-                         for f in schema}, schema=schema)
-
-
-def _typed(value: object, kind: pa.DataType) -> object:
-    if pa.types.is_date(kind) and isinstance(value, str):
-        return date.fromisoformat(value)
-    if pa.types.is_integer(kind) and isinstance(value, str):
-        return int(value)
-    return value

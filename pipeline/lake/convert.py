@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.lake.areatable import Replacement, parse_partition
+from pipeline.lake.layout import Replacement, parse_partition
 from pipeline.lake.store import Lake
 
 OLD_RECORDS = "_loads"

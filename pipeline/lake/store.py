@@ -28,9 +28,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 from deltalake import DeltaTable
 
-from pipeline.lake.areatable import (
-    AreaSnapshot,
-    AreaTable,
+from pipeline.lake.areatable import AreaTable
+from pipeline.lake.layout import (
     Layout,
     LoadRecord,
     Replacement,
@@ -38,6 +37,7 @@ from pipeline.lake.areatable import (
     parse_partition,
     partition_path,
 )
+from pipeline.lake.snapshot import AreaSnapshot
 
 __all__ = ["Lake", "LakeStore", "LoadRecord", "Replacement", "parse_partition",
            "partition_path", "layout_of", "layout_of_table"]
@@ -171,7 +171,7 @@ class DeltaAreas:
 
     def committed(self, area: str, partition: Mapping[str, object]) -> LoadRecord | None:
         return self.records(area, [partition]).get(
-            partition_path({k: _text(v) for k, v in partition.items()}))
+            partition_path({k: as_text(v) for k, v in partition.items()}))
 
     def has(self, area: str, partition: Mapping[str, object]) -> bool:
         return self.committed(area, partition) is not None
@@ -186,7 +186,7 @@ class DeltaAreas:
         return snapshot.read(table, partition)
 
 
-def _text(value: object) -> str:
+def as_text(value: object) -> str:
     return value.isoformat() if isinstance(value, date) else str(value)
 
 

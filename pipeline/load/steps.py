@@ -22,11 +22,8 @@ from errno import ENOSPC
 
 from pipeline.core.outcomes import ConfigError, Failure
 from pipeline.core.untrusted import one_line
-from pipeline.extract.revenue import (
-    RevenuePartition,
-    extract_revenue_partition,
-    lake_batch,
-)
+from pipeline.extract.commits import lake_batch
+from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.objectlake import ObjectLakeError
 from pipeline.lake.store import LakeStore, Replacement, partition_path

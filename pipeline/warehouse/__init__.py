@@ -14,8 +14,6 @@ from pipeline.extract.macros import macro_sql
 from pipeline.warehouse.build import (
     BlockedBuild,
     BuildResult,
-    LakeShrank,
-    LakeWentBack,
     Warehouse,
     build_warehouse,
     stopped_query,
@@ -34,6 +32,7 @@ from pipeline.warehouse.models import (
     discover_models,
 )
 from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.shrink import LakeShrank, LakeWentBack
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
            "BlockedBuild", "BuildResult", "LakeShrank", "LakeWentBack", "Model", "ModelError",

@@ -23,7 +23,6 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -69,6 +68,7 @@ from pipeline.warehouse.plan import (
     make_plan,
 )
 from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, lost_days, went_back
 from pipeline.warehouse.state import (
     BUILD_ID,
     STATE,
@@ -153,59 +153,6 @@ class Warehouse:
             raise
         result.checks = [redacted_outcome(o, redact) for o in result.checks]
         return result
-
-
-class LakeShrank(ModelError):
-    """The lake no longer holds revenue partitions the warehouse in place was built from."""
-
-    def __init__(self, lost: list[tuple[int, date]]):
-        self.lost = lost
-        shown = "; ".join(f"location {loc} {day}" for loc, day in lost[:LOST_SHOWN])
-        more = f" and {len(lost) - LOST_SHOWN} more" if len(lost) > LOST_SHOWN else ""
-        first_loc, first_day = lost[0]
-        it = "them" if len(lost) > 1 else "it"
-        super().__init__(
-            f"the lake no longer holds {len(lost)} revenue partition"
-            f"{'s' * (len(lost) > 1)} the warehouse was built from: {shown}{more} (a Delta "
-            f"commit removed {it}, or the table lost versions); load {it} "
-            f"again (pos-etl load --location {first_loc} --start {first_day} --end "
-            f"{first_day}), or, to drop {it} on purpose, pos-etl build --forget-missing")
-
-
-class LakeWentBack(ModelError):
-    """A lake table is at an older version than the warehouse in place was built from."""
-
-    def __init__(self, tables: list[tuple[str, int, int | None]]):
-        self.tables = tables
-        shown = "; ".join(f"lake {area} at version {'none' if now is None else now}, "
-                          f"the warehouse was built from version {then}"
-                          for area, then, now in tables)
-        super().__init__(
-            f"the lake went back: {shown} (restored from an older copy, or its log lost "
-            f"commits); the warehouse in place is kept. Restore the lake, or load what it "
-            f"lacks and build with --forget-missing to accept it as it is")
-
-
-def _went_back(meta: dict[str, str], now: dict[str, str]) -> list[tuple[str, int, int | None]]:
-    """The lake tables whose version is older than the one recorded in ``meta`` (the
-    state of the warehouse in place)."""
-    found = []
-    for key, then in sorted(meta.items()):
-        if key.startswith("lake_version."):
-            current = now.get(key)
-            if current is None or int(current) < int(then):
-                found.append((key.split(".", 1)[1], int(then),
-                               None if current is None else int(current)))
-    return found
-
-
-LOST_SHOWN = 5
-"""Lost partitions a ``LakeShrank`` names before it counts the rest."""
-
-
-def _lost(before: dict[int, set[date]], after: dict[int, set[date]]) -> list[tuple[int, date]]:
-    return sorted((loc, day) for loc, days in before.items()
-                  for day in days - after.get(loc, set()))
 
 
 def stopped_query(exc: BaseException) -> bool:
@@ -302,13 +249,13 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 # the build the warehouse comes from: its state file's name
                 con.execute(f"create or replace macro {TARGET}.main.{BUILD_ID}() as '{build}'")
                 # (a models folder without BUILT_FROM cannot say what it was built from)
-                lost = _lost(built_before, built_from(con, STATE)) \
+                lost = lost_days(built_before, built_from(con, STATE)) \
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
-                went_back = _went_back(previous.meta, plan.lake_versions)
-                if went_back and not forget_missing:
-                    raise LakeWentBack(went_back)
+                behind = went_back(previous.meta, plan.lake_versions)
+                if behind and not forget_missing:
+                    raise LakeWentBack(behind)
                 apply_comments(con, models, project.dictionary)
                 for check in checks:
                     stops.check()

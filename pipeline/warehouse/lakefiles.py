@@ -18,8 +18,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
-from pipeline.lake.areatable import AreaSnapshot
 from pipeline.lake.objectlake import ObjectLake
+from pipeline.lake.snapshot import AreaSnapshot
 from pipeline.lake.store import Lake, LakeStore
 
 

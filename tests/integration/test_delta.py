@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.extract.revenue import lake_partition
+from pipeline.extract.commits import lake_partition
 from pipeline.lake.store import Lake
 from pipeline.load.areas import AREAS
 from pipeline.warehouse import build_warehouse

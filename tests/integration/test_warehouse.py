@@ -15,7 +15,7 @@ from deltalake import DeltaTable
 
 from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
-from pipeline.lake.areatable import new_load_id
+from pipeline.lake.layout import new_load_id
 from pipeline.lake.store import Lake
 from pipeline.warehouse import build_order, build_warehouse, discover_models
 from pipeline.warehouse.checks import run_checks
