@@ -105,7 +105,7 @@ def closed_period_warnings(lake: LakeStore, year_start: str, start: date,
 def check_current(con: duckdb.DuckDBPyConnection, closed: dict[str, ClosedPeriod]) -> None:
     """Raise ``BookingError`` unless the warehouse was built with the lake's closed periods
     (else its corrections would be those of another set of closed periods)."""
-    built = dict(con.execute("select period, load_id from staging.stg_ledger__closed_periods")
+    built = dict(con.execute("select period, load_id from rpt_closed_periods")
                  .fetchall())
     if built != {name: c.load_id for name, c in closed.items()}:
         raise BookingError("the warehouse was built before the last period was closed (its "

@@ -168,14 +168,16 @@ def docs(config: str | None, output: str | None) -> int:
     if not _warehouse_found("docs", path):
         return 1
     target = Path(output or settings.warehouse.data_dir / "docs" / "index.html")
-    with duckdb.connect(str(path), read_only=True) as con:
-        entries = catalog(con, ("main", "staging"))
-    title = "pos-etl warehouse: data dictionary"
+    from pipeline.outputs.dictionary import computed_entries
     from pipeline.warehouse.models import lake_columns
     from pipeline.warehouse.project import shipped
 
+    project = shipped()
+    with duckdb.connect(str(path), read_only=True) as con:
+        entries = catalog(con, ("main",)) + computed_entries(project)
+    title = "pos-etl warehouse: data dictionary"
     render = render_markdown if target.suffix.lower() == ".md" else render_html
-    text = render(entries, title, start_page(), lake_columns(shipped().models))
+    text = render(entries, title, start_page(), lake_columns(project.models))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     columns = sum(len(e.columns) for e in entries)

@@ -44,7 +44,7 @@ class ModelBuilt:
     total: int
     materialized: str
     rows: int | None
-    """Its rows (None: a view)."""
+    """Its rows (None: a view, or a model the file does not store)."""
     seconds: float | None = None
     """How long it took (None: a partitioned model, computed with the others by batch)."""
     partitions: int | None = None

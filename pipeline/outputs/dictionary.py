@@ -44,8 +44,32 @@ def catalog(con: duckdb.DuckDBPyConnection, schemas: tuple[str, ...]) -> list[En
     return sorted(found, key=lambda e: (schemas.index(e.schema), e.name))
 
 
+COMPUTED = "computed by each build, not stored"
+"""What the dictionary calls a staging model's kind: the warehouse holds its rows in the
+marts and reports that read it."""
+
+
+def computed_entries(project) -> list[Entry]:
+    """The models a build computes and the warehouse does not store (staging), from the
+    project: their columns' real types (the models over an empty lake) and descriptions."""
+    from pipeline.warehouse.unit import empty_warehouse
+
+    models, dictionary = project.models, project.dictionary
+    found = []
+    with empty_warehouse(models) as con:
+        for name in sorted(n for n, m in models.items() if not m.stored):
+            typed = con.execute(f"select column_name, column_type "
+                                f"from (describe {models[name].qualified})").fetchall()
+            found.append(Entry(models[name].schema, name, COMPUTED,
+                               dictionary.model(name) or "",
+                               [Column(c, t, dictionary.column(name, c) or "")
+                                for c, t in typed]))
+    return found
+
+
 LAKE_INTRO = ("Each lake table (Parquet as Delta, data/lake/<table>) is read by one staging "
-              "model. Its columns keep their names there, except these:")
+              "model, which each build computes (the warehouse does not store it). Its "
+              "columns keep their names there and in the marts and reports, except these:")
 
 
 def render_markdown(entries: list[Entry], title: str, start: str = "",

@@ -56,6 +56,7 @@ from pipeline.warehouse.models import (
     build_order,
     config_macros,
     config_tables,
+    only_in_build,
 )
 from pipeline.warehouse.plan import (
     BUILT_FROM,
@@ -261,6 +262,12 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     stops.check()
                     if check not in outcomes:
                         outcomes[check] = run_check(con, check)
+                # what only this build could check (models it computed, not stored)
+                per_group = partitioned_checks(models, checks)  # in the manifest already
+                manifest.record(con, STATE, {
+                    (check_key(c), ""): outcomes[c].failing_rows for c in checks
+                    if c not in per_group and not outcomes[c].passed
+                    and only_in_build(c.sql, c.name, models)})
                 blocked = [outcomes[c] for c in checks if c.blocking and not outcomes[c].passed]
                 if blocked:  # nothing downstream may read wrong figures
                     raise BlockedBuild(blocked)
@@ -306,8 +313,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
 
 
 def _macros(con: duckdb.DuckDBPyConnection, catalog: str, macros: tuple[str, ...]) -> None:
-    """The macros and the staging schema in ``catalog`` (now the one in use)."""
-    con.execute(f"create schema if not exists {catalog}.{STAGING_SCHEMA}")
+    """The macros in ``catalog`` (now the one in use), and the staging schema where the
+    build computes the models it does not store (``SCRATCH``)."""
+    con.execute(f"create schema if not exists {SCRATCH}.{STAGING_SCHEMA}")
     use_catalog(con, catalog)
     for sql in (*macro_sql(), *macros):
         con.execute(sql)
@@ -344,9 +352,11 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     plan = make_plan(con, files, models, order, macros, state,
                      verify_all=anew_from is not None, target=TARGET)
     existing = _relations(con, TARGET)
-    for qualified, kind in existing.items():  # a model no longer defined
-        if qualified.split(".")[1] not in models:
+    for qualified, kind in existing.items():  # a model no longer defined, or not stored
+        name = qualified.split(".")[1]
+        if name not in models or not models[name].stored:
             con.execute(f"drop {kind} {TARGET}.{qualified}")
+    con.execute(f"drop schema if exists {TARGET}.{STAGING_SCHEMA}")
     held = None if anew_from is not None else f"{state}.{PARTS}"  # the versions the file holds
     stale = plan.stale(con, held)
     checked = partitioned_checks(models, checks)
@@ -370,17 +380,17 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
             where_of(group) for group in sorted(failures)[:WHERE_LISTED]))
     use_catalog(con, TARGET)
     counts = {name: con.execute(f"select count(*) from {models[name].qualified}").fetchone()[0]
-              for name in plan.partitioned}
+              for name in plan.partitioned if models[name].stored}
     done = iter(range(1, len(order) + 1))  # the models in the order they are done
 
     def say(name: str, rows: int | None, seconds: float | None = None,
             partitions: int | None = None) -> None:
         if progress is not None:
-            progress(ModelBuilt(name, next(done), len(order), models[name].materialized,
+            progress(ModelBuilt(name, next(done), len(order), models[name].built_as,
                                 rows, seconds, partitions))
 
     for name in plan.partitioned:
-        say(name, counts[name],
+        say(name, counts.get(name),
             partitions=sum(map(len, stale.get(models[name].area, {}).values())))
     create_lake_views(con, plan.committed, plan.superseded, partitions={
         LAKE_AREA_OF[table]: None for model in models.values()
@@ -391,11 +401,11 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
             continue
         stops.check()
         started = time.monotonic()
-        kind = existing.get(model.qualified)
+        kind = existing.get(model.qualified) if model.stored else None
         if kind and kind != model.materialized:
             con.execute(f"drop {kind} {model.qualified}")
         create_model(con, models, name, f"or replace {model.materialized}")
-        if model.materialized == "table":
+        if model.materialized == "table" and model.stored:
             counts[name] = con.execute(f"select count(*) from {model.qualified}").fetchone()[0]
         say(name, counts.get(name), time.monotonic() - started)
     drop_lake_views(con)

@@ -1,6 +1,8 @@
 """A build's partitioned models computed: the groups whose version changed, a batch at a
 time, from what an in-memory catalog (``SCRATCH``) shows of the lake, into the copy of the
-warehouse being built (``TARGET``); and their data checks on the groups computed."""
+warehouse being built (``TARGET``); and their data checks on the groups computed. A model
+that is not stored (staging: ``Model.stored``) is computed into ``SCRATCH`` only, for the
+batch, and read from there by the models after it."""
 
 from __future__ import annotations
 
@@ -28,18 +30,28 @@ SCRATCH = "memory"
 
 
 def use_catalog(con: duckdb.DuckDBPyConnection, catalog: str) -> None:
-    """Make ``catalog`` the one that unqualified names (and ``staging.``) refer to."""
+    """Make ``catalog`` the one that unqualified names refer to; staging models are found
+    where the build computes them (``SCRATCH``)."""
     con.execute(f"use {catalog}")
-    con.execute(f"set search_path = '{catalog}.main,{catalog}.{STAGING_SCHEMA}'")
+    con.execute(f"set search_path = '{catalog}.main,{SCRATCH}.{STAGING_SCHEMA}'")
+
+
+def computed(model: Model) -> str:
+    """Where a build computes ``model`` when it is not stored: ``SCRATCH``'s staging."""
+    return f"{SCRATCH}.{model.qualified}"
 
 
 def create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
                   how: str = "table") -> None:
+    """``models[name]`` created as ``how`` (``table``, ``view``, ``or replace table`` ...):
+    in the catalog in use, or in ``SCRATCH`` when it is not stored."""
+    model = models[name]
+    where = model.qualified if model.stored else computed(model)
     try:
-        con.execute(f"create {how} {models[name].qualified} as "
-                    f"{qualify_staging(models[name].sql, models)}")
+        con.execute(f"create {how} {where} as "
+                    f"{qualify_staging(model.sql, models, SCRATCH)}")
     except duckdb.Error as exc:
-        raise ModelError(f"model {name} ({models[name].path.name}): {exc}") from None
+        raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
 
 
 def compute_partitioned(con: duckdb.DuckDBPyConnection,
@@ -58,6 +70,8 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
     for name in partitioned:
         model = models[name]
         area = model.area
+        if not model.stored:
+            continue
         if previous and existing.get(model.qualified) == "table" and plan.members[area] and \
                 set(stale.get(area, {})) != set(plan.members[area]):
             gone = plan.gone(con, name, previous)
@@ -86,7 +100,9 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
                 if failures and not sample:
                     sample += con.execute(f"select * from ({check.sql}) limit 5").fetchall()
         for name in partitioned:
-            con.execute(f"drop view {models[name].qualified}")
+            model = models[name]
+            con.execute(f"drop view {model.qualified}" if model.stored
+                        else f"drop table {computed(model)}")
         first = False
     return found
 
@@ -100,6 +116,9 @@ def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], nam
     made ``anew`` by this build is created by its ``first`` batch and holds no rows of the
     groups of a later one."""
     model = models[name]
+    if not model.stored:  # the batch's rows, for the models after it
+        create_model(con, models, name, "table")
+        return
     target = f"{TARGET}.{model.qualified}"
     predicate = grouping.predicate(groups)
     create_model(con, models, name, "view")

@@ -39,6 +39,9 @@ class ModelDoc:
     """The ``data_tests`` entries as written (``pipeline.warehouse.checks`` reads them)."""
     column_tests: dict[str, list] = field(default_factory=dict)
     """Per column, its ``data_tests`` entries."""
+    column_marts: dict[str, str] = field(default_factory=dict)
+    """Per column of a staging model (not stored), ``meta.mart``: the ``model.column`` of a
+    mart or report that holds it under another name (by default: one of its own name)."""
 
 
 @dataclass
@@ -99,7 +102,9 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
                     tuple(grain), " ".join(str(meta.get("rows", "")).split()),
                     list(entry.get("data_tests") or []),
                     {c["name"]: list(c["data_tests"]) for c in entry.get("columns") or []
-                     if c.get("data_tests")})
+                     if c.get("data_tests")},
+                    {c["name"]: str(c["meta"]["mart"]) for c in entry.get("columns") or []
+                     if (c.get("meta") or {}).get("mart")})
             except (KeyError, TypeError, AttributeError):
                 raise DictionaryError(f"{path}: every model needs a name and a description, "
                                       f"every column a name and a description, config a "
@@ -114,8 +119,9 @@ def _literal(text: str) -> str:
 
 def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dictionary
                    ) -> list[str]:
-    """``COMMENT ON`` every model and column the dictionary describes; returns what it
-    does not describe (``model`` or ``model.column``)."""
+    """``COMMENT ON`` every stored model and column the dictionary describes; returns what
+    it does not describe (``model`` or ``model.column``). A model the file does not store
+    (staging, ``Model.stored``) has no comment to carry."""
     missing = []
     statements = []
     found: dict[tuple[str, str], list[str]] = {}
@@ -124,6 +130,8 @@ def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dic
             "where database_name = current_database() order by column_index").fetchall():
         found.setdefault((schema, table), []).append(column)
     for name, model in models.items():
+        if not model.stored:
+            continue
         kind = "view" if model.materialized == "view" else "table"
         description = dictionary.model(name)
         if description:

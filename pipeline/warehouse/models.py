@@ -14,6 +14,13 @@ A model is materialized as its ``config`` in its folder's ``schema.yml`` says
   date), so a build computes it only for the partitions whose input changed and
   keeps the rest (``pipeline.warehouse.plan``);
 - ``view``: computed when queried.
+
+Staging models are computed by each build and never stored (dbt's convention has them as
+views; here the file must answer without the lake, so a view could not outlive the
+build): they live in the build's in-memory catalog while the marts and reports that
+read them are computed, and the marts are the stored copy (``Model.stored``). A staging
+model's ``materialized`` still says how it is computed: ``partitioned`` for the groups a
+build computes, ``table`` in full.
 """
 
 from __future__ import annotations
@@ -84,6 +91,18 @@ class Model:
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
+
+    @property
+    def stored(self) -> bool:
+        """Whether the warehouse file holds the model: staging models are computed by the
+        build that reads them and not stored; marts and reports are."""
+        return self.stage != "staging"
+
+    @property
+    def built_as(self) -> str:
+        """How a build makes it, as its log line says: the materialization, and ``not
+        stored`` for a model the file does not hold."""
+        return self.materialized if self.stored else f"{self.materialized}, not stored"
 
 
 
@@ -361,14 +380,22 @@ def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
     )
 
 
-def qualify_staging(sql: str, models: dict[str, Model]) -> str:
+def only_in_build(sql: str, name: str, models: dict[str, Model]) -> bool:
+    """Whether ``sql`` (a check's) reads a model the file does not store: only a build,
+    which computes it, can run it."""
+    return any(not models[m].stored for m in references(sql, name)[0] if m in models)
+
+
+def qualify_staging(sql: str, models: dict[str, Model], scratch: str | None = None) -> str:
     """``sql`` with every reference to a staging model written ``staging.<model>``, so a
-    view reads the same tables whatever schema search path its reader has."""
+    view reads the same tables whatever schema search path its reader has; with
+    ``scratch``, ``<scratch>.staging.<model>``: the catalog a build computes them in
+    (``Model.stored``), whichever catalog is in use."""
     staging = [name for name, model in models.items() if model.schema == STAGING_SCHEMA]
     if not staging:
         return sql
     pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, staging)) + r")\b")
-    return pattern.sub(rf"{STAGING_SCHEMA}.\1", sql)
+    return pattern.sub(rf"{scratch + '.' if scratch else ''}{STAGING_SCHEMA}.\1", sql)
 
 
 def build_order(models: dict[str, Model]) -> list[str]:

@@ -42,10 +42,11 @@ from pipeline.warehouse.models import Model, canonical_sql
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's
 key, the loads verified."""
-FORMAT_VERSION = "5"
-"""Versions change with this (a change of how models are stored or the lake is read): 5,
-the lake as one Delta table per area (4: every model a table of the file itself, a group
-per lake partition, the bookkeeping in a state file beside)."""
+FORMAT_VERSION = "6"
+"""Versions change with this (a change of how models are stored or the lake is read):
+6, staging computed by each build and not stored; 5, the lake as one Delta table per
+area; 4, every model a table of the file itself, a group per lake partition, the
+bookkeeping in a state file beside."""
 
 
 def digest(*values: object) -> str:
@@ -174,6 +175,15 @@ class Manifest:
                 ("meta", list(self.meta.items()), META_SCHEMA)):
             con.execute(f"drop table if exists {state}.{table}")
             arrow_insert(con, f"{state}.{table}", rows, schema)
+
+    def record(self, con: duckdb.DuckDBPyConnection, catalog: str,
+               failures: dict[tuple[str, str], int]) -> None:
+        """Add ``failures`` ((check, group) -> rows) to the manifest written into
+        ``catalog``: the outcomes of checks on models the file does not store, which only
+        the build can run (group ``''``: the whole model)."""
+        self.check_failures.update(failures)
+        arrow_insert(con, f"{catalog}.{STATE_SCHEMA}.check_failures",
+                     [(*key, n) for key, n in failures.items()], FAILURES_SCHEMA)
 
 
 def chain_hashes(models: dict[str, Model], order: list[str],
@@ -306,7 +316,10 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
             members[area].setdefault(groupings[area].group(part), []).append(part)
     # A group is a partition (``Grouping.group``): its version hashes the model's and the
     # partition's committed load and the receipts other partitions took over from it.
-    arrow_insert(con, "_plan_models", [(n, area, hashes[n]) for n, area in partitioned.items()],
+    # Versions of the stored models only: a staging model is computed with the marts that
+    # read it, whose hashes include its own.
+    arrow_insert(con, "_plan_models", [(n, area, hashes[n]) for n, area in partitioned.items()
+                                       if models[n].stored],
                  pa.schema([("model", pa.string()), ("area", pa.string()),
                             ("hash", pa.string())]))
     arrow_insert(con, "_plan_partitions", [

@@ -88,19 +88,30 @@ class Exported:
 
 
 def resolve_model(con: duckdb.DuckDBPyConnection, model: str) -> tuple[str, list[tuple[str, str]]]:
-    """The model's qualified name (marts and reports in ``main``, staging models in
-    ``staging``; ``staging.<model>`` is accepted too) and its columns with their types."""
-    schema, _, name = model.rpartition(".")
-    for where in ([schema] if schema else ["main", "staging"]):
-        found = con.execute("select column_name, data_type from information_schema.columns "
-                            "where table_schema = ? and table_name = ? "
-                            "order by ordinal_position", [where, name]).fetchall()
-        if found:
-            return f'{where}."{name}"', found
-    models = [r[0] for r in con.execute(
+    """The model's qualified name (marts and reports, in ``main``) and its columns with
+    their types. A staging model is computed by each build and not stored: the error
+    names the marts that hold its rows."""
+    name = model.removeprefix("main.")
+    found = con.execute("select column_name, data_type from information_schema.columns "
+                        "where table_schema = 'main' and table_name = ? "
+                        "order by ordinal_position", [name]).fetchall()
+    if found:
+        return f'main."{name}"', found
+    from pipeline.warehouse.project import shipped
+
+    models = shipped().models
+    staged = models.get(name.removeprefix("staging."))
+    if staged is not None and not staged.stored:
+        readers = sorted(m.name for m in models.values()
+                         if staged.name in m.model_deps and m.stored)
+        raise UnknownModel(f"{staged.name} is a staging model: each build computes it and "
+                           f"the warehouse does not store it; its rows are in "
+                           f"{', '.join(readers) or 'the marts'} (`pos-etl docs` maps its "
+                           f"columns)")
+    stored = [r[0] for r in con.execute(
         "select table_name from information_schema.tables "
-        "where table_schema in ('main', 'staging') order by 1").fetchall()]
-    close = difflib.get_close_matches(name, models, n=3)
+        "where table_schema = 'main' order by 1").fetchall()]
+    close = difflib.get_close_matches(name, stored, n=3)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else \
         "; `pos-etl docs` lists the models"
     raise UnknownModel(f"the warehouse has no model {model!r}{hint}")

@@ -90,7 +90,7 @@ def test_the_shipped_contracts_hold_the_checks_with_their_severities():
     assert checks[("rpt_daily_close", "day_is_closed")] is False  # a till's fault: warn
     assert checks[("rpt_daily_close", "payments_add_up")] is True  # a model bug: error
     assert checks[("fct_receipts", "one_version_per_receipt")] is True  # one day per receipt
-    assert len(checks) == 78
+    assert len(checks) == 94
 
 
 def test_every_model_has_a_grain_of_its_columns_and_its_unique_test_is_that_grain():
@@ -175,3 +175,46 @@ def test_no_models_sql_calls_its_euros_cents():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if line.startswith("--") and "in cents" in line]
     assert not wrong, wrong
+
+
+def test_every_column_of_staging_is_in_a_mart_the_file_stores():
+    """Staging is computed by each build and not stored (#44, item 1): an analyst keeps
+    every column of it in the marts and reports that read it (by its name there, or where
+    its ``meta.mart`` says), and the shipped file holds no staging model."""
+    project = shipped()
+    models = project.models
+    con = empty_warehouse(models)
+    columns = {name: {r[0] for r in con.execute(
+        f"select column_name from (describe {m.qualified})").fetchall()}
+        for name, m in models.items()}
+    readers: dict[str, set[str]] = {}
+    for name, model in models.items():
+        for dep in model.model_deps:
+            readers.setdefault(dep, set()).add(name)
+
+    def downstream(name: str) -> set[str]:
+        found, todo = set(), [name]
+        while todo:
+            for reader in readers.get(todo.pop(), ()):
+                if reader not in found:
+                    found.add(reader)
+                    todo.append(reader)
+        return {m for m in found if models[m].stored}
+
+    lost = []
+    for name, model in models.items():
+        if model.stored:
+            continue
+        held = set().union(*(columns[m] for m in downstream(name)))
+        marts = project.dictionary.models[name].column_marts
+        for column in sorted(columns[name]):
+            if column in marts:
+                mart, _, there = marts[column].partition(".")
+                assert mart in downstream(name) and there in columns[mart], \
+                    f"{name}.{column}: meta.mart {marts[column]} is not a column of a " \
+                    "stored model that reads it"
+            elif column not in held:
+                lost.append(f"{name}.{column}")
+    assert lost == []
+    assert {m.stage for m in models.values() if not m.stored} == {"staging"}
+    assert len([m for m in models.values() if not m.stored]) == 25

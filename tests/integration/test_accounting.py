@@ -175,16 +175,16 @@ def test_payments_per_type_and_account_cover_every_settlement(built):
 
 
 def test_voucher_movements_fall_on_the_ledgers_local_business_date(built):
-    moves = query(built, "select created_at, transaction_type, amount_cents "
-                         "from staging.stg_pos__voucher_transactions")
+    moves = query(built, "select created_at, transaction_type, amount "
+                         "from fct_voucher_transactions")
     vienna = ZoneInfo("Europe/Vienna")
-    expected = defaultdict(int)
+    expected = defaultdict(Decimal)
     for created_at, kind, amount in moves:
         if kind == "Redemption":
             expected[created_at.astimezone(vienna).date()] += amount
     rows = query(built, "select business_date, sum(redeemed_amount) "
                         "from fct_voucher_movements_daily group by all")
-    assert {r[0]: r[1] * 100 for r in rows if r[1]} == expected
+    assert {r[0]: r[1] for r in rows if r[1]} == expected
 
 
 @pytest.mark.parametrize(("value", "rounded"), [
@@ -707,7 +707,11 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     assert main(["export", "rpt_daily_close", "-o", str(tmp_path / "x.txt")]) == 2
     assert "give --format" in capsys.readouterr().err
     staged = tmp_path / "staged.csv"
-    assert main(["export", "stg_pos__payments", "--location", "1003", "-o", str(staged)]) == 0
+    assert main(["export", "stg_pos__payments", "--location", "1003", "-o", str(staged)]) == 2
+    err = capsys.readouterr().err
+    assert "stg_pos__payments is a staging model" in err and "fct_payments" in err
+    assert err.count("\n") == 1 and not staged.exists()
+    assert main(["export", "fct_payments", "--location", "1003", "-o", str(staged)]) == 0
     assert staged.read_text().startswith("location_id,business_date,transaction_id")
     out = tmp_path / "close.xlsx"
     assert main(["export", "rpt_daily_close", "--location", "VIE01", "-o", str(out)]) == 0

@@ -134,12 +134,12 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert run_build(settings, progress=Reporter()).ok
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         files = con.execute("select file_name, period, sha256, is_closed_period from "
-                            "staging.stg_ledger__exported_files order by exported_at").fetchall()
-        nov_id, = con.execute("select export_id from staging.stg_ledger__exported_files "
+                            "rpt_exported_files order by exported_at").fetchall()
+        nov_id, = con.execute("select export_id from rpt_exported_files "
                               "where period = '2026-11' order by exported_at desc "
                               "limit 1").fetchone()
         booked = dict(con.execute("select account, sum(debit_amount - credit_amount) from "
-                                  "staging.stg_ledger__exported_totals where export_id = ? "
+                                  "rpt_exported_totals where export_id = ? "
                                   "group by all", [nov_id]).fetchall())
     name = "EXTF_Buchungsstapel_2026-10.csv"
     assert [f for f in files if f[1] == "2026-10"] == [(name, "2026-10", closed.sha256, True)] * 2

@@ -135,7 +135,7 @@ def test_the_incomplete_month_is_not_closed_until_it_is_complete(holed, capsys, 
     assert "closed 2026-10:" in said.out and "incomplete" not in said.err
     warehouse = holed.parent / "data" / "warehouse.duckdb"
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        assert con.execute("select period, incomplete from staging.stg_ledger__closed_periods"
+        assert con.execute("select period, incomplete from rpt_closed_periods"
                            ).fetchall() == [("2026-10", None)]
     assert main(["status", "--config", str(holed)]) == 0
     assert "every business date from 2026-10-01 to 2026-10-31 loaded (31)" in \

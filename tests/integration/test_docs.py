@@ -116,7 +116,7 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
     assert main(["docs"]) == 0
     page = (built.warehouse.data_dir / "docs" / "index.html").read_text()
-    assert "wrote the data dictionary of 56 models" in capsys.readouterr().out
+    assert "wrote the data dictionary of 72 models" in capsys.readouterr().out
     # the first page says where to start and which figure is which
     assert page.index('id="start-here"') < page.index('id="main.fct_turnover_daily"')
     assert "<h2>Which figure?</h2>" in page and "<table>" in page
@@ -124,7 +124,7 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
         assert f'id="{model.schema}.{model.name}"' in page
     assert main(["docs", "-o", str(tmp_path / "dictionary.md")]) == 0
     text = (tmp_path / "dictionary.md").read_text()
-    assert "## `staging.stg_pos__receipts` (table)" in text
+    assert "## `staging.stg_pos__receipts` (computed by each build, not stored)" in text
     assert text.index("## Start here") < text.index("## Which figure?") < text.index("## Models")
     # the lake's columns renamed by staging, per lake table
     assert "| `receipts` | `staging.stg_pos__receipts` | `tip` | `tip_amount` |" in text

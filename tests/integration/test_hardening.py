@@ -78,14 +78,14 @@ def hostile(tmp_path_factory):
 
 def test_csv_fields_a_spreadsheet_would_run_are_neutralised_unless_raw(hostile, tmp_path):
     settings, _ = hostile
-    sel = Selection("stg_pos__payments", DAY2, DAY2, [1001])
+    sel = Selection("fct_payments", DAY2, DAY2, [1001])
     safe, raw = tmp_path / "safe.csv", tmp_path / "raw.csv"
     export(settings, sel, "csv", safe)
     export(settings, sel, "csv", raw, raw_text=True)
     names = {r["payment_type_name"] for r in csv.DictReader(safe.open(newline=""))}
     assert "'" + FORMULA in names and FORMULA not in names
     assert {r["payment_type_name"] for r in csv.DictReader(raw.open(newline=""))} >= {FORMULA}
-    items = Selection("stg_pos__receipt_items", DAY2, DAY2, [1001])
+    items = Selection("fct_receipt_items", DAY2, DAY2, [1001])
     export(settings, items, "csv", safe)
     for row in csv.DictReader(safe.open(newline="", encoding="utf-8")):
         for value in row.values():
@@ -98,7 +98,7 @@ def test_xlsx_cells_are_strings_never_formulas_and_control_characters_are_replac
 
     settings, _ = hostile
     target = tmp_path / "payments.xlsx"
-    export(settings, Selection("stg_pos__payments", DAY2, DAY2, [1001]), "xlsx", target)
+    export(settings, Selection("fct_payments", DAY2, DAY2, [1001]), "xlsx", target)
     ws = load_workbook(target).active
     cells = [c for row in ws.iter_rows(min_row=2, max_row=ws.max_row - 1) for c in row
              if c.value is not None]
@@ -108,7 +108,7 @@ def test_xlsx_cells_are_strings_never_formulas_and_control_characters_are_replac
         {"=SUBTOTAL(109,"}
     assert FORMULA in {c.value for c in cells}
     target = tmp_path / "items.xlsx"
-    export(settings, Selection("stg_pos__receipt_items", DAY2, DAY2, [1001]), "xlsx", target)
+    export(settings, Selection("fct_receipt_items", DAY2, DAY2, [1001]), "xlsx", target)
     names = {c.value for row in load_workbook(target).active.iter_rows(min_row=2)
              for c in row if isinstance(c.value, str) and c.value.startswith("Schnitzel")}
     assert names == {"Schnitzel\ufffd\ufffd[31m@SUM(1+1)"}
@@ -311,7 +311,7 @@ def test_a_broken_warehouse_or_lake_file_is_one_line_naming_the_file(hostile, tm
 
 def test_exports_leave_nothing_behind_and_write_through_symlinks(hostile, tmp_path):
     settings, _ = hostile
-    sel = Selection("stg_pos__receipt_items", DAY2, DAY2, [1001])
+    sel = Selection("fct_receipt_items", DAY2, DAY2, [1001])
     real = tmp_path / "real.xlsx"
     real.write_text("old")
     link = tmp_path / "link.xlsx"
@@ -328,7 +328,7 @@ def test_exports_leave_nothing_behind_and_write_through_symlinks(hostile, tmp_pa
     env = {k: v for k, v in os.environ.items() if k != "POS_ETL_CONFIG"}
     env |= {"TMPDIR": str(scratch_tmp), "POS_ETL_DATA_DIR": str(settings.warehouse.data_dir)}
     done = subprocess.run([sys.executable, "-m", "pipeline.cli", "export",
-                           "stg_pos__receipt_items", "-o", str(tmp_path / "x.xlsx")],
+                           "fct_receipt_items", "-o", str(tmp_path / "x.xlsx")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not list(scratch_tmp.iterdir())

@@ -92,8 +92,6 @@ def test_a_failed_check_shows_on_the_report(report, tmp_path):
     copy = tmp_path / "warehouse.duckdb"
     shutil.copy(settings.warehouse.warehouse_path, copy)
     with duckdb.connect(str(copy)) as con:  # negative voucher balances: the ledger is off
-        con.execute("create or replace table staging.stg_pos__vouchers as "
-                    "select * replace (-1 as balance_cents) from staging.stg_pos__vouchers")
         con.execute("create or replace table main.dim_vouchers as "
                     "select * replace (-1 as balance_amount) from main.dim_vouchers")
     from pipeline.outputs.report import write_report

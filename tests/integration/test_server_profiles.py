@@ -63,7 +63,7 @@ def warehouse(settings) -> tuple[dict, dict]:
         turnover = {(loc, day): value for loc, day, value in con.execute(
             "select location_id, business_date, turnover_net from fct_turnover_daily").fetchall()}
         receipts = {(loc, day): n for loc, day, n in con.execute(
-            "select location_id, business_date, count(*) from staging.stg_pos__receipts "
+            "select location_id, business_date, count(*) from fct_receipts "
             "group by all").fetchall()}
     return turnover, receipts
 
@@ -107,9 +107,9 @@ def test_unknown_fields_are_kept_in_the_lake_and_left_out_fields_are_null(
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         extra, customers = con.execute(
             "select any_value(extra_fields), count(customer_id) "
-            "from staging.stg_pos__receipts").fetchone()
+            "from fct_receipts").fetchone()
         kitchen, external = con.execute(
             "select any_value(extra_fields), count(external_id) "
-            "from staging.stg_pos__receipt_items").fetchone()
+            "from fct_receipt_items").fetchone()
     assert '"loyaltyPoints"' in extra and customers == 0
     assert '"station"' in kitchen and external == 0

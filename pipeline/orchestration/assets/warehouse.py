@@ -35,10 +35,13 @@ def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
         ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",
         description=" ".join(filter(None, [
             dictionary.model(model.name), model.rows,
-            f"Grain: {', '.join(model.grain)}." if model.grain else ""]))
+            f"Grain: {', '.join(model.grain)}." if model.grain else "",
+            "" if model.stored else "Computed by each build for the models that read it; "
+                                    "the warehouse file does not store it."]))
         or f"SQL model {model.name}", kinds={"duckdb", "sql"},
         metadata={"sql_file": f"{model.stage}/{model.path.name}",
-                  "materialized": model.materialized, "schema": model.schema},
+                  "materialized": model.built_as,
+                  **({"schema": model.schema} if model.stored else {})},
         owners=[model.owner] if model.owner else [],
         automation_condition=AFTER_LOAD,
     )
@@ -105,7 +108,8 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
             if dg.AssetKey(["warehouse", name]) not in selected:
                 continue
             built_as = ModelMaterialized(
-                str(result.path), models[name].qualified, models[name].materialized,
+                str(result.path), models[name].qualified if models[name].stored else "",
+                models[name].built_as,
                 result.row_counts.get(name), result.rebuilt_partitions.get(models[name].area))
             yield dg.MaterializeResult(asset_key=["warehouse", name],
                                        metadata=built_as.to_metadata(**extra.get(name, {})))
