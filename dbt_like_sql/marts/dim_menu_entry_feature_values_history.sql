@@ -6,9 +6,11 @@ feature_values as (
 
 ),
 
+-- A price as sent, exact: DECIMAL(38,8) as every exact amount of the marts.
 final as (
 
-    select * from feature_values
+    select * replace (exact_amount(price_adjustment) as price_adjustment)
+    from feature_values
 
 )
 

@@ -21,9 +21,8 @@ from pipeline.core.settings import Settings
 from pipeline.outputs.pages import render_page
 from pipeline.warehouse.checks import run_checks
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
-from pipeline.warehouse.plan import Manifest
 from pipeline.warehouse.project import shipped
-from pipeline.warehouse.state import state_file
+from pipeline.warehouse.state import recorded_failures
 
 WINDOW_DAYS = 30
 
@@ -240,9 +239,7 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     failed = []
     project = shipped()
     checks = project.checks
-    recorded: dict[str, int] = {}
-    for (check, _group), rows in Manifest.read(state_file(Path(path))).check_failures.items():
-        recorded[check] = recorded.get(check, 0) + rows
+    recorded = recorded_failures(Path(path))
     for check, outcome in zip(checks, run_checks(con, checks, project.models, recorded),
                               strict=True):
         if not outcome.passed:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.warehouse.plan import built_from
+from pipeline.warehouse.plan import Manifest, built_from
 
 STATE = "st"
 """The catalog a build attaches its state file as."""
@@ -57,6 +57,15 @@ def built_from_state(path: Path | None) -> dict[int, set[date]]:
             return built_from(con)
     except duckdb.Error:
         return {}
+
+
+def recorded_failures(warehouse_path: Path) -> dict[str, int]:
+    """``model:check`` -> failing rows, as the build of the warehouse at ``warehouse_path``
+    recorded them in its state file: what only a build can check (``checks.run_checks``)."""
+    recorded: dict[str, int] = {}
+    for (check, _group), rows in Manifest.read(state_file(warehouse_path)).check_failures.items():
+        recorded[check] = recorded.get(check, 0) + rows
+    return recorded
 
 
 def remove_killed_builds(warehouse_path: Path) -> None:
