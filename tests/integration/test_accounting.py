@@ -724,13 +724,12 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     assert (tmp_path / "bmd_2026-03-27_2026-03-29" / "BMD_Buchungen_2026-03.csv").is_file()
 
 
-def test_staging_models_live_in_their_own_schema(built):
+def test_the_file_holds_the_marts_and_reports_and_no_staging(built):
     from pipeline.warehouse import discover_models
 
-    schemas = dict(query(built, "select table_name, table_schema from information_schema.tables "
-                                "where table_schema in ('main', 'staging')"))
-    for model in discover_models().values():
-        assert schemas[model.name] == ("staging" if model.stage == "staging" else "main")
+    schemas = dict(query(built, "select table_name, table_schema from information_schema.tables"))
+    assert {name: schemas.get(name) for name, model in discover_models().items()} == {
+        name: "main" if model.stored else None for name, model in discover_models().items()}
     # a view reads the models it names by their qualified names: no search path needed
     assert query(built, "select count(*) from rpt_unmatched_items")[0][0] > 0
 

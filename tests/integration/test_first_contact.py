@@ -209,7 +209,7 @@ def test_a_load_shows_each_phase_once_and_the_build_a_line_per_model(
     assert [int(line.split()[1]) for line in lines] == list(range(1, models + 1))
     assert {line.split()[4] for line in lines} == set(discover_models())
     assert lines[0].startswith(f"warehouse: 1 of {models} stg_pos__item_side_dishes "
-                               "(partitioned, not stored, 1 partition computed) ")
+                               "(partitioned, not stored, 1 partition computed)")
     assert lines[-1].endswith(" s")  # a table's or view's time
 
 
