@@ -4,7 +4,7 @@ environment (``tests/integration/test_bi_clients.py``), with only that client in
     python bi_probe.py duckdb|sqlalchemy <file>
     python bi_probe.py queries <file> <queries.json>
 
-prints JSON: every relation of ``main`` and ``staging`` with its comment and row count,
+prints JSON: every relation of ``main`` (the analyst's catalog) with its comment and row count,
 the turnover of ``fct_turnover_daily`` as text and whether it arrived as a Decimal; or,
 for each query of the list, its row count or its error.
 """
@@ -15,10 +15,10 @@ from decimal import Decimal
 
 RELATIONS = """
     select schema_name || '.' || table_name, comment from duckdb_tables()
-    where schema_name in ('main', 'staging')
+    where schema_name = 'main'
     union all
     select schema_name || '.' || view_name, comment from duckdb_views()
-    where schema_name in ('main', 'staging') and not internal"""
+    where schema_name = 'main' and not internal"""
 TURNOVER = "select sum(turnover_net) from fct_turnover_daily"
 
 
@@ -46,7 +46,7 @@ def with_sqlalchemy(path: str) -> dict:
     schemas = sorted(inspector.get_schema_names())
     comments, rows = {}, {}
     with engine.connect() as con:
-        for schema in ("main", "staging"):
+        for schema in ("main",):
             names = inspector.get_table_names(schema=schema) + \
                 inspector.get_view_names(schema=schema)
             for name in names:

@@ -2,6 +2,7 @@
 
 import re
 import shutil
+import textwrap
 import threading
 from datetime import date
 from decimal import Decimal
@@ -17,7 +18,7 @@ from pipeline.extract.catalog import CATALOG_TABLES
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.layout import new_load_id
 from pipeline.lake.store import Lake
-from pipeline.warehouse import build_order, build_warehouse, discover_models
+from pipeline.warehouse import MODELS_DIR, build_order, build_warehouse, discover_models
 from pipeline.warehouse.checks import run_checks
 from pipeline.warehouse.project import Project, shipped
 from pipeline.warehouse.state import recorded_failures
@@ -342,3 +343,36 @@ def test_a_data_dir_with_a_quote_in_its_path_builds(built, tmp_path):
     expected = query(built, "select count(*) from fct_receipts")[0][0]
     assert result.row_counts["fct_receipts"] == expected
     assert not unexpected(result.failed_checks)
+
+
+def test_a_check_of_staging_fails_in_the_build_and_the_report_reads_it_from_the_state(
+        built, tmp_path):
+    """Staging is not stored (#44): its checks run in the build that computes it, which
+    records their failing rows, and a check run on the published file reads them there."""
+    models_dir = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models_dir)
+    schema = models_dir / "staging" / "schema.yml"
+    text = schema.read_text()
+    for model, check in (("stg_pos__spots", "no_spot_is_named"),
+                         ("stg_pos__payments", "no_payment_is_positive")):
+        expression = "spot_name is null" if model == "stg_pos__spots" else "amount <= 0"
+        entry = f"  - name: {model}\n"
+        text = text.replace(entry, entry + textwrap.indent(textwrap.dedent(f"""\
+            data_tests:
+              - expression_is_true:
+                  name: {check}
+                  expression: {expression}
+                  config: {{severity: warn}}
+            """), "    "), 1)
+    schema.write_text(text)
+    project = Project.read(models_dir)
+    result = build_warehouse(built.warehouse.lake_dir, tmp_path / "wh.duckdb", project)
+    in_build = {o.check.name: o.failing_rows for o in result.failed_checks
+                if o.check.name.startswith("no_")}
+    assert in_build["no_spot_is_named"] > 0 and in_build["no_payment_is_positive"] > 0
+    with duckdb.connect(str(result.path), read_only=True) as con:
+        assert con.execute("select count(*) from duckdb_tables() "
+                           "where schema_name <> 'main'").fetchone()[0] == 0
+        later = run_checks(con, project.checks, project.models, recorded_failures(result.path))
+    assert {o.check.name: o.failing_rows for o in later
+            if o.check.name.startswith("no_")} == in_build
