@@ -121,6 +121,18 @@ def _build(lake: Path, warehouse: Path, full: bool) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _blocks(warehouse: Path) -> dict:
+    """The file's blocks, used and free (``pragma database_size``): free blocks are what
+    deletes left and the next build may reuse."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        total, free = con.execute("select total_blocks, free_blocks "
+                                  "from pragma_database_size()").fetchone()
+    return {"total_blocks": total, "free_blocks": free,
+            "free_share": round(free / total, 3) if total else 0.0}
+
+
 def bench_chain(locations: int, days: int, volume: int) -> dict:
     """Make (or reuse) the chain's lake, then its first full build and one night."""
     lake, made = chain_lake(locations, days, volume, os.cpu_count() or 1)
@@ -130,7 +142,9 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
     warehouse = work / "warehouse.duckdb"
     full = _build(lake, warehouse, full=True)
     size_mb = round(warehouse.stat().st_size / 1e6)
-    print(f"chain: full build {json.dumps(full)}, {size_mb} MB", file=sys.stderr, flush=True)
+    full_blocks = _blocks(warehouse)
+    print(f"chain: full build {json.dumps(full)}, {size_mb} MB {full_blocks}", file=sys.stderr,
+          flush=True)
     # One night more: a day of every location (added to the cached lake, removed after)
     # and the lookback before it loaded again (new loads of the same receipts).
     night = FIRST_DAY + timedelta(days=days)
@@ -144,6 +158,7 @@ def bench_chain(locations: int, days: int, volume: int) -> dict:
         _remove_day(lake, night)
     return {"locations": locations, "days": days, "transactions_per_day": volume,
             "lake": made, "full_build": full, "warehouse_mb": size_mb,
+            "blocks": full_blocks, "blocks_after_night": _blocks(warehouse),
             "warehouse_mb_after_night": round(warehouse.stat().st_size / 1e6),
             "night_build": nightly, "target_seconds": 600, "target_peak_rss_mb": 1536,
             "met": full["seconds"] <= 600 and full["peak_rss_mb"] <= 1536}

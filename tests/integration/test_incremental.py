@@ -101,7 +101,7 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
     assert full.rebuilt_partitions == {"revenue": 12}
     assert full.row_counts == result.row_counts
-    for name in (m.qualified for m in discover_models().values()):
+    for name in (m.qualified for m in discover_models().values() if m.stored):
         assert model_rows(target, name) == model_rows(full.path, name), name
 
 
@@ -130,7 +130,7 @@ def test_a_reader_keeps_the_file_it_opened_while_a_build_replaces_it(history):
         after = con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
     assert after != before
     full = build_warehouse(lake, target.with_name("full.duckdb"), full=True)
-    for name in (m.qualified for m in discover_models().values()):
+    for name in (m.qualified for m in discover_models().values() if m.stored):
         assert model_rows(target, name) == model_rows(full.path, name), name
 
 
@@ -187,7 +187,7 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not unexpected(batched.failed_checks)
-    for name in (m.qualified for m in discover_models().values()):
+    for name in (m.qualified for m in discover_models().values() if m.stored):
         assert model_rows(batched.path, name) == model_rows(target, name), name
 
 
@@ -209,7 +209,7 @@ def test_a_night_that_loads_its_lookback_again_equals_a_full_rebuild_in_64_mb(
     assert not unexpected(night.failed_checks)
 
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
-    for name in (m.qualified for m in discover_models().values()):
+    for name in (m.qualified for m in discover_models().values() if m.stored):
         assert model_rows(target, name) == model_rows(full.path, name), name
 
 
@@ -289,7 +289,7 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
     with duckdb.connect(str(target), read_only=True) as con:
         schemas = {s for (s,) in con.execute("select schema_name from duckdb_tables()")
                    .fetchall()}
-    assert schemas == {"main", "staging"}
+    assert schemas == {"main"}  # staging: computed by each build, not stored
     assert state_file(target) == state_dir(target) / f"{build_id(target)}.duckdb"
     assert [p.name for p in state_dir(target).iterdir()] == [f"{build_id(target)}.duckdb"]
     stray = state_dir(target) / "0123456789abcdef.duckdb"  # a killed build's, published
@@ -297,7 +297,7 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
     again = build_warehouse(lake, target)
     assert again.rebuilt_partitions == {"revenue": 0} and not stray.exists()
     rows = {m.qualified: model_rows(target, m.qualified) for m in discover_models().values()
-            if m.materialized == "partitioned"}
+            if m.materialized == "partitioned" and m.stored}
     shutil.rmtree(state_dir(target))
     anew = build_warehouse(lake, target)
     assert anew.rebuilt_partitions == {"revenue": 12}
