@@ -305,11 +305,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
     # table: with a chain's history that grows with the file. A build checkpoints once,
     # before it publishes; the log of a killed build goes with its file.
     con.execute(f"set checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-    # Text is not compressed with FSST: choosing and building its symbol tables is a fifth
-    # of what writing a model's rows costs, about 40 s of a chain's full build; the file
-    # is larger for it (the chain's 20.0 GB instead of 16.5: dictionary and the other
-    # methods still apply; every DuckDB reads it the same). docs/benchmarks.md
-    con.execute("set disabled_compression_methods = 'fsst'")
+    # Text is compressed with FSST where it pays (DuckDB's default). It was disabled while
+    # staging was stored (choosing its symbol tables was a fifth of writing the rows
+    # twice); with staging computed, not stored, it costs about 1 % of a full build and
+    # makes the file 0.84x (a 20-location year: 491.6 MB vs 588.0; docs/benchmarks.md).
 
 
 def _macros(con: duckdb.DuckDBPyConnection, catalog: str, macros: tuple[str, ...]) -> None:
