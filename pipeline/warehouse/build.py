@@ -5,12 +5,14 @@ says ``view``), the macros and the comments: it answers from itself alone, where
 is copied, and is written in DuckDB's storage format ``storage_version`` (default 1.1),
 so the DuckDB that BI tools bundle opens it.
 
-A build copies the file in place, attaches the copy beside an in-memory catalog that
-holds the lake's views (``pipeline.warehouse.lakeviews``) and what is computed, replaces
-there the groups of the partitioned models whose version changed (``plan``), rebuilds the
-tables and views, runs the data checks, and renames the copy over the old file. A reader
-that opened the old file keeps it (and a consistent state) until it closes it; a build
-killed at any point leaves the old file. A file lock keeps builds one at a time.
+A build brings the file the last build replaced (the standby) level with the file in
+place, or copies that file where it cannot (``standby``), attaches it beside an
+in-memory catalog that holds the lake's views (``pipeline.warehouse.lakeviews``) and
+what is computed (staging: it is not stored), replaces there the groups of the
+partitioned models whose version changed (``plan``), rebuilds the tables and views, runs
+the data checks, and switches it in for the old file, which becomes the standby. A
+reader that opened the old file keeps it (and a consistent state) until it closes it; a
+build killed at any point leaves the old file. A file lock keeps builds one at a time.
 """
 
 from __future__ import annotations
@@ -70,11 +72,19 @@ from pipeline.warehouse.plan import (
 )
 from pipeline.warehouse.project import Project, shipped
 from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, lost_days, went_back
+from pipeline.warehouse.standby import (
+    catch_up,
+    discard_standby,
+    mark_changing,
+    publish,
+    recover,
+    standby_path,
+    usable_standby,
+)
 from pipeline.warehouse.state import (
     BUILD_ID,
     STATE,
     built_from_state,
-    publish,
     remove_killed_builds,
     state_dir,
     state_file,
@@ -108,6 +118,9 @@ class BuildResult:
     corrupt: list[Corrupt] = field(default_factory=list)
     """Lake partitions whose files do not hold what their commit record says: left out,
     their previous rows kept (``integrity``)."""
+    built_on: str = "new"
+    """What the build changed and published: ``standby`` (the file the last build
+    replaced, brought up to date in place), ``copy`` (of the file in place) or ``new``."""
 
     @property
     def failed_checks(self) -> list[CheckOutcome]:
@@ -223,24 +236,36 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
     warehouse_path = Path(warehouse_path).absolute()
     with _build_lock(warehouse_path):
         remove_killed_builds(warehouse_path)  # under the lock no other build runs
-        previous_state = state_file(warehouse_path)
-        previous = Manifest.read(previous_state)
-        built_before = built_from_state(previous_state)
+        recover(warehouse_path)
+        current_state = state_file(warehouse_path)  # the warehouse readers open
+        current = Manifest.read(current_state)
+        built_before = built_from_state(current_state)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
-        incremental = not full and {k: previous.meta.get(k) for k in wanted} == wanted
         build = uuid.uuid4().hex
-        temp = warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
         temp_state = state_dir(warehouse_path) / f"{build}.duckdb.building"
+        incremental = not full and {k: current.meta.get(k) for k in wanted} == wanted
+        # the standby brought level with the file in place (the rows of the groups that
+        # changed since its own build), else a copy of that file, else a new file
+        standby = usable_standby(warehouse_path, current_state) if incremental else None
+        temp = standby_path(warehouse_path) if standby is not None else \
+            warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
+        previous, previous_state = current, current_state
+        published = False
         try:
-            if incremental:
+            if standby is not None:
+                mark_changing(warehouse_path)
+            elif incremental:
                 shutil.copyfile(warehouse_path, temp)
+            if incremental:
                 shutil.copyfile(previous_state, temp_state)
             with duckdb.connect() as con:
-                _prepare(con, memory_limit, Path(f"{temp}.tmp"))
+                _prepare(con, memory_limit, Path(f"{temp_state}.tmp"))
                 files.prepare(con)
                 con.execute(f"attach '{sql_path(temp)}' as {TARGET}"
                             + ("" if incremental else f" (storage_version '{storage_version}')"))
                 con.execute(f"attach '{sql_path(temp_state)}' as {STATE}")
+                if standby is not None:
+                    catch_up(con, TARGET, warehouse_path, standby)
                 manifest, plan, stale, counts, outcomes = _build_models(
                     con, files, models, order, checks, macros, previous,
                     None if incremental else warehouse_path, tables, progress,
@@ -254,7 +279,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)
-                behind = went_back(previous.meta, plan.lake_versions)
+                behind = went_back(current.meta, plan.lake_versions)
                 if behind and not forget_missing:
                     raise LakeWentBack(behind)
                 apply_comments(con, models, project.dictionary)
@@ -278,11 +303,14 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 con.execute(f"detach {STATE}")
             stops.check()  # the last moment a stop leaves the old warehouse
             publish(temp, temp_state, warehouse_path, build)
+            published = True
         finally:
-            for path in (temp, temp_state):
+            if standby is not None and not published:
+                discard_standby(warehouse_path)  # changed, not published: untrusted
+            for path in ((temp_state,) if standby is not None else (temp, temp_state)):
                 path.unlink(missing_ok=True)
                 Path(f"{path}.wal").unlink(missing_ok=True)
-            shutil.rmtree(f"{temp}.tmp", ignore_errors=True)
+            shutil.rmtree(f"{temp_state}.tmp", ignore_errors=True)
         if previous.meta.get("format") == FORMAT_VERSION:
             # Parquet parts of a warehouse before format 2 (its views read them): gone
             # once the file they belonged to was replaced twice.
@@ -290,7 +318,8 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                           ignore_errors=True)
     return BuildResult(warehouse_path, counts, order, [outcomes[c] for c in checks],
                        {area: sum(map(len, groups.values())) for area, groups in stale.items()},
-                       plan.corrupt)
+                       plan.corrupt,
+                       "standby" if standby is not None else "copy" if incremental else "new")
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> None:
@@ -364,7 +393,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
         if anew_from is not None:
-            _copy_kept_rows(con, anew_from, models, plan, previous_state)
+            _copy_kept_rows(con, anew_from, previous_state, models, plan)
         else:
             plan.keep_versions(con, held)
     for check, area in checked.items():
@@ -411,8 +440,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     return manifest, plan, stale, counts, outcomes
 
 
-def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str, Model],
-                    plan: Plan, old_state: Path | None) -> None:
+def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, old_state: Path | None,
+                    models: dict[str, Model], plan: Plan) -> None:
     """Into a new file, the rows of the groups ``plan`` keeps, from the file in place (if it
     has them in the same shape: a file of another format may not), with their versions
     from its state file."""
@@ -426,11 +455,12 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str,
             plan.keep_versions(con, f"_previous_state.{STATE_SCHEMA}.{PARTS}")
         for name in plan.partitioned:
             groups = sorted(plan.kept.get(models[name].area, ()))
-            if groups:
+            if groups and models[name].stored:
+                where = plan.groupings[models[name].area].predicate(groups)
                 with contextlib.suppress(duckdb.Error):
                     con.execute(f"insert into {TARGET}.{models[name].qualified} by name "
                                 f"select * from _previous.{models[name].qualified} "
-                                f"where {plan.groupings[models[name].area].predicate(groups)}")
+                                f"where {where}")
     finally:
         con.execute("detach _previous")
         if old_state is not None:

@@ -2,12 +2,12 @@
 ``<name>.state/<build id>.duckdb`` (schema ``plan.STATE_SCHEMA``), named by the build that
 wrote it; the warehouse names its build (the macro ``pos_etl_build_id()``). A build puts
 its state file in place first and the warehouse after it, then removes the state files of
-the warehouses replaced: a kill at any point leaves a warehouse that finds its own state.
+the files it no longer keeps (``standby.publish``): a kill at any point leaves a
+warehouse that finds its own state.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from datetime import date
 from pathlib import Path
@@ -74,24 +74,8 @@ def remove_killed_builds(warehouse_path: Path) -> None:
     states = state_dir(warehouse_path)
     states.mkdir(exist_ok=True)
     for stale in [*warehouse_path.parent.glob(f".{warehouse_path.name}.*.building*"),
+                  *warehouse_path.parent.glob(f".{warehouse_path.name}.*.link"),
                   *states.glob("*.building*")]:
         if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
         stale.unlink(missing_ok=True)
-
-
-def publish(temp: Path, temp_state: Path, warehouse_path: Path, build: str) -> None:
-    """Switch in a build's files, both whole on disk (fsynced): the state file first,
-    then the warehouse; then the state files of the warehouses replaced go."""
-    for path in (temp, temp_state):
-        with open(path, "rb") as fh:
-            os.fsync(fh.fileno())
-    states = state_dir(warehouse_path)
-    os.replace(temp_state, states / f"{build}.duckdb")
-    # A WAL next to the warehouse belongs to the file being replaced (left by a read-write
-    # session that died): DuckDB would refuse the new file with it.
-    Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
-    os.replace(temp, warehouse_path)
-    for old in states.iterdir():
-        if old.name != f"{build}.duckdb":
-            old.unlink(missing_ok=True)

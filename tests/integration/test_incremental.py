@@ -279,6 +279,7 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
     warehouse leaves the warehouse in place with its own state: the next build is
     incremental and removes the stray file. Without its state file, a warehouse is built
     anew, to the same rows."""
+    from pipeline.warehouse.standby import standby_path
     from pipeline.warehouse.state import build_id, state_dir, state_file
 
     settings, _ = history
@@ -291,7 +292,11 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
                    .fetchall()}
     assert schemas == {"main"}  # staging: computed by each build, not stored
     assert state_file(target) == state_dir(target) / f"{build_id(target)}.duckdb"
-    assert [p.name for p in state_dir(target).iterdir()] == [f"{build_id(target)}.duckdb"]
+    # beside it: the file it replaced (the standby the next build brings up to date) and
+    # both files' state
+    standby = standby_path(target)
+    assert sorted(p.name for p in state_dir(target).iterdir()) == sorted([
+        f"{build_id(target)}.duckdb", "standby.duckdb", f"{build_id(standby)}.duckdb"])
     stray = state_dir(target) / "0123456789abcdef.duckdb"  # a killed build's, published
     shutil.copyfile(state_file(target), stray)
     again = build_warehouse(lake, target)
