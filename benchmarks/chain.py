@@ -111,6 +111,7 @@ def _build(lake: Path, warehouse: Path, full: bool) -> dict:
         "print(json.dumps({'seconds': round(time.perf_counter() - t, 1),\n"
         "                  'cpu_seconds': round(usage.ru_utime + usage.ru_stime, 1),\n"
         "                  'rebuilt_partitions': r.rebuilt_partitions,\n"
+        "                  'built_on': r.built_on,\n"
         "                  'peak_rss_mb': round(usage.ru_maxrss / 1024),\n"
         "                  'failed_checks': [c.check.name for c in r.failed_checks]}))\n")
     out = subprocess.run([sys.executable, "-c", code, str(lake), str(warehouse),
@@ -170,3 +171,52 @@ def _remove_day(lake: Path, day: date) -> None:
     from deltalake import DeltaTable
 
     DeltaTable(str(lake / "revenue")).delete(f"business_date = '{day.isoformat()}'")
+
+
+NIGHTS = 3
+"""Nights built on top of each history: the first finds no standby (it copies), the
+others bring the standby up to date in place, as every night after does."""
+
+
+def bench_nights(locations: int, histories: tuple[int, int], volume: int) -> dict:
+    """What a chain lives with (#44): the full build of ``histories[1]`` days, and nights on
+    top of a short and of a long history, side by side: each night a new day of every
+    location and the ``LOOKBACK_DAYS`` before it loaded again, then an incremental build.
+    Target: a steady night (the standby brought up to date in place) on top of the long
+    history within 1.3x of one on top of the short, and the full build within 200 s and
+    1.2 GB at 200 locations."""
+    results: dict = {"locations": locations, "transactions_per_day": volume}
+    for days in histories:
+        lake, made = chain_lake(locations, days, volume, os.cpu_count() or 1)
+        work = CACHE / f"nights-{days}"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        warehouse = work / "warehouse.duckdb"
+        full = _build(lake, warehouse, full=True)
+        print(f"nights: {days} days, full build {json.dumps(full)}", file=sys.stderr,
+              flush=True)
+        nights, added = [], []
+        try:
+            with ProcessPoolExecutor(os.cpu_count() or 1,
+                                     mp_context=multiprocessing.get_context("spawn")) as pool:
+                for n in range(NIGHTS):
+                    night = FIRST_DAY + timedelta(days=days + n)
+                    added.append(night)
+                    write_days(lake, locations, night - timedelta(days=LOOKBACK_DAYS),
+                               LOOKBACK_DAYS + 1, volume, pool)
+                    nights.append(_build(lake, warehouse, full=False) | _blocks(warehouse))
+                    print(f"nights: {days} days, night {n + 1} {json.dumps(nights[-1])}",
+                          file=sys.stderr, flush=True)
+        finally:
+            for night in added:
+                _remove_day(lake, night)
+        results[f"history_{days}"] = {
+            "lake": made, "full_build": full, "nights": nights,
+            "warehouse_mb": round(warehouse.stat().st_size / 1e6),
+            "steady_night_seconds": sorted(n["seconds"] for n in nights[1:])[
+                (len(nights) - 2) // 2]}
+    short, long = (results[f"history_{d}"]["steady_night_seconds"] for d in histories)
+    results["night_ratio"] = round(long / short, 2)
+    results["target_ratio"] = 1.3
+    results["met"] = long <= 1.3 * short
+    return results

@@ -32,6 +32,11 @@
     (the floor), DuckDB's ``read_json`` into three deduplicated Parquet files on one
     thread, and this pipeline (``benchmarks/peers.py``). #43's targets: pipeline >= 1.5x
     DuckDB and >= 0.4x the floor.
+14. nights (only with ``--only nights``; ``--chain`` locations): what a chain lives with:
+    the full build of 3 years, then nights (a new day of every location and the 3 days
+    before it loaded again) on top of 90 days and of 3 years of history, side by side
+    (``benchmarks/chain.py``). Target: a steady night on top of 3 years within 1.3x of
+    one on top of 90 days.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -59,7 +64,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.chain import bench_chain  # noqa: E402
+from benchmarks.chain import bench_chain, bench_nights  # noqa: E402
 from benchmarks.cli import bench_cli  # noqa: E402
 from benchmarks.delta import bench_files  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
@@ -580,7 +585,7 @@ def main() -> int:
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
                                            "status", "delta", "housekeeping", "cli",
-                                           "peers"])
+                                           "peers", "nights"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -609,6 +614,7 @@ def main() -> int:
         "nightly": (bench_nightly, (args.chain, 300)),
         "partitions": (bench_partitions, (args.chain, 3)),
         "chain": (bench_chain, (args.chain, 365, 300)),
+        "nights": (bench_nights, (args.chain, (90, 1095), 300)),
         "status": (bench_status, (365, 3)),
         "delta": (bench_files, ()),
         "housekeeping": (bench_housekeeping, (args.chain, 3)),
@@ -616,7 +622,8 @@ def main() -> int:
         "peers": (_peers, (args.days, args.repeats)),
     }
     for name, (bench, bench_args) in runs.items():
-        if args.only != name and (args.only is not None or name in ("chain", "housekeeping")):
+        if args.only != name and (args.only is not None
+                                  or name in ("chain", "housekeeping", "nights")):
             continue
         results[name] = _isolated(bench, bench_args)
         print(f"{name}:", json.dumps(results[name]), flush=True)
@@ -629,6 +636,7 @@ def main() -> int:
           and results.get("nightly", {}).get("wall_seconds", 0) <= NIGHTLY_TARGET_SECONDS
           and not results.get("nightly", {}).get("failed_partitions")
           and results.get("chain", {}).get("met", True)
+          and results.get("nights", {}).get("met", True)
           and results.get("status", {}).get("met", True)
           and results.get("cli", {}).get("met", True)
           and results.get("delta", {}).get("met", True)

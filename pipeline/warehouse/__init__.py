@@ -7,17 +7,13 @@ self-contained file.
 - ``plan``: which groups of the partitioned models a build must compute (versions);
 - ``integrity``: the lake's partitions checked against their commit records;
 - ``compute``: the partitioned models' groups computed, a batch at a time, and checked;
-- ``build``: the build itself, its checks, the switch to the new file.
+- ``build``: the build itself, its checks, the switch to the new file;
+- ``standby``: the two files taking turns, and their publication;
+- ``resource``: the warehouse as the pipeline's steps use it.
 """
 
 from pipeline.extract.macros import macro_sql
-from pipeline.warehouse.build import (
-    BlockedBuild,
-    BuildResult,
-    Warehouse,
-    build_warehouse,
-    stopped_query,
-)
+from pipeline.warehouse.build import BlockedBuild, BuildResult, build_warehouse
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
     LAKE_AREAS,
@@ -32,6 +28,7 @@ from pipeline.warehouse.models import (
     discover_models,
 )
 from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.resource import Warehouse, stopped_query
 from pipeline.warehouse.shrink import LakeShrank, LakeWentBack
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
