@@ -21,7 +21,8 @@ import pyarrow as pa
 from pipeline.core.outcomes import ConfigError, Failure
 from pipeline.core.settings import Settings
 from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
-from pipeline.lake.store import LakeStore
+from pipeline.lake.layout import LoadRecord
+from pipeline.lake.store import LakeStore, partition_path
 from pipeline.load.steps import partition_key
 from pipeline.pos_api.errors import PosApiError
 from pipeline.pos_api.source import PosSource
@@ -75,11 +76,12 @@ def rotation_days(settings: Settings, today: date) -> list[date]:
     return [day for day in (start + timedelta(days=n) for n in range(size)) if day <= last]
 
 
-def check_day(source: PosSource, lake: LakeStore, location_id: int, day: date) -> DayCheck:
-    """Read one committed day again; replace it and record the drift when it changed."""
+def check_day(source: PosSource, lake: LakeStore, location_id: int, day: date,
+              committed: LoadRecord | None) -> DayCheck:
+    """Read one committed day (``committed``: its load) again; replace it and record the
+    drift when it changed."""
     check = DayCheck(location_id, day)
     partition = partition_key(location_id, day)
-    committed = lake.committed("revenue", partition)
     if committed is None:
         return check  # never loaded: the load's business, not drift
     try:
@@ -114,6 +116,9 @@ def check_days(source: PosSource, lake: LakeStore, location_ids: list[int],
     """``check_day`` for every location and day, ``max_concurrent_requests`` at a time (a
     chain's night reads its stretch of every location: 1,400 days for 200 locations)."""
     jobs = [(loc, day) for loc in location_ids for day in days]
+    # the loads of the whole stretch read at once: a date's file holds its locations
+    loads = lake.records("revenue", [partition_key(*job) for job in jobs])
     workers = max(1, min(len(jobs), source.settings.source.max_concurrent_requests))
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="drift") as pool:
-        return list(pool.map(lambda job: check_day(source, lake, *job), jobs))
+        return list(pool.map(lambda job: check_day(
+            source, lake, *job, loads.get(partition_path(partition_key(*job)))), jobs))

@@ -28,6 +28,7 @@ The rules that held for the copy hold here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -187,9 +188,11 @@ def publish(built: Path, built_state: Path, warehouse_path: Path, build: str) ->
     states = state_dir(warehouse_path)
     standby, following = states / STANDBY, states / NEXT
     os.replace(built_state, states / f"{build}.duckdb")
+    following.unlink(missing_ok=True)
     if warehouse_path.exists():
-        following.unlink(missing_ok=True)
-        os.link(warehouse_path, following)
+        # (a file system without hard links keeps no standby: its builds copy)
+        with contextlib.suppress(OSError):
+            os.link(warehouse_path, following)
     # A WAL next to the warehouse belongs to the file being replaced (left by a read-write
     # session that died): DuckDB would refuse the new file with it.
     Path(f"{warehouse_path}.wal").unlink(missing_ok=True)
