@@ -355,8 +355,15 @@ memory (a 1,095-day backfill of 3 locations peaked 8.5 % above the 365-day one w
 
 def batches(stale: dict[str, dict[str, list[str]]]) -> list[dict[str, dict[str, list[str]]]]:
     """The groups to compute, ``BATCH_GROUPS`` at a time (at least one batch, perhaps
-    empty: it gives the models their schemas)."""
-    pairs = [(area, group) for area, groups in stale.items() for group in sorted(groups)]
+    empty: it gives the models their schemas), by date: the lake holds a file per date
+    with its locations, so a batch reads the files of its own dates only (by location,
+    every batch read every date's file)."""
+    def by_date(group: str) -> tuple:
+        keys = parse_partition(group)
+        return (*reversed(keys.values()), group)  # the date is the last key
+
+    pairs = [(area, group) for area, groups in stale.items()
+             for group in sorted(groups, key=by_date)]
     batches = []
     for start in range(0, len(pairs), BATCH_GROUPS):
         batch: dict[str, dict[str, list[str]]] = {}

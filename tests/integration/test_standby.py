@@ -19,6 +19,7 @@ from pipeline.warehouse import build_warehouse, discover_models
 from pipeline.warehouse.standby import DIRTY, standby_path
 from pipeline.warehouse.state import state_dir
 from tests.conftest import loaded_warehouse
+from tests.venvs import tool_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = [date(2026, 11, 17), date(2026, 11, 18), date(2026, 11, 19), date(2026, 11, 20)]
@@ -73,6 +74,13 @@ def test_nights_take_turns_between_two_files_and_equal_a_full_rebuild(lake, tmp_
     assert not (state_dir(target) / DIRTY).exists()
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
     assert rows(target) == rows(full.path)
+    # changed in place, it is still a file the DuckDB BI tools bundle opens
+    oldest = tool_env("duckdb-1.1", ["duckdb==1.1.3"]) / "bin" / "python"
+    opened = subprocess.run([str(oldest), "-c", "import duckdb, sys; print(duckdb.connect("
+                             "sys.argv[1], read_only=True).execute('select count(*) from "
+                             "fct_receipts').fetchone()[0])", str(target)],
+                            capture_output=True, text=True, timeout=120)
+    assert opened.stdout.strip() == str(len(rows(target)["fct_receipts"])), opened.stderr
     # nothing changed: the standby catches up and computes nothing
     again = build_warehouse(lake, target)
     assert again.built_on == "standby" and again.rebuilt_partitions == {"revenue": 0}
