@@ -25,6 +25,7 @@ build computes, ``table`` in full.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -155,9 +156,12 @@ def canonical_sql(sql: str) -> str:
                       for tree in sqlglot.parse(sql, dialect="duckdb") if tree is not None)
 
 
-def references(sql: str, name: str) -> tuple[set[str], set[str]]:
-    """The models and the lake tables ``sql`` reads."""
-    return _references(_parse(sql, name))
+@functools.lru_cache(maxsize=1024)
+def references(sql: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The models and the lake tables ``sql`` reads (a check's SQL is parsed once per
+    process: the build and the report ask for it more than once)."""
+    models, lake_tables = _references(_parse(sql, name))
+    return frozenset(models), frozenset(lake_tables)
 
 
 def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:

@@ -68,9 +68,7 @@ def recover(warehouse_path: Path) -> None:
         else:
             following.unlink()
     if dirty.exists():
-        for path in (standby, Path(f"{standby}.wal")):
-            path.unlink(missing_ok=True)
-        dirty.unlink()
+        discard_standby(warehouse_path)
     if _same(standby, warehouse_path):  # never build into the file readers open
         standby.unlink()
 
