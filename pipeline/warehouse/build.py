@@ -50,6 +50,7 @@ from pipeline.warehouse.lakefiles import LakeFiles, lake_files
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
+    LAKE_LOADS,
     STAGING_SCHEMA,
     Model,
     ModelError,
@@ -353,9 +354,11 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     for name in plan.partitioned:
         say(name, counts.get(name),
             partitions=sum(map(len, stale.get(models[name].area, {}).values())))
+    tabled = [model for model in models.values() if model.materialized != "partitioned"]
     create_lake_views(con, plan.committed, plan.superseded, partitions={
-        LAKE_AREA_OF[table]: None for model in models.values()
-        if model.materialized != "partitioned" for table in model.lake_deps})
+        LAKE_AREA_OF[table]: None for model in tabled for table in model.lake_deps
+        if table != LAKE_LOADS}, loads=None if any(
+            LAKE_LOADS in model.lake_deps for model in tabled) else ())
     for name in order:
         model = models[name]
         if model.materialized == "partitioned":

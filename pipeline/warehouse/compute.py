@@ -84,9 +84,10 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
             con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
         anew.add(name)
     for batch in batches(stale):
-        create_lake_views(con, plan.committed, plan.superseded, partitions={
-            area: {part for parts in batch.get(area, {}).values() for part in parts}
-            for area in plan.members})
+        wanted = {area: {part for parts in batch.get(area, {}).values() for part in parts}
+                  for area in plan.members}
+        create_lake_views(con, plan.committed, plan.superseded, partitions=wanted,
+                          loads=wanted.get("revenue", ()))
         use_catalog(con, SCRATCH)
         for name in partitioned:
             stops.check()

@@ -174,7 +174,9 @@ def verify_lake(con: duckdb.DuckDBPyConnection, files: LakeFiles,
         bad = verify_files(files, area, loads, todo)
         if area == "revenue" and todo:
             unreadable = {c.partition for c in bad}
-            new = {p for p in loads.loads if set(loads.files([p])) & set(todo)}
+            todo_dates = {parse_partition(path.rsplit("/", 1)[0].rsplit("/", 1)[-1])[
+                loads.date_key] for path in todo}  # a file holds partitions of its date
+            new = {p for p in loads.loads if parse_partition(p)[loads.date_key] in todo_dates}
             # by date: a chunk reads the files of a few dates, not a file of every date
             date_of = {p: parse_partition(p)[loads.date_key] for p in new - unreadable}
             readable = sorted(date_of, key=lambda p: (date_of[p], p))

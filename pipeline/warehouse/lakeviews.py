@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +41,41 @@ KEYS_COLUMNS = ("partition varchar, load_id varchar, location_id bigint, busines
 def sql_path(path: Path | str) -> str:
     """A path as the content of a SQL string literal (its quotes doubled)."""
     return str(path).replace("'", "''")
+
+
+def keys_predicate(keys: tuple[str, ...], partitions: Iterable[str]) -> str:
+    """SQL true for the rows of ``partitions`` (``location_id=1001/business_date=...``), on
+    the keys' own columns (the last a date; consecutive days of the others' values as one
+    range), so that DuckDB skips the row groups of others."""
+    days: dict[tuple, list[date]] = {}
+    for partition in partitions:
+        values = parse_partition(partition)
+        day = date.fromisoformat(values.pop(keys[-1]))
+        days.setdefault(tuple(values.items()), []).append(day)
+    terms = []
+    for head, found in sorted(days.items()):
+        found.sort()
+        start = end = found[0]
+        for day in [*found[1:], None]:
+            if day is not None and day == end + timedelta(days=1):
+                end = day
+                continue
+            column = keys[-1]
+            terms.append("(" + " and ".join(
+                [f"{k} = {_literal(v)}" for k, v in head]
+                + [f"{column} = date '{start}'" if start == end
+                   else f"{column} between date '{start}' and date '{end}'"]) + ")")
+            start = end = day
+    return "(" + " or ".join(terms) + ")" if terms else "false"
+
+
+def _literal(value: str) -> str:
+    return value if value.isdigit() else quoted(value)
+
+
+def quoted(value: str) -> str:
+    """``value`` as a SQL string literal."""
+    return "'" + value.replace("'", "''") + "'"
 
 
 def file_list(files: list[str]) -> str:
@@ -129,13 +164,32 @@ def _duckdb_type(kind: pa.DataType) -> str:
     return "VARCHAR"
 
 
-def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[str, Committed]:
+LAKE_ROWS_COLUMNS = ("area varchar, path varchar, partition varchar, load_id varchar, "
+                     "loaded_at timestamptz, metadata varchar")
+"""The state table (``lake_rows``) of what a build read of the lake: per file of an area's
+pinned version, the partitions (rows) it holds with their loads."""
+FILES_AT_ONCE = 256
+"""Lake files whose rows' keys and loads a build reads in one statement."""
+
+
+def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles,
+                    table: str | None = None) -> dict[str, Committed]:
     """Every area's committed partitions at its newest version (pinned: the build reads
-    exactly these), read from the rows' keys and load columns in one pass per area."""
+    exactly these).
+
+    A data file is never changed once committed, so what a file holds is read once: the
+    keys and loads of the files a build read are kept in ``table`` (the state file's
+    ``lake_rows``), and the next build reads only the files its version added since
+    (the log's add actions it did not know) and forgets those it removed. A night reads
+    the files of its own dates, not the history's (None: every file is read)."""
     found = {}
+    if table is not None:
+        con.execute(f"create table if not exists {table} ({LAKE_ROWS_COLUMNS})")
     for area, snapshot in files.snapshots(LAKE_AREAS).items():
         if snapshot is None or not snapshot.files():
             found[area] = Committed({})
+            if table is not None:
+                con.execute(f"delete from {table} where area = ?", [area])
             continue
         layout = snapshot.area_table.layout
         by_date: dict[str, list[str]] = {}
@@ -147,12 +201,35 @@ def committed_loads(con: duckdb.DuckDBPyConnection, files: LakeFiles) -> dict[st
                               _duckdb_type(layout.keys[layout.date_key]), by_date,
                               snapshot.version)
         every = sorted(f for fs in by_date.values() for f in fs)
+        source = table or "_lake_rows"
+        if table is None:
+            con.execute(f"create or replace temp table _lake_rows ({LAKE_ROWS_COLUMNS})")
+            new = every
+        else:
+            arrow_insert(con, "_pinned_files", [(f,) for f in every],
+                         pa.schema([("path", pa.string())]))
+            con.execute(f"delete from {table} as t where area = ? and not exists ("
+                        f"select 1 from _pinned_files as f where f.path = t.path)", [area])
+            con.execute("drop table _pinned_files")
+            known = {row[0] for row in con.execute(
+                f"select distinct path from {table} where area = ?", [area]).fetchall()}
+            new = [f for f in every if f not in known]
+        for start in range(0, len(new), FILES_AT_ONCE):
+            con.execute(f"""
+                insert into {source}
+                select '{area}', r.filename, {committed.partition_sql('r')}, r.load_id,
+                       r.loaded_at, r.metadata
+                from read_parquet({file_list(new[start:start + FILES_AT_ONCE])},
+                                  hive_partitioning = true, union_by_name = true,
+                                  filename = true,
+                                  hive_types = {{'{layout.date_key}': {committed.date_type}}})
+                    as r""")
         rows = con.execute(f"""
-            select {committed.partition_sql('r')} as partition, load_id, loaded_at, metadata
-            from read_parquet({file_list(every)}, hive_partitioning = true, union_by_name = true,
-                              hive_types = {{'{layout.date_key}': {committed.date_type}}}) as r
+            select partition, load_id, loaded_at, metadata from {source} where area = ?
             qualify row_number() over (partition by partition order by load_id desc) = 1
-            """).fetchall()
+            """, [area]).fetchall()
+        if table is None:
+            con.execute("drop table _lake_rows")
         tables = tuple(layout.tables)
         found[area] = replace(committed, loads={
             part: (load_id, loaded_at, tables, metadata)
@@ -185,28 +262,46 @@ def _all_there(files: LakeFiles, area: str, snapshot) -> None:
             f"kept; load the date again (pos-etl load --start/--end) to replace it")
 
 
-def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed,
-                        keys_table: str, deleted: Callable[[duckdb.DuckDBPyConnection, int], None]
+def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed, state: str,
+                        deleted: Callable[[duckdb.DuckDBPyConnection, int], None]
                         ) -> dict[str, list[str]]:
     """Receipts a newer load holds in another partition (the POS moved them to another
     day): partition -> their transaction ids. Staging keeps the newest version only.
 
-    The keys of every committed receipt are kept in the warehouse (``keys_table``): a
-    build drops those of loads no longer committed (telling ``deleted`` how many) and
-    reads only the partitions loaded since from the lake.
+    The build's state (the schema ``state``) keeps the key of every committed receipt
+    (``receipt_keys``, with the load of each partition in ``receipt_key_loads``) and the
+    receipts superseded (``superseded``). A build drops the keys of partitions whose load
+    is no longer committed (telling ``deleted`` how many), reads the keys of the loads new
+    since from the lake, and ranks again only the receipts (location, transaction) among
+    the keys dropped or added: a night's work follows its loads, not the history.
     """
+    keys_table, loads_table = f"{state}.receipt_keys", f"{state}.receipt_key_loads"
+    superseded_table = f"{state}.superseded"
+    anew = not _exists(con, superseded_table) or not _exists(con, loads_table)
+    if anew:  # a new state (or one from before these tables): everything again
+        for table in (keys_table, loads_table, superseded_table):
+            con.execute(f"drop table if exists {table}")
     con.execute(f"create table if not exists {keys_table} ({KEYS_COLUMNS})")
-    current = [(part, load[0], load[1]) for part, load in revenue.loads.items()]
-    arrow_insert(con, "committed_receipts", current, pa.schema(
-        [("partition", pa.string()), ("load_id", pa.string()),
-         ("loaded_at", pa.timestamp("us", "UTC"))]))
-    deleted(con, con.execute(f"""
-        delete from {keys_table} as k where not exists (
-            select 1 from committed_receipts as c
-            where c.partition = k.partition and c.load_id = k.load_id)""").fetchone()[0])
-    known = {row[0] for row in con.execute(
-        f"select distinct partition from {keys_table}").fetchall()}
-    new = [p for p in revenue.loads if p not in known]
+    con.execute(f"create table if not exists {loads_table} "
+                f"(partition varchar, load_id varchar)")
+    con.execute(f"create table if not exists {superseded_table} "
+                f"(partition varchar, location_id bigint, transaction_id varchar)")
+    known = dict(con.execute(f"select partition, load_id from {loads_table}").fetchall())
+    changed = sorted(p for p, load in known.items()
+                     if p not in revenue.loads or revenue.loads[p][0] != load)
+    new = sorted(p for p in revenue.loads if known.get(p) != revenue.loads[p][0])
+    con.execute("create or replace temp table _touched "
+                "(location_id bigint, transaction_id varchar)")
+    where = keys_predicate(revenue.keys, changed)
+    if changed:  # the keys of loads no longer committed
+        con.execute(f"insert into _touched select distinct location_id, transaction_id "
+                    f"from {keys_table} where {where}")
+        deleted(con, con.execute(f"delete from {keys_table} where {where}").fetchone()[0])
+        arrow_insert(con, "_changed", [(p,) for p in changed],
+                     pa.schema([("partition", pa.string())]))
+        con.execute(f"delete from {loads_table} where partition in "
+                    f"(select partition from _changed)")
+        con.execute("drop table _changed")
     dates: dict[str, list[str]] = {}
     for part in new:
         dates.setdefault(parse_partition(part)[revenue.date_key], []).append(part)
@@ -223,34 +318,58 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed,
                     f"{revenue.partition_sql('r')} as partition, r.load_id, r.location_id, "
                     "r.business_date, unnest(r.receipts) as _receipt, r.loaded_at", chunk,
                     "_new_parts")})""")
+            con.execute(f"insert into {loads_table} select * from _new_parts")
             con.execute("drop table _new_parts")
             chunk = []
-    con.execute("drop table committed_receipts")
-    # Only receipts found more than once are ranked (a hash aggregate over every key,
-    # not a sort of them all).
+    if new and not anew:
+        con.execute(f"insert into _touched select distinct location_id, transaction_id "
+                    f"from {keys_table} where {keys_predicate(revenue.keys, new)}")
+    # Only receipts found more than once are ranked: those touched now (a hash join of
+    # the keys with them), or, in a new state, all (a hash aggregate over every key, not
+    # a sort of them all).
+    if anew:
+        twice = (f"select location_id, transaction_id from {keys_table} "
+                 f"group by all having count(*) > 1")
+    else:
+        con.execute(f"delete from {superseded_table} as s where exists ("
+                    f"select 1 from _touched as t where t.location_id = s.location_id "
+                    f"and t.transaction_id = s.transaction_id)")
+        twice = "select distinct location_id, transaction_id from _touched"
+    if anew or changed or new:
+        con.execute(f"""
+            insert into {superseded_table}
+            with twice as ({twice}), ranked as (
+                select partition, location_id, transaction_id,
+                       row_number() over (
+                           partition by location_id, transaction_id
+                           order by loaded_at desc, business_date desc) as n
+                from {keys_table} semi join twice using (location_id, transaction_id)
+            )
+            select partition, location_id, transaction_id from ranked where n > 1""")
+    con.execute("drop table _touched")
     return dict(con.execute(f"""
-        with twice as (
-            select location_id, transaction_id from {keys_table}
-            group by all having count(*) > 1
-        ), ranked as (
-            select partition, transaction_id,
-                   row_number() over (
-                       partition by location_id, transaction_id
-                       order by loaded_at desc, business_date desc) as n
-            from {keys_table} semi join twice using (location_id, transaction_id)
-        )
         select partition, list(transaction_id order by transaction_id)
-        from ranked where n > 1 group by partition""").fetchall())
+        from {superseded_table} group by partition""").fetchall())
+
+
+def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    """Whether ``catalog.schema.name`` is a table."""
+    catalog, schema, name = table.split(".")
+    return bool(con.execute(
+        "select count(*) from duckdb_tables() where database_name = ? and schema_name = ? "
+        "and table_name = ?", [catalog, schema, name]).fetchone()[0])
 
 
 def create_lake_views(con: duckdb.DuckDBPyConnection,
                       committed: dict[str, Committed], superseded: dict[str, list[str]],
-                      partitions: dict[str, set[str] | None]) -> None:
+                      partitions: dict[str, set[str] | None],
+                      loads: Iterable[str] | None = ()) -> None:
     """A view per lake table over the rows of committed loads (``pipeline.lake.store``),
     their nested table unnested, in a new in-memory catalog ``lake``: of the areas in
     ``partitions``, their partitions named there (None: all); the other areas' tables
     are empty. Receipts another partition took over are left out, with their lines,
-    payments and side dishes."""
+    payments and side dishes. ``lake.revenue_loads`` lists the revenue partitions
+    ``loads`` (None: all)."""
     drop_lake_views(con)
     con.execute(f"attach ':memory:' as {LAKE_SCHEMA}")
     lake = f"{LAKE_SCHEMA}.main"
@@ -289,16 +408,21 @@ def create_lake_views(con: duckdb.DuckDBPyConnection,
                 from ({rows}) as data
                 {taken_over}""")
     revenue = committed.get("revenue", Committed({}))
-    wanted = (revenue.loads if partitions.get("revenue") is None else partitions["revenue"]) \
-        if "revenue" in partitions else ()
-    rows = []
-    for part in sorted(wanted):
-        keys = parse_partition(part)
-        load_id, loaded_at = revenue.loads[part][:2]
-        receipts = revenue.metadata(part).get("receipts")
-        rows.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"]),
-                     load_id, loaded_at, None if receipts is None else int(receipts)))
-    arrow_insert(con, f"{lake}.{LAKE_LOADS}", rows, LOADS_SCHEMA)
+    wanted = revenue.loads if loads is None else loads
+    arrow_insert(con, "_loads", [(p, *revenue.loads[p][:2], revenue.loads[p][3])
+                                 for p in sorted(wanted) if p in revenue.loads],
+                 pa.schema([("partition", pa.string()), ("load_id", pa.string()),
+                            ("loaded_at", pa.timestamp("us", "UTC")),
+                            ("metadata", pa.string())]))
+    arrow_insert(con, f"{lake}.{LAKE_LOADS}", [], LOADS_SCHEMA)
+    con.execute(f"""
+        insert into {lake}.{LAKE_LOADS}
+        select cast(regexp_extract(partition, 'location_id=([^/]+)', 1) as integer),
+               cast(regexp_extract(partition, 'business_date=([^/]+)', 1) as date),
+               load_id, loaded_at,
+               cast(json_extract_string(metadata, '$.receipts') as bigint)
+        from _loads""")
+    con.execute("drop table _loads")
 
 
 def drop_lake_views(con: duckdb.DuckDBPyConnection) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 
 import duckdb
@@ -35,6 +35,8 @@ from pipeline.warehouse.lakeviews import (
     Committed,
     arrow_insert,
     committed_loads,
+    keys_predicate,
+    quoted,
     superseded_receipts,
 )
 from pipeline.warehouse.models import Model, canonical_sql
@@ -74,36 +76,8 @@ class Grouping:
         return " || '/' || ".join(f"'{k}=' || cast({k} as varchar)" for k in self.keys)
 
     def predicate(self, groups: list[str]) -> str:
-        """SQL true for the rows of ``groups``, on the keys' own columns (consecutive days
-        of a location as one range), so that DuckDB skips the row groups of others."""
-        days: dict[tuple, list[date]] = {}
-        for group in groups:
-            values = parse_partition(group)
-            day = date.fromisoformat(values.pop(self.keys[-1]))
-            days.setdefault(tuple(values.items()), []).append(day)
-        terms = []
-        for head, found in sorted(days.items()):
-            found.sort()
-            start = end = found[0]
-            for day in [*found[1:], None]:
-                if day is not None and day == end + timedelta(days=1):
-                    end = day
-                    continue
-                column = self.keys[-1]
-                terms.append("(" + " and ".join(
-                    [f"{k} = {_literal(v)}" for k, v in head]
-                    + [f"{column} = date '{start}'" if start == end
-                       else f"{column} between date '{start}' and date '{end}'"]) + ")")
-                start = end = day
-        return "(" + " or ".join(terms) + ")" if terms else "false"
-
-
-def _literal(value: str) -> str:
-    return value if value.isdigit() else _quoted(value)
-
-
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+        """SQL true for the rows of ``groups`` (``keys_predicate``)."""
+        return keys_predicate(self.keys, groups)
 
 
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
@@ -243,6 +217,7 @@ class Plan:
     """Partitions whose files do not hold what their commit record says: left out."""
     kept: dict[str, set[str]] = field(default_factory=dict)
     """area -> the groups of corrupt partitions: their rows stay as they were."""
+    _gone: dict[str, list[str]] | None = field(default=None, repr=False)
 
     @property
     def lake_versions(self) -> dict[str, str]:
@@ -267,11 +242,14 @@ class Plan:
 
     def gone(self, con: duckdb.DuckDBPyConnection, model: str, previous: str) -> list[str]:
         """The groups of ``model`` that ``previous`` has and the lake no longer does (but
-        for those kept)."""
-        groups = [row[0] for row in con.execute(f"""
-            select part_group from {previous} as o where model = '{model}' and not exists (
-                select 1 from {self.state}.{NEXT_PARTS} as v
-                where v.model = o.model and v.part_group = o.part_group)""").fetchall()]
+        for those kept): of every model at once, on the first call."""
+        if self._gone is None:
+            self._gone = {}
+            for name, group in con.execute(f"""
+                    select model, part_group from {previous} as o anti join
+                    {self.state}.{NEXT_PARTS} as v using (model, part_group)""").fetchall():
+                self._gone.setdefault(name, []).append(group)
+        groups = self._gone.get(model, [])
         return sorted(set(groups) - self.kept.get(self.partitioned[model], set()))
 
     def keep_versions(self, con: duckdb.DuckDBPyConnection, previous: str) -> None:
@@ -281,11 +259,11 @@ class Plan:
             if groups:
                 con.execute(f"insert into {self.state}.{NEXT_PARTS} select * from {previous} "
                             f"where model = '{model}' and part_group in "
-                            f"({', '.join(map(_quoted, groups))})")
+                            f"({', '.join(map(quoted, groups))})")
 
 
 def _values(rows) -> str:
-    return "values " + ", ".join("(" + ", ".join(map(_quoted, row)) + ")" for row in rows)
+    return "values " + ", ".join("(" + ", ".join(map(quoted, row)) + ")" for row in rows)
 
 
 def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
@@ -296,13 +274,12 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
     it calls for (into ``NEXT_PARTS``). ``state`` is the schema of the warehouse's
     bookkeeping (``catalog.schema``), ``target`` the catalog of the warehouse being built
     (both are checkpointed as rows are deleted)."""
-    committed = committed_loads(con, files)
+    committed = committed_loads(con, files, f"{state}.lake_rows")
     corrupt = verify_lake(con, files, committed, f"{state}.verified", verify_all)
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
     deletions = Deletions(tuple(c for c in (target, state.split(".")[0]) if c))
-    superseded = superseded_receipts(con, committed["revenue"],
-                                     f"{state}.receipt_keys", deletions.add)
+    superseded = superseded_receipts(con, committed["revenue"], state, deletions.add)
     hashes = chain_hashes(models, order, macros)
     partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}
     groupings: dict[str, Grouping] = {}

@@ -106,6 +106,33 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
 
 
 
+def test_a_receipt_another_day_took_over_and_gave_back(history, tmp_path):
+    """A receipt only a later load of another day holds (the POS moved it, and its old
+    day was not loaded again) counts on that day only; when that day is loaded again
+    without it, it counts on its old day again. Each night equals a full rebuild."""
+    settings, _ = history
+    lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
+    store = Lake(lake)
+    old = {"location_id": 1003, "business_date": DAYS[1].isoformat()}
+    new = {"location_id": 1003, "business_date": NEXT.isoformat()}
+    was = {t: store.read("revenue", t, new) for t in REVENUE_TABLES}
+    day = {t: store.read("revenue", t, old) for t in REVENUE_TABLES}
+    taken = day["receipt_items"]["transaction_id"][0].as_py()  # a receipt with items
+    before = turnover(target, 1003, DAYS[1])
+    moved = {t: pa.concat_tables([was[t], day[t].filter(pa.compute.equal(
+        day[t]["transaction_id"], taken)).cast(was[t].schema)])
+        if "transaction_id" in day[t].column_names else was[t] for t in REVENUE_TABLES}
+    for tables, computed in ((moved, 2), (was, 2)):
+        store.write("revenue", tables, new)
+        assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": computed}
+        full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
+        for name in (m.qualified for m in discover_models().values() if m.stored):
+            assert model_rows(target, name) == model_rows(full.path, name), name
+        if tables is moved:
+            assert turnover(target, 1003, DAYS[1]) < before
+    assert turnover(target, 1003, DAYS[1]) == before
+
+
 def test_a_reader_keeps_the_file_it_opened_while_a_build_replaces_it(history):
     settings, _ = history
     lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
@@ -184,6 +211,7 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     target = settings.warehouse.warehouse_path
     monkeypatch.setattr(pipeline.warehouse.plan, "BATCH_GROUPS", 1)  # a location-month at a time
     monkeypatch.setattr(pipeline.warehouse.lakeviews, "KEYS_FILES_AT_ONCE", 1)
+    monkeypatch.setattr(pipeline.warehouse.lakeviews, "FILES_AT_ONCE", 1)
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not unexpected(batched.failed_checks)

@@ -28,6 +28,7 @@ from pipeline.orchestration.resources import build_resources
 from pipeline.warehouse import Warehouse
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
+from pipeline.warehouse.state import state_file
 from tests.conftest import make_settings, truth_turnover
 from tests.integration.test_delta import turnover_by_day
 
@@ -171,6 +172,13 @@ def test_a_build_reads_the_store_where_it_is(sandbox_url, s3, tmp_path, sandbox_
     assert len(data_files(s3, "where/revenue/")) == 2  # read by nobody
     assert warehouse.build().corrupt == []
     assert _turnover(warehouse) == truth
+    # What the build read of each file is kept under the file's s3:// path, the path the
+    # next build pins it by: that build reads only the files added since.
+    with duckdb.connect(str(state_file(warehouse.path)), read_only=True) as con:
+        kept = {r[0] for r in con.execute("select distinct path from _state.lake_rows "
+                                          "where area = 'revenue'").fetchall()}
+    assert kept == {f"s3://{BUCKET}/{k.split(f'{BUCKET}/', 1)[1]}"
+                    for k in delta_files(s3, "where/revenue")}
 
     # A file changed in the store after its commit: named by its s3:// path (a page's
     # CRC) and left out; the figures the warehouse had for it stay.
