@@ -84,6 +84,7 @@ from pipeline.warehouse.state import (
     BUILD_ID,
     STATE,
     built_from_state,
+    copy_state,
     remove_killed_builds,
     state_dir,
     state_file,
@@ -191,7 +192,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
             elif incremental:
                 shutil.copyfile(warehouse_path, temp)
             if incremental:
-                shutil.copyfile(previous_state, temp_state)
+                copy_state(previous_state, temp_state)
             with duckdb.connect() as con:
                 _prepare(con, memory_limit, Path(f"{temp_state}.tmp"))
                 files.prepare(con)

@@ -119,32 +119,38 @@ def _literal(text: str) -> str:
 
 def apply_comments(con: duckdb.DuckDBPyConnection, models: dict, dictionary: Dictionary
                    ) -> list[str]:
-    """``COMMENT ON`` every stored model and column the dictionary describes; returns what
-    it does not describe (``model`` or ``model.column``). A model the file does not store
-    (staging, ``Model.stored``) has no comment to carry."""
+    """``COMMENT ON`` every stored model and column the dictionary describes, where the
+    file does not hold that comment already (a table kept from the last build keeps its
+    comments); returns what it does not describe (``model`` or ``model.column``). A model
+    the file does not store (staging, ``Model.stored``) has no comment to carry."""
     missing = []
     statements = []
-    found: dict[tuple[str, str], list[str]] = {}
-    for schema, table, column in con.execute(
-            "select schema_name, table_name, column_name from duckdb_columns() "
+    found: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
+    for schema, table, column, comment in con.execute(
+            "select schema_name, table_name, column_name, comment from duckdb_columns() "
             "where database_name = current_database() order by column_index").fetchall():
-        found.setdefault((schema, table), []).append(column)
+        found.setdefault((schema, table), []).append((column, comment))
+    held = dict(((schema, name), comment) for schema, name, comment in con.execute(
+        "select schema_name, table_name, comment from duckdb_tables() "
+        "where database_name = current_database() union all "
+        "select schema_name, view_name, comment from duckdb_views() "
+        "where database_name = current_database() and not internal").fetchall())
     for name, model in models.items():
         if not model.stored:
             continue
         kind = "view" if model.materialized == "view" else "table"
         description = dictionary.model(name)
-        if description:
-            statements.append(f"comment on {kind} {model.qualified} is {_literal(description)}")
-        else:
+        if not description:
             missing.append(name)
-        for column in found.get((model.schema, name), []):
+        elif held.get((model.schema, name)) != description:
+            statements.append(f"comment on {kind} {model.qualified} is {_literal(description)}")
+        for column, comment in found.get((model.schema, name), []):
             text = dictionary.column(name, column)
-            if text:
+            if not text:
+                missing.append(f"{name}.{column}")
+            elif comment != text:
                 statements.append(f'comment on column {model.qualified}."{column}" is '
                                   f"{_literal(text)}")
-            else:
-                missing.append(f"{name}.{column}")
-    if statements:  # one round trip: a build comments on some 700 columns
+    if statements:  # one round trip: a new file takes comments on some 700 columns
         con.execute(";\n".join(statements))
     return missing

@@ -27,6 +27,34 @@ def state_dir(warehouse_path: Path) -> Path:
     return warehouse_path.with_name(f"{warehouse_path.stem}.state")
 
 
+FREE_SHARE_KEPT = 0.25
+"""The share of free blocks a state file may carry to the next build's copy; more (a
+build that dropped and made its receipt keys anew, a chain that shrank) and the next
+build writes a compact copy instead."""
+
+
+def copy_state(source: Path, target: Path) -> None:
+    """The state file at ``source`` as the next build's at ``target``: a copy of the file
+    (fast), or, when a quarter of it is free blocks, its tables written into a new file
+    (``COPY FROM DATABASE``), so that free space is not carried from build to build."""
+    with duckdb.connect(str(source), read_only=True) as con:
+        total, free = con.execute("select total_blocks, free_blocks "
+                                  "from pragma_database_size()").fetchone()
+    if not total or free / total <= FREE_SHARE_KEPT:
+        shutil.copyfile(source, target)
+        return
+    with duckdb.connect() as con:
+        con.execute(f"attach '{_sql_path(source)}' as _kept (read_only)")
+        con.execute(f"attach '{_sql_path(target)}' as _next")
+        con.execute("copy from database _kept to _next")
+        con.execute("detach _next")
+        con.execute("detach _kept")
+
+
+def _sql_path(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
 def build_id(warehouse_path: Path) -> str | None:
     """The build the warehouse at ``warehouse_path`` came from; None without one (no file,
     or one of an older format)."""
