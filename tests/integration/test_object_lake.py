@@ -4,28 +4,34 @@ killed before its commit leaves the committed partition in force, two writers la
 together, a file changed in the store is left out by name, and a store that is down fails
 by name."""
 
+import io
+import json
 import multiprocessing
+import tarfile
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from datetime import date
+from pathlib import Path
 
 import boto3
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from moto.server import ThreadedMotoServer
 
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LakeSettings
+from pipeline.lake import convert as convert_module
 from pipeline.lake.housekeeping import tidy
 from pipeline.lake.objectlake import ObjectLake, ObjectLakeError
 from pipeline.lake.open import make_lake
 from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.resources import build_resources
-from pipeline.warehouse import Warehouse
+from pipeline.warehouse import Warehouse, build_warehouse
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
 from pipeline.warehouse.state import state_file
@@ -370,3 +376,59 @@ def test_a_commit_that_fails_for_good_names_the_lake_and_the_next_load_lands(
                          progress=Reporter())
         assert again.ok, again.summary()
         assert len(make_lake(settings).records("revenue")) == 2
+
+
+OLD_LAKE = Path(__file__).resolve().parents[1] / "fixtures" / "s3-lake-4.tar.gz"
+"""An S3 lake made by main before the one lake (4675fda), against moto: locations 1001
+(2026-11-18 twice, 2026-11-19) and 1002 (2026-11-18), 12 transactions a day; each object
+under its key below the lake's prefix (folder markers too)."""
+
+
+def test_an_earlier_lake_on_s3_converts_once_even_when_cut_midway(
+        s3, tmp_path, capsys, monkeypatch):
+    client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1")
+    old: dict[str, tuple] = {}
+    with tarfile.open(OLD_LAKE) as archive:
+        for member in archive.getmembers():
+            body = archive.extractfile(member).read()
+            client.put_object(Bucket=BUCKET, Key=f"older/{member.name}", Body=body)
+            folder, _, name = member.name.rpartition("/")
+            if folder.startswith("_loads/revenue/") and name.startswith("load-"):
+                partition = folder.removeprefix("_loads/revenue/")
+                row = pq.read_table(io.BytesIO(body)).to_pylist()[0]
+                if partition not in old or old[partition][0] < row["load_id"]:
+                    old[partition] = (row["load_id"], row["loaded_at"],
+                                      int(json.loads(row["metadata"])["receipts"]))
+    assert len(old) == 3
+    settings = s3_settings("http://127.0.0.1:9", tmp_path / "data", s3, "older")
+
+    # Cut after the first table folder has moved aside (on a store: object by object).
+    moved = []
+
+    def cut(place, name):
+        if moved:
+            raise KeyboardInterrupt
+        moved.append(name)
+        real_move(place, name)
+
+    real_move = convert_module.Place.move
+    monkeypatch.setattr(convert_module.Place, "move", cut)
+    with pytest.raises(KeyboardInterrupt):
+        make_lake(settings)
+    monkeypatch.undo()
+    assert keys(s3, "older/_converting/")  # halfway
+
+    lake = make_lake(settings)  # goes on, to the same result as one conversion
+    assert "converting it to one Delta table per area (once)" in capsys.readouterr().err
+    assert not keys(s3, "older/_loads/") and not keys(s3, "older/_converting/")
+    assert not keys(s3, "older/receipts/") and not keys(s3, "older/receipt_items/")
+    records = lake.records("revenue")
+    assert {p: (r.load_id, r.loaded_at, int(r.metadata["receipts"]))
+            for p, r in records.items()} == old
+    warehouse = tmp_path / "warehouse.duckdb"
+    build_warehouse(lake, warehouse)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        assert con.execute("select count(*) from fct_receipts").fetchone()[0] == sum(
+            n for _, _, n in old.values())
+    assert make_lake(settings) == lake  # once: nothing more to do
+    assert "converting" not in capsys.readouterr().err
