@@ -312,7 +312,9 @@ class AreaTable:
         """One file per date, its rows sorted by the other keys."""
         date_key = self.layout.date_key
         order = [(k, "ascending") for k in [date_key, *self.layout.sort_keys]]
-        rows = rows.sort_by(order)
+        index = pc.sort_indices(rows.select([k for k, _ in order]), sort_keys=order)
+        if pc.any(pc.not_equal(index, pa.array(range(rows.num_rows), index.type))).as_py():
+            rows = rows.take(index)  # (a load's batch comes sorted: no copy of its lists)
         stored = rows.drop_columns([date_key])  # Delta's partition column: in the path
         actions = []
         dates = rows.column(date_key)
