@@ -66,11 +66,10 @@ from pipeline.warehouse.plan import (
     STATE_SCHEMA,
     Manifest,
     Plan,
-    built_from,
     make_plan,
 )
 from pipeline.warehouse.project import Project, shipped
-from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, lost_days, went_back
+from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, went_back
 from pipeline.warehouse.standby import (
     catch_up,
     discard_standby,
@@ -83,8 +82,8 @@ from pipeline.warehouse.standby import (
 from pipeline.warehouse.state import (
     BUILD_ID,
     STATE,
-    built_from_state,
     copy_state,
+    lost_partitions,
     remove_killed_builds,
     state_dir,
     state_file,
@@ -174,7 +173,6 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
         recover(warehouse_path)
         current_state = state_file(warehouse_path)  # the warehouse readers open
         current = Manifest.read(current_state)
-        built_before = built_from_state(current_state)
         wanted = {"format": FORMAT_VERSION, "storage_version": storage_version}
         build = uuid.uuid4().hex
         temp_state = state_dir(warehouse_path) / f"{build}.duckdb.building"
@@ -210,7 +208,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 # the build the warehouse comes from: its state file's name
                 con.execute(f"create or replace macro {TARGET}.main.{BUILD_ID}() as '{build}'")
                 # (a models folder without BUILT_FROM cannot say what it was built from)
-                lost = lost_days(built_before, built_from(con, STATE)) \
+                lost = lost_partitions(con, current_state, STATE) \
                     if BUILT_FROM in models else []
                 if lost and not forget_missing:
                     raise LakeShrank(lost)

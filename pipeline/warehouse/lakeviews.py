@@ -247,6 +247,8 @@ def _all_there(files: LakeFiles, area: str, snapshot) -> None:
     one with its date and the range of the other keys its statistics give."""
     layout = snapshot.area_table.layout
     missing = set(files.missing(area, [files.path(area, p) for p in snapshot.files()]))
+    if not missing:
+        return
     for row in snapshot.adds.to_pylist():
         if files.path(area, row["path"]) not in missing:
             continue

@@ -54,8 +54,3 @@ def went_back(meta: dict[str, str], now: dict[str, str]) -> list[tuple[str, int,
 
 LOST_SHOWN = 5
 """Lost partitions a ``LakeShrank`` names before it counts the rest."""
-
-
-def lost_days(before: dict[int, set[date]], after: dict[int, set[date]]) -> list[tuple[int, date]]:
-    return sorted((loc, day) for loc, days in before.items()
-                  for day in days - after.get(loc, set()))

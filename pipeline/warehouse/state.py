@@ -14,7 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.warehouse.plan import Manifest, built_from
+from pipeline.lake.store import parse_partition
+from pipeline.warehouse.plan import BUILT_FROM, PARTS, STATE_SCHEMA, Manifest, built_from
 
 STATE = "st"
 """The catalog a build attaches its state file as."""
@@ -85,6 +86,34 @@ def built_from_state(path: Path | None) -> dict[int, set[date]]:
             return built_from(con)
     except duckdb.Error:
         return {}
+
+
+def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog: str
+                    ) -> list[tuple[int, date]]:
+    """(location, business date) of the revenue partitions the state file ``before`` (the
+    warehouse in place's) was built from and the state being built (attached as
+    ``catalog``) is not: compared in SQL, so a long history costs no Python per day."""
+    if before is None:
+        return []
+    try:
+        con.execute(f"attach '{_sql_path(before)}' as _before (read_only)")
+    except duckdb.Error:
+        return []  # unreadable: as without one (``built_from_state``)
+    try:
+        groups = con.execute(f"""
+            select part_group from _before.{STATE_SCHEMA}.{PARTS} where model = ?
+            except
+            select part_group from {catalog}.{STATE_SCHEMA}.{PARTS} where model = ?""",
+                             [BUILT_FROM, BUILT_FROM]).fetchall()
+    except duckdb.Error:
+        groups = []
+    finally:
+        con.execute("detach _before")
+    lost = []
+    for (group,) in groups:
+        keys = parse_partition(group)
+        lost.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"])))
+    return sorted(lost)
 
 
 def recorded_failures(warehouse_path: Path) -> dict[str, int]:
