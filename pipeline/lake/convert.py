@@ -122,7 +122,10 @@ def convert(lake: LakeStore, say: Callable[[str], None] = lambda line: None
             continue
         count = 0
         batch: list[Replacement] = []
-        for replacement in _partitions(place, area):
+        # a partition a load of this release committed already (a conversion cut midway
+        # and commands run meanwhile) keeps its newer load
+        newer = {path: record.load_id for path, record in lake.records(area).items()}
+        for replacement in _partitions(place, area, newer):
             batch.append(replacement)
             if len(batch) == BATCH:
                 lake.write_batch(area, batch)
@@ -162,10 +165,12 @@ def _old_tables(place: Place, records: str) -> set[str]:
     return names
 
 
-def _partitions(place: Place, area: str) -> Iterator[Replacement]:
+def _partitions(place: Place, area: str, newer: dict[str, str]) -> Iterator[Replacement]:
     records = _records(place, f"{WORK}/{OLD_RECORDS}/{area}")
     for partition in sorted(records):
         record = place.read(records[partition]).to_pylist()[0]
+        if newer.get(partition, "") > record["load_id"]:
+            continue
         metadata = json.loads(record["metadata"])
         metadata.pop("files", None)  # the old digests: the new files carry page CRCs
         tables = {name: place.read(f"{WORK}/{name}/{partition}/part-{record['load_id']}"

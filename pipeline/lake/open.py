@@ -18,7 +18,11 @@ def make_lake(settings: Settings) -> LakeStore:
     if settings.lake.url:
         store = ObjectLake(settings.lake.url, settings.lake.endpoint_url,
                            settings.lake.retry_attempts, settings.lake.retry_seconds)
-        if needs_conversion(place_of(store)):
+        try:
+            old = store.retried(lambda: needs_conversion(place_of(store)))
+        except OSError:  # a store that is down: this run's every write fails by name
+            old = False
+        if old:
             _converting(store.url)
             convert(store, lambda line: print(line, file=sys.stderr))
         return store
