@@ -182,7 +182,6 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
         standby = usable_standby(warehouse_path, current_state) if incremental else None
         temp = standby_path(warehouse_path) if standby is not None else \
             warehouse_path.with_name(f".{warehouse_path.name}.{build}.building")
-        previous, previous_state = current, current_state
         published = False
         try:
             if standby is not None:
@@ -190,7 +189,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
             elif incremental:
                 shutil.copyfile(warehouse_path, temp)
             if incremental:
-                copy_state(previous_state, temp_state)
+                copy_state(current_state, temp_state)
             with duckdb.connect() as con:
                 _prepare(con, memory_limit, Path(f"{temp_state}.tmp"))
                 files.prepare(con)
@@ -200,9 +199,9 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 if standby is not None:
                     catch_up(con, TARGET, warehouse_path, standby)
                 manifest, plan, stale, counts, outcomes = _build_models(
-                    con, files, models, order, checks, macros, previous,
+                    con, files, models, order, checks, macros, current,
                     None if incremental else warehouse_path, tables, progress,
-                    previous_state)
+                    current_state)
                 manifest.meta = wanted | plan.lake_versions
                 manifest.write(con, STATE)
                 # the build the warehouse comes from: its state file's name
@@ -244,7 +243,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 path.unlink(missing_ok=True)
                 Path(f"{path}.wal").unlink(missing_ok=True)
             shutil.rmtree(f"{temp_state}.tmp", ignore_errors=True)
-        if previous.meta.get("format") == FORMAT_VERSION:
+        if current.meta.get("format") == FORMAT_VERSION:
             # Parquet parts of a warehouse before format 2 (its views read them): gone
             # once the file they belonged to was replaced twice.
             shutil.rmtree(warehouse_path.with_name(f"{warehouse_path.stem}_parts"),

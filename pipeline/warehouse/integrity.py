@@ -88,9 +88,14 @@ def verify_files(files: LakeFiles, area: str, committed: Committed,
     return sorted(found.values(), key=lambda c: c.partition)
 
 
+def _file_date(path: str, date_key: str) -> str:
+    """The date of a lake file (``.../business_date=2026-11-20/part-....parquet``)."""
+    return parse_partition(path.rsplit("/", 1)[0].rsplit("/", 1)[-1])[date_key]
+
+
 def _held(files: LakeFiles, committed: Committed, path: str) -> list[str]:
     """The committed partitions a file holds."""
-    day = parse_partition(path.rsplit("/", 1)[0].rsplit("/", 1)[-1])[committed.date_key]
+    day = _file_date(path, committed.date_key)
     of_day = [p for p in committed.loads if parse_partition(p)[committed.date_key] == day]
     try:
         keys = files.parquet(path).read([k for k in committed.keys
@@ -174,12 +179,13 @@ def verify_lake(con: duckdb.DuckDBPyConnection, files: LakeFiles,
         bad = verify_files(files, area, loads, todo)
         if area == "revenue" and todo:
             unreadable = {c.partition for c in bad}
-            todo_dates = {parse_partition(path.rsplit("/", 1)[0].rsplit("/", 1)[-1])[
-                loads.date_key] for path in todo}  # a file holds partitions of its date
-            new = {p for p in loads.loads if parse_partition(p)[loads.date_key] in todo_dates}
-            # by date: a chunk reads the files of a few dates, not a file of every date
-            date_of = {p: parse_partition(p)[loads.date_key] for p in new - unreadable}
-            readable = sorted(date_of, key=lambda p: (date_of[p], p))
+            # the partitions of the new files' dates (a file holds partitions of its
+            # date), by date: a chunk reads the files of a few dates, not one of every date
+            todo_dates = {_file_date(path, loads.date_key) for path in todo}
+            date_of = {p: parse_partition(p)[loads.date_key] for p in loads.loads}
+            readable = sorted((p for p, day in date_of.items()
+                               if day in todo_dates and p not in unreadable),
+                              key=lambda p: (date_of[p], p))
             for start in range(0, len(readable), CHUNK):
                 bad += verify_revenue(con, loads, readable[start:start + CHUNK])
         failed_files = {f for c in bad for f in loads.files([c.partition])}

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.lake.store import parse_partition
+from pipeline.warehouse.lakeviews import sql_path
 from pipeline.warehouse.plan import BUILT_FROM, PARTS, STATE_SCHEMA, Manifest, built_from
 
 STATE = "st"
@@ -45,15 +46,11 @@ def copy_state(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
         return
     with duckdb.connect() as con:
-        con.execute(f"attach '{_sql_path(source)}' as _kept (read_only)")
-        con.execute(f"attach '{_sql_path(target)}' as _next")
+        con.execute(f"attach '{sql_path(source)}' as _kept (read_only)")
+        con.execute(f"attach '{sql_path(target)}' as _next")
         con.execute("copy from database _kept to _next")
         con.execute("detach _next")
         con.execute("detach _kept")
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def build_id(warehouse_path: Path) -> str | None:
@@ -96,7 +93,7 @@ def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog
     if before is None:
         return []
     try:
-        con.execute(f"attach '{_sql_path(before)}' as _before (read_only)")
+        con.execute(f"attach '{sql_path(before)}' as _before (read_only)")
     except duckdb.Error:
         return []  # unreadable: as without one (``built_from_state``)
     try:
