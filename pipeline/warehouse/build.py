@@ -62,7 +62,6 @@ from pipeline.warehouse.models import (
 from pipeline.warehouse.plan import (
     BUILT_FROM,
     FORMAT_VERSION,
-    PARTS,
     STATE_SCHEMA,
     Manifest,
     Plan,
@@ -200,8 +199,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                     catch_up(con, TARGET, warehouse_path, standby)
                 manifest, plan, stale, counts, outcomes = _build_models(
                     con, files, models, order, checks, macros, current,
-                    None if incremental else warehouse_path, tables, progress,
-                    current_state)
+                    None if incremental else warehouse_path, tables, progress)
                 manifest.meta = wanted | plan.lake_versions
                 manifest.write(con, STATE)
                 # the build the warehouse comes from: its state file's name
@@ -296,15 +294,14 @@ def _relations(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, str]:
 def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
                   order: list[str], checks: tuple[DataCheck, ...], macros: tuple[str, ...],
                   previous: Manifest, anew_from: Path | None, tables: tuple[str, ...] = (),
-                  progress: Callable[[ModelBuilt], None] | None = None,
-                  previous_state: Path | None = None):
+                  progress: Callable[[ModelBuilt], None] | None = None):
     """Every model into the catalog ``TARGET``: the partitioned ones first, for the groups
     whose version changed, and their checks there; then the tables and views. Returns
     the manifest, the plan, the groups computed per area with their partitions, the row
     counts and the outcomes of the partitioned checks. ``previous`` is the manifest of the
     warehouse in place; ``anew_from`` its path when the build makes a new file (its rows
-    of corrupt partitions are copied, and every lake partition is verified again), and
-    ``previous_state`` its state file. The bookkeeping goes into the catalog ``STATE``."""
+    of corrupt partitions are copied, and every lake partition is verified again). The
+    bookkeeping goes into the catalog ``STATE``."""
     _macros(con, TARGET, (*macros, *tables))  # tables: not in the versions (make_plan)
     _macros(con, SCRATCH, (*macros, *tables))
     state = f"{STATE}.{STATE_SCHEMA}"
@@ -317,7 +314,7 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
         if name not in models or not models[name].stored:
             con.execute(f"drop {kind} {TARGET}.{qualified}")
     con.execute(f"drop schema if exists {TARGET}.{STAGING_SCHEMA}")
-    held = None if anew_from is not None else f"{state}.{PARTS}"  # the versions the file holds
+    held = None if anew_from is not None else state  # where the file's versions are
     stale = plan.stale(con, held)
     checked = partitioned_checks(models, checks)
     found = compute_partitioned(con, models, plan, checked, stale, held, existing)
@@ -325,9 +322,8 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     manifest = Manifest()
     if plan.kept:  # a corrupt partition's rows stay as they were
         if anew_from is not None:
-            _copy_kept_rows(con, anew_from, previous_state, models, plan)
-        else:
-            plan.keep_versions(con, held)
+            _copy_kept_rows(con, anew_from, models, plan)
+        plan.keep_versions(con)
     for check, area in checked.items():
         new, sample = found[check]
         carried = {group: n for (key, group), n in previous.check_failures.items()
@@ -374,19 +370,14 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
     return manifest, plan, stale, counts, outcomes
 
 
-def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, old_state: Path | None,
-                    models: dict[str, Model], plan: Plan) -> None:
+def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str, Model],
+                    plan: Plan) -> None:
     """Into a new file, the rows of the groups ``plan`` keeps, from the file in place (if it
-    has them in the same shape: a file of another format may not), with their versions
-    from its state file."""
+    has them in the same shape: a file of another format may not)."""
     if not old.exists():
         return
     con.execute(f"attach '{sql_path(old)}' as _previous (read_only)")
-    if old_state is not None:
-        con.execute(f"attach '{sql_path(old_state)}' as _previous_state (read_only)")
     try:
-        with contextlib.suppress(duckdb.Error):
-            plan.keep_versions(con, f"_previous_state.{STATE_SCHEMA}.{PARTS}")
         for name in plan.partitioned:
             groups = sorted(plan.kept.get(models[name].area, ()))
             if groups and models[name].stored:
@@ -397,5 +388,3 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, old_state: Path |
                                 f"where {where}")
     finally:
         con.execute("detach _previous")
-        if old_state is not None:
-            con.execute("detach _previous_state")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -29,9 +30,10 @@ class LakeFiles:
 
     lake: LakeStore
 
-    @property
+    @cached_property
     def base(self) -> str:
-        """The lake as the start of its files' paths: ``/data/lake``, ``s3://bucket/prefix``."""
+        """The lake as the start of its files' paths: ``/data/lake``, ``s3://bucket/prefix``
+        (resolved once: a build names every file of the history by it)."""
         if isinstance(self.lake, ObjectLake):
             return self.lake.url.rstrip("/")
         return str(Path(self.lake.root).resolve())

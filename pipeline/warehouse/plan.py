@@ -36,7 +36,6 @@ from pipeline.warehouse.lakeviews import (
     arrow_insert,
     committed_loads,
     keys_predicate,
-    quoted,
     superseded_receipts,
 )
 from pipeline.warehouse.models import Model, canonical_sql
@@ -44,11 +43,12 @@ from pipeline.warehouse.models import Model, canonical_sql
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's
 key, the loads verified."""
-FORMAT_VERSION = "6"
+FORMAT_VERSION = "7"
 """Versions change with this (a change of how models are stored or the lake is read):
-6, staging computed by each build and not stored; 5, the lake as one Delta table per
-area; 4, every model a table of the file itself, a group per lake partition, the
-bookkeeping in a state file beside."""
+7, a version per group and a hash per model kept apart (``PARTS``, ``MODELS``); 6,
+staging computed by each build and not stored; 5, the lake as one Delta table per area;
+4, every model a table of the file itself, a group per lake partition, the bookkeeping in
+a state file beside."""
 
 
 def digest(*values: object) -> str:
@@ -83,13 +83,23 @@ class Grouping:
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),
                              ("failing_rows", pa.int64())])
 META_SCHEMA = pa.schema([("key", pa.string()), ("value", pa.string())])
-PARTS = "parts"
-"""The table (in ``STATE_SCHEMA``) of every partitioned model's groups, with the version of
-the rows the file holds of each."""
-NEXT_PARTS = "next_parts"
-"""The versions a build computes the groups for (in ``STATE_SCHEMA`` of the file being
-built, until they replace ``PARTS``): rows of the file, not Python objects, as there are
-a chain's partitions times the partitioned models of them (over a million)."""
+VERSIONS_SCHEMA = pa.schema([("area", pa.string()), ("part_group", pa.string()),
+                             ("version", pa.string())])
+PARTS = "part_versions"
+"""The table (in ``STATE_SCHEMA``) of every group of the partitioned models' areas, with
+the version of its input the file holds the rows of (``area, part_group, version``)."""
+MODELS = "model_hashes"
+"""The table (in ``STATE_SCHEMA``) of the stored partitioned models, with their area and
+the hash of the SQL their rows were computed by (``model, area, hash``). A model's part
+is current when both its hash and its group's version are: a row per group and one per
+model, not one per model and group (a chain's three years: 219,000 groups, 3.3 million
+model parts)."""
+NEXT_PARTS, NEXT_MODELS = f"next_{PARTS}", f"next_{MODELS}"
+"""The versions and hashes a build computes the groups for (in ``STATE_SCHEMA`` of the
+file being built, until they replace ``PARTS`` and ``MODELS``)."""
+KEPT = ""
+"""The version of a group whose rows a build kept as they were (its partition is
+corrupt): never current, so the first build that can read the partition computes it."""
 
 BUILT_FROM = "fct_turnover_daily"
 """The partitioned model whose groups say which revenue partitions a warehouse was built
@@ -102,12 +112,18 @@ def built_from(con: duckdb.DuckDBPyConnection, catalog: str | None = None
     from, by its state file (the connection's, or the attached ``catalog``)."""
     state = f"{catalog}.{STATE_SCHEMA}" if catalog else STATE_SCHEMA
     days: dict[int, set[date]] = {}
-    for (group,) in con.execute(f"select part_group from {state}.{PARTS} where model = ?",
-                                [BUILT_FROM]).fetchall():
+    for (group,) in con.execute(built_from_sql(state), [BUILT_FROM]).fetchall():
         keys = parse_partition(group)
         days.setdefault(int(keys["location_id"]), set()).add(
             date.fromisoformat(keys["business_date"]))
     return days
+
+
+def built_from_sql(state: str) -> str:
+    """The groups of the model named by the one parameter (``BUILT_FROM``), in the state
+    schema ``state``."""
+    return (f"select part_group from {state}.{PARTS} where area = "
+            f"(select area from {state}.{MODELS} where model = ?)")
 
 
 @dataclass
@@ -141,8 +157,9 @@ class Manifest:
         """Store the manifest in the state file being built (attached as ``catalog``), its
         versions being those the build computed the groups for (``NEXT_PARTS``)."""
         state = f"{catalog}.{STATE_SCHEMA}"
-        con.execute(f"drop table if exists {state}.{PARTS}")
-        con.execute(f"alter table {state}.{NEXT_PARTS} rename to {PARTS}")
+        for table, built in ((PARTS, NEXT_PARTS), (MODELS, NEXT_MODELS)):
+            con.execute(f"drop table if exists {state}.{table}")
+            con.execute(f"alter table {state}.{built} rename to {table}")
         for table, rows, schema in (
                 ("check_failures", [(*key, n) for key, n in self.check_failures.items()],
                  FAILURES_SCHEMA),
@@ -201,7 +218,7 @@ class Deletions:
 @dataclass
 class Plan:
     """What the parts of the partitioned models derive from. Their versions are the
-    table ``NEXT_PARTS`` of the file being built (``state``)."""
+    tables ``NEXT_PARTS`` and ``NEXT_MODELS`` of the file being built (``state``)."""
 
     committed: dict[str, Committed]
     superseded: dict[str, list[str]]
@@ -229,41 +246,40 @@ class Plan:
     def stale(self, con: duckdb.DuckDBPyConnection,
               previous: str | None) -> dict[str, dict[str, list[str]]]:
         """area -> the groups (with their partitions) of which some model's part has
-        another version than in ``previous`` (the versions the file holds; None: none)."""
-        rows = con.execute(f"""
-            select distinct p.area, v.part_group from {self.state}.{NEXT_PARTS} as v
-            inner join ({_values(self.partitioned.items())}) as p (model, area) using (model)
-            {f"anti join {previous} as o using (model, part_group, version)"
-             if previous else ""}""").fetchall()
+        another version than the file holds: the group's version changed, or the hash of
+        a model of its area. ``previous`` is the schema of the file's versions (its
+        ``PARTS`` and ``MODELS``; None: none, every group)."""
+        new = f"{self.state}.{NEXT_PARTS}"
+        rows = con.execute(f"select area, part_group from {new}" if previous is None else f"""
+            select area, part_group from {new} where area in (
+                select area from {self.state}.{NEXT_MODELS}
+                anti join {previous}.{MODELS} using (model, area, hash))
+            union all
+            select area, part_group from {new}
+            anti join {previous}.{PARTS} using (area, part_group, version)""").fetchall()
         stale: dict[str, dict[str, list[str]]] = {area: {} for area in self.members}
         for area, group in sorted(rows):
             stale[area][group] = self.members[area][group]
         return stale
 
     def gone(self, con: duckdb.DuckDBPyConnection, model: str, previous: str) -> list[str]:
-        """The groups of ``model`` that ``previous`` has and the lake no longer does (but
-        for those kept): of every model at once, on the first call."""
+        """The groups of ``model``'s area that ``previous`` (the schema of the file's
+        versions) has and the lake no longer does (but for those kept): of every area at
+        once, on the first call."""
         if self._gone is None:
             self._gone = {}
-            for name, group in con.execute(f"""
-                    select model, part_group from {previous} as o anti join
-                    {self.state}.{NEXT_PARTS} as v using (model, part_group)""").fetchall():
-                self._gone.setdefault(name, []).append(group)
-        groups = self._gone.get(model, [])
-        return sorted(set(groups) - self.kept.get(self.partitioned[model], set()))
+            for area, group in con.execute(f"""
+                    select area, part_group from {previous}.{PARTS}
+                    anti join {self.state}.{NEXT_PARTS} using (area, part_group)""").fetchall():
+                self._gone.setdefault(area, []).append(group)
+        area = self.partitioned[model]
+        return sorted(set(self._gone.get(area, [])) - self.kept.get(area, set()))
 
-    def keep_versions(self, con: duckdb.DuckDBPyConnection, previous: str) -> None:
-        """Add to ``NEXT_PARTS`` the versions ``previous`` has of the kept groups."""
-        for model, area in self.partitioned.items():
-            groups = sorted(self.kept.get(area, ()))
-            if groups:
-                con.execute(f"insert into {self.state}.{NEXT_PARTS} select * from {previous} "
-                            f"where model = '{model}' and part_group in "
-                            f"({', '.join(map(quoted, groups))})")
-
-
-def _values(rows) -> str:
-    return "values " + ", ".join("(" + ", ".join(map(quoted, row)) + ")" for row in rows)
+    def keep_versions(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Add the kept groups to ``NEXT_PARTS``, at a version never current (``KEPT``)."""
+        arrow_insert(con, f"{self.state}.{NEXT_PARTS}",
+                     [(area, group, KEPT) for area, groups in sorted(self.kept.items())
+                      for group in sorted(groups)], VERSIONS_SCHEMA)
 
 
 def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str, Model],
@@ -291,31 +307,27 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
         members[area] = {}
         for part in sorted(loads):
             members[area].setdefault(groupings[area].group(part), []).append(part)
-    # A group is a partition (``Grouping.group``): its version is the model's hash and a
-    # hash of the partition's committed load and the receipts other partitions took over
-    # from it, side by side (a hash per partition, not per model and partition: a chain's
-    # three years are 22,000 partitions but 330,000 model parts).
-    # Versions of the stored models only: a staging model is computed with the marts that
-    # read it, whose hashes include its own.
-    arrow_insert(con, "_plan_models", [(n, area, hashes[n]) for n, area in partitioned.items()
-                                       if models[n].stored],
-                 pa.schema([("model", pa.string()), ("area", pa.string()),
-                            ("hash", pa.string())]))
+    # A group is a partition (``Grouping.group``): a model's part of it is current when
+    # the model's hash and the group's version (a hash of the partition's committed load
+    # and the receipts other partitions took over from it) are those the file holds; kept
+    # apart, a row per group and one per model (a chain's three years: 219,000 groups,
+    # 3.3 million model parts). Hashes of the stored models only: a staging model is
+    # computed with the marts that read it, whose hashes include its own.
+    for table in (NEXT_MODELS, NEXT_PARTS):
+        con.execute(f"drop table if exists {state}.{table}")
+    arrow_insert(con, f"{state}.{NEXT_MODELS}", [
+        (n, area, hashes[n]) for n, area in partitioned.items() if models[n].stored],
+        pa.schema([("model", pa.string()), ("area", pa.string()), ("hash", pa.string())]))
     arrow_insert(con, "_plan_partitions", [
         (area, part, committed[area].loads[part][0], ",".join(superseded.get(part, ())))
         for area in members for part in committed[area].loads],
         pa.schema([("area", pa.string()), ("part_group", pa.string()),
                    ("load_id", pa.string()), ("superseded", pa.string())]))
-    con.execute(f"drop table if exists {state}.{NEXT_PARTS}")
     con.execute(f"""
         create table {state}.{NEXT_PARTS} as
-        select m.model, p.part_group, m.hash || p.version as version
-        from _plan_models as m inner join (
-            select area, part_group,
-                   left(sha256(part_group || ':' || load_id || ':' || superseded), 16)
-                       as version
-            from _plan_partitions) as p using (area)""")
-    con.execute("drop table _plan_models")
+        select area, part_group,
+               left(sha256(part_group || ':' || load_id || ':' || superseded), 16) as version
+        from _plan_partitions""")
     con.execute("drop table _plan_partitions")
     kept: dict[str, set[str]] = {}
     for bad in corrupt:

@@ -36,7 +36,7 @@ import duckdb
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakeviews import sql_path
-from pipeline.warehouse.plan import PARTS, STATE_SCHEMA, Grouping
+from pipeline.warehouse.plan import MODELS, PARTS, STATE_SCHEMA, Grouping
 from pipeline.warehouse.state import build_id, state_dir, state_file
 
 STANDBY = "standby.duckdb"
@@ -131,12 +131,24 @@ def usable_standby(warehouse_path: Path, current_state: Path | None
                               f"union all ({cur} except all {sb}))").fetchone()[0]
         if differs:
             return None
-        total = con.execute(f"select count(*) from cur_state.{STATE_SCHEMA}.{PARTS}").fetchone()[0]
+        cur_state, sb_state = f"cur_state.{STATE_SCHEMA}", f"sb_state.{STATE_SCHEMA}"
+        # a model's part lags when its group's version or the model's hash differs
+        total = con.execute(f"select count(*) from {cur_state}.{MODELS} "
+                            f"inner join {cur_state}.{PARTS} using (area)").fetchone()[0]
         lag = con.execute(f"""
-            select coalesce(c.model, s.model), coalesce(c.part_group, s.part_group)
-            from cur_state.{STATE_SCHEMA}.{PARTS} as c
-            full outer join sb_state.{STATE_SCHEMA}.{PARTS} as s using (model, part_group)
-            where c.version is distinct from s.version""").fetchall()
+            with models as (select * from {cur_state}.{MODELS}),
+            groups as (
+                select coalesce(c.area, s.area) as area,
+                       coalesce(c.part_group, s.part_group) as part_group,
+                       c.version is distinct from s.version as differs
+                from {cur_state}.{PARTS} as c
+                full outer join {sb_state}.{PARTS} as s using (area, part_group)),
+            hashes as (
+                select m.model, m.hash is distinct from s.hash as differs
+                from models as m left join {sb_state}.{MODELS} as s using (model, area))
+            select model, part_group from models
+            inner join groups using (area) inner join hashes using (model)
+            where groups.differs or hashes.differs""").fetchall()
     if len(lag) > CATCH_UP_SHARE * max(total, 1):
         return None
     behind: dict[str, list[str]] = {}

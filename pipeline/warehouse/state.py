@@ -16,7 +16,13 @@ import duckdb
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakeviews import sql_path
-from pipeline.warehouse.plan import BUILT_FROM, PARTS, STATE_SCHEMA, Manifest, built_from
+from pipeline.warehouse.plan import (
+    BUILT_FROM,
+    STATE_SCHEMA,
+    Manifest,
+    built_from,
+    built_from_sql,
+)
 
 STATE = "st"
 """The catalog a build attaches its state file as."""
@@ -98,10 +104,9 @@ def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog
         return []  # unreadable: as without one (``built_from_state``)
     try:
         groups = con.execute(f"""
-            select part_group from _before.{STATE_SCHEMA}.{PARTS} where model = ?
+            {built_from_sql(f"_before.{STATE_SCHEMA}")}
             except
-            select part_group from {catalog}.{STATE_SCHEMA}.{PARTS} where model = ?""",
-                             [BUILT_FROM, BUILT_FROM]).fetchall()
+            {built_from_sql(f"{catalog}.{STATE_SCHEMA}")}""", [BUILT_FROM, BUILT_FROM]).fetchall()
     except duckdb.Error:
         groups = []
     finally:
