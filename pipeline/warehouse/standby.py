@@ -36,7 +36,7 @@ import duckdb
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakeviews import sql_path
-from pipeline.warehouse.plan import MODELS, PARTS, STATE_SCHEMA, Grouping
+from pipeline.warehouse.plan import FORMAT_VERSION, MODELS, PARTS, STATE_SCHEMA, Grouping
 from pipeline.warehouse.state import build_id, state_dir, state_file
 
 STANDBY = "standby.duckdb"
@@ -111,8 +111,9 @@ def usable_standby(warehouse_path: Path, current_state: Path | None
     """The groups (per partitioned model) whose rows the standby holds in another version
     than the file in place, when a build may bring it level and up to date in place: it
     exists, nobody holds it, it has its state file, its tables and columns are the file in
-    place's, and it lags by at most ``CATCH_UP_SHARE`` of the groups. None: the build
-    copies the file in place instead."""
+    place's, its state is of this release's format (``FORMAT_VERSION``: the standby of
+    the build before an upgrade is not), and it lags by at most ``CATCH_UP_SHARE`` of the
+    groups. None: the build copies the file in place instead."""
     standby = standby_path(warehouse_path)
     if current_state is None or not standby.exists() or held_here(standby):
         return None
@@ -129,7 +130,7 @@ def usable_standby(warehouse_path: Path, current_state: Path | None
         sb, cur = shape.format("sb"), shape.format("cur")
         differs = con.execute(f"select count(*) from (({sb} except all {cur}) "
                               f"union all ({cur} except all {sb}))").fetchone()[0]
-        if differs:
+        if differs or _format(con, "sb_state") != FORMAT_VERSION:
             return None
         cur_state, sb_state = f"cur_state.{STATE_SCHEMA}", f"sb_state.{STATE_SCHEMA}"
         # a model's part lags when its group's version or the model's hash differs
@@ -155,6 +156,16 @@ def usable_standby(warehouse_path: Path, current_state: Path | None
     for model, group in lag:
         behind.setdefault(model, []).append(group)
     return behind
+
+
+def _format(con: duckdb.DuckDBPyConnection, catalog: str) -> str | None:
+    """The format of the state file attached as ``catalog`` (None: unreadable)."""
+    try:
+        found = con.execute(f"select value from {catalog}.{STATE_SCHEMA}.meta "
+                            f"where key = 'format'").fetchone()
+    except duckdb.Error:
+        return None
+    return found[0] if found else None
 
 
 def catch_up(con: duckdb.DuckDBPyConnection, target: str, warehouse_path: Path,

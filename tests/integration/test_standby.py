@@ -16,8 +16,9 @@ import pytest
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake
 from pipeline.warehouse import build_warehouse, discover_models
+from pipeline.warehouse.plan import PARTS, STATE_SCHEMA
 from pipeline.warehouse.standby import DIRTY, standby_path
-from pipeline.warehouse.state import state_dir
+from pipeline.warehouse.state import build_id, state_dir
 from tests.conftest import loaded_warehouse
 from tests.venvs import tool_env
 
@@ -123,6 +124,26 @@ def test_a_standby_a_reader_holds_is_left_alone_and_the_night_copies(lake, tmp_p
         build_warehouse(lake, target)
         assert build_warehouse(lake, target).built_on == "copy"
         assert con.execute("select count(*) from fct_turnover_daily").fetchone()[0] == 8
+    assert rows(target) == rows(build_warehouse(lake, tmp_path / "full.duckdb",
+                                                full=True).path)
+
+
+def test_the_standby_of_the_release_before_is_not_used_the_night_copies(lake, tmp_path):
+    """After an upgrade the first build makes a new file; the standby is then the last
+    release's file, its state of another format: the next night copies, and the one after
+    takes turns again."""
+    target = tmp_path / "warehouse.duckdb"
+    build_warehouse(lake, target)
+    reload(lake, 1001, DAYS[1])
+    build_warehouse(lake, target)
+    standby_state = state_dir(target) / f"{build_id(standby_path(target))}.duckdb"
+    with duckdb.connect(str(standby_state)) as con:  # as the release before wrote it
+        con.execute(f"update {STATE_SCHEMA}.meta set value = '6' where key = 'format'")
+        con.execute(f"alter table {STATE_SCHEMA}.{PARTS} rename to parts")
+    reload(lake, 1002, DAYS[2])
+    assert build_warehouse(lake, target).built_on == "copy"
+    reload(lake, 1002, DAYS[3])
+    assert build_warehouse(lake, target).built_on == "standby"
     assert rows(target) == rows(build_warehouse(lake, tmp_path / "full.duckdb",
                                                 full=True).path)
 
