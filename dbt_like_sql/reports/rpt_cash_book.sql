@@ -36,21 +36,44 @@ record_days as (
 
 ),
 
--- a day whose book follows from the one before it: every date between them is loaded
-day_breaks as (
+-- each location's loaded business dates, numbered in order
+loaded_days as (
 
     select
         location_id,
         business_date,
-        previous_date is null or (
-            select count(*) from loads
-            where
-                loads.location_id = record_days.location_id
-                and loads.business_date > record_days.previous_date
-                and loads.business_date < record_days.business_date
-        ) < business_date - previous_date - 1 as is_break
+        row_number() over (
+            partition by location_id order by business_date
+        ) as day_number
+
+    from (
+        select distinct
+            location_id,
+            business_date
+        from loads
+    ) as loaded
+
+),
+
+-- a day whose book follows from the one before it: every date between them is loaded
+-- (the loaded dates before the day, less those up to the day before: a join as of each
+-- date, not a count per day over the history)
+day_breaks as (
+
+    select
+        record_days.location_id,
+        record_days.business_date,
+        record_days.previous_date is null
+        or coalesce(before_day.day_number, 0) - coalesce(previous_day.day_number, 0)
+        < record_days.business_date - record_days.previous_date - 1 as is_break
 
     from record_days
+    asof left join loaded_days as before_day
+        on record_days.location_id = before_day.location_id
+        and record_days.business_date > before_day.business_date
+    asof left join loaded_days as previous_day
+        on record_days.location_id = previous_day.location_id
+        and record_days.previous_date >= previous_day.business_date
 
 ),
 
