@@ -94,7 +94,8 @@ def arrow_insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
     try:
         con.execute(f"create table if not exists {table} as "
                     f"select * from _arrow_rows limit 0")
-        con.execute(f"insert into {table} by name select * from _arrow_rows")
+        if rows:
+            con.execute(f"insert into {table} by name select * from _arrow_rows")
     finally:
         con.unregister("_arrow_rows")
 
