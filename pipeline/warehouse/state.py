@@ -18,6 +18,7 @@ from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakeviews import sql_path
 from pipeline.warehouse.plan import (
     BUILT_FROM,
+    PARTS,
     STATE_SCHEMA,
     Manifest,
     built_from,
@@ -104,7 +105,7 @@ def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog
         return []  # unreadable: as without one (``built_from_state``)
     try:
         groups = con.execute(f"""
-            {built_from_sql(f"_before.{STATE_SCHEMA}")}
+            {_built_from_before(con)}
             except
             {built_from_sql(f"{catalog}.{STATE_SCHEMA}")}""", [BUILT_FROM, BUILT_FROM]).fetchall()
     except duckdb.Error:
@@ -116,6 +117,22 @@ def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog
         keys = parse_partition(group)
         lost.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"])))
     return sorted(lost)
+
+
+LEGACY_PARTS = "parts"
+"""The versions of every model's groups in a state file of format 6 or before: the first
+build after an upgrade (a new file) compares the days its warehouse in place was built from
+with the lake all the same."""
+
+
+def _built_from_before(con: duckdb.DuckDBPyConnection) -> str:
+    """``built_from_sql`` of the state attached as ``_before``, of whichever format."""
+    state = f"_before.{STATE_SCHEMA}"
+    current = con.execute("select count(*) from duckdb_tables() where database_name = "
+                          "'_before' and schema_name = ? and table_name = ?",
+                          [STATE_SCHEMA, PARTS]).fetchone()[0]
+    return built_from_sql(state) if current else \
+        f"select part_group from {state}.{LEGACY_PARTS} where model = ?"
 
 
 def recorded_failures(warehouse_path: Path) -> dict[str, int]:

@@ -89,3 +89,32 @@ def test_a_lake_that_went_back_to_an_older_version_fails_the_build_by_name(
     assert _turnover(data) == before
     assert main(["build", "--config", str(config), "--forget-missing"]) == 0
     assert _turnover(data) == before  # the same receipts, older loads
+
+
+def test_a_lake_that_shrank_across_an_upgrade_fails_the_build_by_name(sandbox_url, tmp_path):
+    """The first build after an upgrade that changed the state's format (a new file) still
+    compares the days the warehouse in place was built from, in its state of the release
+    before, with the lake."""
+    import pytest
+    from deltalake import DeltaTable
+
+    from pipeline.warehouse import build_warehouse
+    from pipeline.warehouse.shrink import LakeShrank
+    from pipeline.warehouse.state import state_file
+    from tests.conftest import loaded_warehouse
+
+    settings = loaded_warehouse(sandbox_url, tmp_path / "data", date(2026, 10, 1),
+                                date(2026, 10, 3), [1001])
+    lake, target = settings.warehouse.lake_dir, settings.warehouse.warehouse_path
+    with duckdb.connect(str(state_file(target))) as con:  # as format 6 kept its versions
+        con.execute("create table _state.parts as select m.model, p.part_group, "
+                    "m.hash || p.version as version from _state.model_hashes as m "
+                    "inner join _state.part_versions as p using (area)")
+        con.execute("drop table _state.part_versions")
+        con.execute("drop table _state.model_hashes")
+        con.execute("update _state.meta set value = '6' where key = 'format'")
+    before = _turnover(target.parent)
+    DeltaTable(str(lake / "revenue")).delete("business_date = '2026-10-02'")
+    with pytest.raises(LakeShrank, match="location 1001 2026-10-02"):
+        build_warehouse(lake, target)
+    assert _turnover(target.parent) == before
