@@ -280,7 +280,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed, stat
     """
     keys_table, loads_table = f"{state}.receipt_keys", f"{state}.receipt_key_loads"
     superseded_table = f"{state}.superseded"
-    anew = not _exists(con, superseded_table) or not _exists(con, loads_table)
+    anew = not table_exists(con, superseded_table) or not table_exists(con, loads_table)
     if anew:  # a new state (or one from before these tables): everything again
         for table in (keys_table, loads_table, superseded_table):
             con.execute(f"drop table if exists {table}")
@@ -355,7 +355,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed, stat
         from {superseded_table} group by partition""").fetchall())
 
 
-def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+def table_exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     """Whether ``catalog.schema.name`` is a table."""
     catalog, schema, name = table.split(".")
     return bool(con.execute(

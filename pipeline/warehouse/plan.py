@@ -113,10 +113,15 @@ def built_from(con: duckdb.DuckDBPyConnection, catalog: str | None = None
     state = f"{catalog}.{STATE_SCHEMA}" if catalog else STATE_SCHEMA
     days: dict[int, set[date]] = {}
     for (group,) in con.execute(built_from_sql(state), [BUILT_FROM]).fetchall():
-        keys = parse_partition(group)
-        days.setdefault(int(keys["location_id"]), set()).add(
-            date.fromisoformat(keys["business_date"]))
+        location, day = location_day(group)
+        days.setdefault(location, set()).add(day)
     return days
+
+
+def location_day(group: str) -> tuple[int, date]:
+    """A revenue group (``location_id=1001/business_date=2026-11-20``) as (location, date)."""
+    keys = parse_partition(group)
+    return int(keys["location_id"]), date.fromisoformat(keys["business_date"])
 
 
 def built_from_sql(state: str) -> str:

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.lake.store import parse_partition
-from pipeline.warehouse.lakeviews import sql_path
+from pipeline.warehouse.lakeviews import sql_path, table_exists
 from pipeline.warehouse.plan import (
     BUILT_FROM,
     PARTS,
@@ -23,6 +22,7 @@ from pipeline.warehouse.plan import (
     Manifest,
     built_from,
     built_from_sql,
+    location_day,
 )
 
 STATE = "st"
@@ -112,11 +112,7 @@ def lost_partitions(con: duckdb.DuckDBPyConnection, before: Path | None, catalog
         groups = []
     finally:
         con.execute("detach _before")
-    lost = []
-    for (group,) in groups:
-        keys = parse_partition(group)
-        lost.append((int(keys["location_id"]), date.fromisoformat(keys["business_date"])))
-    return sorted(lost)
+    return sorted(location_day(group) for (group,) in groups)
 
 
 LEGACY_PARTS = "parts"
@@ -128,10 +124,7 @@ with the lake all the same."""
 def _built_from_before(con: duckdb.DuckDBPyConnection) -> str:
     """``built_from_sql`` of the state attached as ``_before``, of whichever format."""
     state = f"_before.{STATE_SCHEMA}"
-    current = con.execute("select count(*) from duckdb_tables() where database_name = "
-                          "'_before' and schema_name = ? and table_name = ?",
-                          [STATE_SCHEMA, PARTS]).fetchone()[0]
-    return built_from_sql(state) if current else \
+    return built_from_sql(state) if table_exists(con, f"{state}.{PARTS}") else \
         f"select part_group from {state}.{LEGACY_PARTS} where model = ?"
 
 
