@@ -234,3 +234,101 @@ def bench_nights(locations: int, histories: tuple[int, int], volume: int) -> dic
     results["target_ratio"] = 1.3
     results["met"] = long <= 1.3 * short
     return results
+
+
+CHAIN_RECEIPTS = 28_500_000
+"""Receipts of the chain's year (200 locations x 365 days, 300 transactions a day): what
+the #44 target (a full build within 200 s) is set for."""
+FLOORS = {
+    "lake_read": (
+        "every revenue row of the lake's current version (its Delta table's files) read "
+        "and unnested, each nested row hashed whole (every field read), nothing written"),
+    "lake_to_file": (
+        "every revenue row of the lake's current version (its Delta table's files) read "
+        "and unnested into a table per nested table of a new DuckDB file"),
+    "marts_copy": (
+        "every table of the built warehouse copied into a new DuckDB file: what writing "
+        "the marts alone costs"),
+}
+_FLOOR_CODE = """
+import json, os, sys, time
+import duckdb
+from deltalake import DeltaTable
+from pipeline.core.settings import DEFAULT_STORAGE_VERSION
+from pipeline.warehouse.lakeviews import file_list, sql_path
+what, lake, warehouse, out = sys.argv[1:5]
+if os.path.exists(out):
+    os.remove(out)
+t = time.perf_counter()
+con = duckdb.connect()
+con.execute("set preserve_insertion_order = false")
+con.execute(f"attach '{sql_path(out)}' as floor (storage_version '{DEFAULT_STORAGE_VERSION}')")
+files = file_list(DeltaTable(os.path.join(lake, "revenue")).file_uris())
+tables = ("receipts", "receipt_items", "item_side_dishes", "payments")
+if what == "lake_read":
+    for table in tables:
+        con.execute(f"select sum(hash(location_id, load_id, _row)) from (select location_id, "
+                    f"load_id, unnest({table}) as _row from read_parquet({files}))").fetchall()
+elif what == "lake_to_file":
+    for table in tables:
+        con.execute(f"create table floor.{table} as select location_id, business_date, "
+                    f"load_id, loaded_at, unnest({table}, recursive := true) "
+                    f"from read_parquet({files}, hive_partitioning = true)")
+else:
+    con.execute(f"attach '{sql_path(warehouse)}' as built (read_only)")
+    for (name,) in con.execute("select table_name from duckdb_tables() where "
+                               "database_name = 'built' and schema_name = 'main'").fetchall():
+        con.execute(f"create table floor.{name} as select * from built.main.{name}")
+con.execute("checkpoint floor")
+con.close()
+print(json.dumps({"seconds": round(time.perf_counter() - t, 2),
+                  "file_mb": round(os.path.getsize(out) / 1e6)}))
+os.remove(out)
+"""
+
+
+def _floor(what: str, lake: Path, warehouse: Path, out: Path) -> dict:
+    """One floor (``FLOORS``) in a process of its own, as a build runs."""
+    done = subprocess.run([sys.executable, "-c", _FLOOR_CODE, what, str(lake),
+                           str(warehouse), str(out)], cwd=ROOT, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"floor {what} failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_floor(locations: int, days: int, volume: int, repeats: int = 2) -> dict:
+    """The full build beside what no build of this warehouse can beat, on the same lake,
+    taking turns ``repeats`` times (the best of each kept): the lake's rows read once
+    (``lake_read``), read and written once without a transform (``lake_to_file``), and
+    the marts' rows written once (``marts_copy``). Scaled linearly to the chain's year (a
+    full build's time follows its receipts: 27.0 us each on 20 x 180 days, 28.2 on
+    20 x 1,095), reading the lake and writing the marts tells what the #44 target of
+    200 s leaves for the build's own work (transforms, checks, verifying the lake)."""
+    lake, made = chain_lake(locations, days, volume, os.cpu_count() or 1)
+    work = CACHE / "floor"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    warehouse = work / "warehouse.duckdb"
+    runs: dict[str, list[dict]] = {"build": [], **{what: [] for what in FLOORS}}
+    try:
+        for _ in range(repeats):
+            runs["build"].append(_build(lake, warehouse, full=True))
+            for what in FLOORS:
+                runs[what].append(_floor(what, lake, warehouse, work / "floor.duckdb"))
+            print(f"floor: {json.dumps({k: v[-1] for k, v in runs.items()})}",
+                  file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    best = {what: min(r["seconds"] for r in found) for what, found in runs.items()}
+    scale = CHAIN_RECEIPTS / made["receipts"]
+    return {"locations": locations, "days": days, "receipts": made["receipts"],
+            "runs": runs, "best_seconds": best, "floors": FLOORS,
+            "build_over_floor": {what: round(best["build"] / best[what], 2)
+                                 for what in FLOORS},
+            "chain_seconds_at_this_rate": {what: round(s * scale) for what, s in best.items()},
+            # no build does less than read the lake and write the marts
+            "read_and_write_chain_seconds": round(
+                (best["lake_read"] + best["marts_copy"]) * scale),
+            "target_chain_seconds_44": 200,
+            "target_above_floor": (best["lake_read"] + best["marts_copy"]) * scale < 200}

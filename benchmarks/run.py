@@ -37,6 +37,9 @@
     before it loaded again) on top of 90 days and of 3 years of history, side by side
     (``benchmarks/chain.py``). Target: a steady night on top of 3 years within 1.3x of
     one on top of 90 days.
+15. floor (only with ``--only floor``; ``--chain`` locations x ``--floor-days``): the full
+    build beside reading the lake and writing the marts alone, on the same lake, scaled
+    to the chain's year (``benchmarks/chain.py``): what #44's 200 s leaves for the build.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -64,7 +67,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.chain import bench_chain, bench_nights  # noqa: E402
+from benchmarks.chain import bench_chain, bench_floor, bench_nights  # noqa: E402
 from benchmarks.cli import bench_cli  # noqa: E402
 from benchmarks.delta import bench_files  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
@@ -585,7 +588,7 @@ def main() -> int:
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
                                            "status", "delta", "housekeeping", "cli",
-                                           "peers", "nights"])
+                                           "peers", "nights", "floor"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -597,6 +600,8 @@ def main() -> int:
     parser.add_argument("--load-days", type=int, default=365,
                         help="days x 3 locations of the CLI load benchmark")
     parser.add_argument("--load-repeats", type=int, default=2)
+    parser.add_argument("--floor-days", type=int, default=180,
+                        help="days x --chain locations of the floor benchmark's lake")
     args = parser.parse_args()
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
@@ -615,6 +620,7 @@ def main() -> int:
         "partitions": (bench_partitions, (args.chain, 3)),
         "chain": (bench_chain, (args.chain, 365, 300)),
         "nights": (bench_nights, (args.chain, (90, 1095), 300)),
+        "floor": (bench_floor, (args.chain, args.floor_days, 300, args.repeats)),
         "status": (bench_status, (365, 3)),
         "delta": (bench_files, ()),
         "housekeeping": (bench_housekeeping, (args.chain, 3)),
@@ -623,7 +629,7 @@ def main() -> int:
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None
-                                  or name in ("chain", "housekeeping", "nights")):
+                                  or name in ("chain", "housekeeping", "nights", "floor")):
             continue
         results[name] = _isolated(bench, bench_args)
         print(f"{name}:", json.dumps(results[name]), flush=True)
