@@ -11,7 +11,7 @@ partition's files and its commit, in the warehouse build. After each kill:
 - the warehouse opens and equals either the old or the new state, never a mix;
 - a rerun ends in exactly the new state.
 
-``POS_ETL_FAULT_SEEDS`` sets how many seeds (default 3 in ``make test``; ``make faults``
+``POS_ETL_FAULT_SEEDS`` sets how many seeds (default 2 in ``make test``; ``make faults``
 runs 30).
 """
 
