@@ -287,9 +287,9 @@ def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(bu
     unmapped = unmapped.model_copy(update={"warehouse": unmapped.warehouse.model_copy(
         update={"data_dir": data_dir})})
     from pipeline.core.reporting import Reporter
-    from pipeline.orchestration.loader import run_build
+    from tests.conftest import run_build_in_memory
 
-    assert run_build(unmapped, progress=Reporter()).warehouse_path
+    assert run_build_in_memory(unmapped, progress=Reporter()).warehouse_path
     with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
                                           r"revenue account for tax rate 10 %"):
         export(unmapped, sel, "datev", tmp_path / "x.csv")
@@ -378,8 +378,8 @@ def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, ch
     from pipeline.accounting.datev import read_datev
     from pipeline.core.accounting_settings import CHARTS, AccountsSettings
     from pipeline.core.reporting import Reporter
-    from pipeline.orchestration.loader import run_build
     from pipeline.outputs.export import Selection, export
+    from tests.conftest import run_build_in_memory
 
     plain = _datev_settings(built)
     settings = plain.model_copy(update={
@@ -393,7 +393,7 @@ def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, ch
                         ignore=shutil.ignore_patterns("dagster_home"))
         settings = settings.model_copy(update={
             "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir})})
-        assert run_build(settings, progress=Reporter()).ok
+        assert run_build_in_memory(settings, progress=Reporter()).ok
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
                   tmp_path / "datev")
     header, rows = read_datev(done.files[0])
@@ -422,8 +422,8 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
     account, and the independent DATEV reader finds every account's total. Without it
     the Ortstaxe is revenue at 0 %. The spec's turnover keeps it either way."""
     from pipeline.core.reporting import Reporter
-    from pipeline.orchestration.loader import run_build
     from pipeline.outputs.export import Selection, export
+    from tests.conftest import run_build_in_memory
 
     settings = _datev_settings(built)
     (item,) = settings.accounting.pass_through
@@ -433,7 +433,7 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
     untaxed = settings.model_copy(update={
         "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir}),
         "accounting": settings.accounting.model_copy(update={"pass_through": []})})
-    assert run_build(untaxed, progress=Reporter()).ok
+    assert run_build_in_memory(untaxed, progress=Reporter()).ok
     collected = dict(query(built, "select business_date, sum(line_gross_amount) from "
                                   "fct_receipt_items where is_revenue_effective and "
                                   f"product_nr = '{item.products[0]}' group by all"))
@@ -476,8 +476,8 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
     file read back independently agrees."""
     from pipeline.core.accounting_settings import VoucherCategory
     from pipeline.core.reporting import Reporter
-    from pipeline.orchestration.loader import run_build
     from pipeline.outputs.export import Selection, export
+    from tests.conftest import run_build_in_memory
 
     data_dir = tmp_path / "copy" / "data"
     shutil.copytree(built.warehouse.data_dir, data_dir,
@@ -489,7 +489,7 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
             VoucherCategory(name="Restaurant-Gutschein", purpose="single",
                             tax_rate=Decimal(20), sale_products=[9901],
                             payment_types=["Gutschein"])]})})
-    assert run_build(single, progress=Reporter()).ok
+    assert run_build_in_memory(single, progress=Reporter()).ok
 
     def per_day(settings, sql):
         return {(loc, day): rest for loc, day, *rest in query(settings, sql)}
@@ -750,9 +750,8 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
     DATEV file read back independently agrees (issue 40, item 13)."""
     from pipeline.core.accounting_settings import VoucherCategory
     from pipeline.core.reporting import Reporter
-    from pipeline.orchestration.loader import run_load
     from pipeline.outputs.export import Selection, export
-    from tests.conftest import make_settings
+    from tests.conftest import make_settings, run_load_in_memory
     from tests.hostile import altered_sandbox
 
     day = DAYS[1]  # three redemptions at 1001
@@ -776,8 +775,8 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
                 VoucherCategory(name="Restaurant-Gutschein", purpose="single",
                                 tax_rate=Decimal(20), sale_products=[9901],
                                 payment_types=["Gutschein"])]})})
-        report = run_load(single, day, day, [1001], catalog=False, vouchers=False,
-                          progress=Reporter())
+        report = run_load_in_memory(single, day, day, [1001], catalog=False, vouchers=False,
+                                    progress=Reporter())
     assert report.ok, report.summary()
     accounts = dict(query(single, "select fibu_account_nr, count(*) from fct_prepaid_vouchers "
                                   "where redeemed_amount <> 0 group by all"))

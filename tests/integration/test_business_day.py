@@ -12,10 +12,9 @@ from pipeline.core.outcomes import ConfigError
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LocationSettings
 from pipeline.extract.revenue import request_window
-from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover
 
 VIENNA = ZoneInfo("Europe/Vienna")
 SPRING = [date(2026, 3, 28), date(2026, 3, 29), date(2026, 3, 30)]  # 29th: 02:00 -> 03:00
@@ -33,8 +32,8 @@ def with_cutoff(settings, starts: str):
 def test_every_receipt_lands_in_exactly_one_business_day(sandbox_url, tmp_path, sandbox_keys,
                                                          days):
     settings = with_cutoff(make_settings(sandbox_url, tmp_path / "data"), "02:30")
-    report = run_load(settings, days[0], days[-1], [HOTEL], catalog=False,
-                      progress=Reporter())
+    report = run_load_in_memory(settings, days[0], days[-1], [HOTEL], catalog=False,
+                                progress=Reporter())
     assert report.ok, report.summary()
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         rows = con.execute("select business_date, transaction_id, receipted_at_local "

@@ -9,11 +9,10 @@ import polars as pl
 
 from pipeline.core.reporting import Reporter
 from pipeline.lake.store import Lake
-from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, moved_receipt, truth_turnover
+from tests.conftest import make_settings, moved_receipt, run_load_in_memory, truth_turnover
 
 OLD_DAY, NEW_DAY = date(2026, 11, 17), date(2026, 11, 18)
 
@@ -26,8 +25,8 @@ def warehouse_rows(settings, sql):
 def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
         sandbox_url, tmp_path, sandbox_keys):
     data_dir = tmp_path / "data"
-    first = run_load(make_settings(sandbox_url, data_dir), OLD_DAY, NEW_DAY, [1001],
-                     catalog=False, progress=Reporter())
+    first = run_load_in_memory(make_settings(sandbox_url, data_dir), OLD_DAY, NEW_DAY, [1001],
+                               catalog=False, progress=Reporter())
     assert first.ok, first.summary()
     before = SandboxData()
     moved, after = moved_receipt(1001, OLD_DAY, NEW_DAY, before)
@@ -35,8 +34,8 @@ def test_a_receipt_moved_to_a_later_day_counts_once_with_its_new_lines(
 
     # The POS now serves the corrected receipt; the nightly run loads only the new day.
     with running_sandbox(SandboxConfig(data=after)) as corrected_pos:
-        nightly = run_load(make_settings(corrected_pos, data_dir), NEW_DAY, NEW_DAY, [1001],
-                           catalog=False, progress=Reporter())
+        nightly = run_load_in_memory(make_settings(corrected_pos, data_dir), NEW_DAY, NEW_DAY,
+                                     [1001], catalog=False, progress=Reporter())
     assert nightly.ok, nightly.summary()  # the turnover check passes: no stale lines
 
     daily = dict(warehouse_rows(

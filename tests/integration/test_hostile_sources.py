@@ -16,7 +16,7 @@ import pytest
 from pipeline.cli import main
 from pipeline.core.reporting import Reporter
 from pipeline.orchestration.loader import run_load
-from tests.conftest import make_settings, truth_turnover, write_config
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover, write_config
 from tests.hostile import (
     DECODER,
     ENCODER,
@@ -46,8 +46,8 @@ def turnover(settings) -> dict:
 
 
 def load(url, data_dir, start, end):
-    return run_load(make_settings(url, data_dir), start, end, [1001], catalog=False,
-                    progress=Reporter())
+    return run_load_in_memory(make_settings(url, data_dir), start, end, [1001],
+                              catalog=False, progress=Reporter())
 
 
 def test_receipts_of_another_location_fail_the_cli_and_keep_the_loaded_day(

@@ -9,11 +9,10 @@ from datetime import date
 import duckdb
 
 from pipeline.core.reporting import Reporter
-from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import create_app
 from pos_sandbox.profiles import rewrite_response
 from pos_sandbox.server import serving
-from tests.conftest import make_settings
+from tests.conftest import make_settings, run_load_in_memory
 from tests.hostile import DECODER, REPORTS, altered_sandbox
 from tests.integration.test_hostile_sources import on_day, settled
 
@@ -44,8 +43,8 @@ def test_ids_differing_in_case_or_normalisation_are_different_receipts(
 
     with altered_sandbox(twins) as url:
         settings = make_settings(url, tmp_path / "data")
-        report = run_load(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
-                          progress=Reporter())
+        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
+                                    progress=Reporter())
     assert report.ok, report.summary()
     found = receipts_in_warehouse(settings)
     assert found[added["original"]] == 1 and found[added["upper"]] == 1
@@ -82,8 +81,8 @@ def test_a_key_twice_in_one_object_fails_the_day_naming_receipt_and_field(
     chosen: dict = {}
     with serving(_Doubling(create_app(), chosen)) as url:
         settings = make_settings(url, tmp_path / "data")
-        report = run_load(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
-                          progress=Reporter())
+        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
+                                    progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions
     assert f"receipt {chosen['txn']}" in failure.message, failure.message

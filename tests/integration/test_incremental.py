@@ -16,13 +16,12 @@ import pipeline.warehouse.plan
 from pipeline.core.reporting import Reporter
 from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import Lake
-from pipeline.orchestration.loader import run_load
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
 from pipeline.warehouse.project import Project
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, truth_turnover, unexpected
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover, unexpected
 
 DAYS = [date(2026, 9, 29), date(2026, 9, 30), date(2026, 10, 1)]
 NEXT = date(2026, 10, 2)
@@ -30,8 +29,8 @@ NEXT = date(2026, 10, 2)
 
 
 def load(base_url, data_dir, start, end, locations=None):
-    report = run_load(make_settings(base_url, data_dir), start, end, locations,
-                      catalog=False, models=False, progress=Reporter())
+    report = run_load_in_memory(make_settings(base_url, data_dir), start, end, locations,
+                                catalog=False, models=False, progress=Reporter())
     assert report.ok, report.summary()
 
 

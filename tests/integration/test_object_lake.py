@@ -29,13 +29,12 @@ from pipeline.lake import convert as convert_module
 from pipeline.lake.housekeeping import tidy
 from pipeline.lake.objectlake import ObjectLake, ObjectLakeError
 from pipeline.lake.open import make_lake
-from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.resources import build_resources
 from pipeline.warehouse import Warehouse, build_warehouse
 from pipeline.warehouse.lakefiles import lake_files
 from pipeline.warehouse.lakeviews import committed_loads, file_list
 from pipeline.warehouse.state import state_file
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover
 from tests.integration.test_delta import turnover_by_day
 
 DAYS = [date(2026, 11, 18), date(2026, 11, 19)]
@@ -118,7 +117,7 @@ def s3_settings(sandbox_url, data_dir, s3, prefix):
 def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, tmp_path,
                                                              sandbox_keys):
     settings = s3_settings(sandbox_url, tmp_path / "data", s3, "chain")
-    report = run_load(settings, DAYS[0], DAYS[-1], catalog=False, progress=Reporter())
+    report = run_load_in_memory(settings, DAYS[0], DAYS[-1], catalog=False, progress=Reporter())
     assert report.ok, report.summary()
     revenue = data_files(s3, "chain/revenue/")
     assert len(revenue) == 2 and all(k.endswith(".parquet") for k in revenue)  # per date
@@ -141,8 +140,8 @@ def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, t
     assert turnover_by_day(receipts, items) == truth
 
     # One location's day again: its date's file rewritten, each partition once.
-    again = run_load(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
-                     progress=Reporter())
+    again = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
+                               progress=Reporter())
     assert again.ok
     assert len(data_files(s3, "chain/revenue/")) == 3  # the replaced one stays, for now
     assert len(delta_files(s3, "chain/revenue")) == 2
@@ -160,8 +159,8 @@ def _turnover(warehouse: Warehouse) -> dict:
 def test_a_build_reads_the_store_where_it_is(sandbox_url, s3, tmp_path, sandbox_keys,
                                              monkeypatch):
     settings = s3_settings(sandbox_url, tmp_path / "data", s3, "where")
-    assert run_load(settings, DAYS[0], DAYS[0], [1001, 1002], catalog=False,
-                    progress=Reporter()).ok
+    assert run_load_in_memory(settings, DAYS[0], DAYS[0], [1001, 1002], catalog=False,
+                              progress=Reporter()).ok
     lake = make_lake(settings)
     warehouse = build_resources(settings)["warehouse"]
     truth = {(loc, DAYS[0]): truth_turnover(loc, DAYS[0]) for loc in (1001, 1002)}
@@ -226,8 +225,8 @@ def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypa
 def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path,
                                                           sandbox_keys, s3):
     settings = s3_settings(sandbox_url, tmp_path / "data", "http://127.0.0.1:9", "down")
-    report = run_load(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
-                      progress=Reporter())
+    report = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
+                                progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions
     assert failure.location_id == 1001 and str(failure.business_date) == "2026-11-18"
@@ -343,8 +342,8 @@ def test_a_store_failing_every_third_request_loses_nothing_and_fails_nothing(
     with faulty_store() as (url, faults):
         settings = s3_settings(sandbox_url, tmp_path / "data", url, "flaky")
         faults.every(3)
-        report = run_load(settings, DAYS[0], DAYS[0], catalog=False, models=False,
-                          progress=Reporter())
+        report = run_load_in_memory(settings, DAYS[0], DAYS[0], catalog=False, models=False,
+                                    progress=Reporter())
         assert report.ok, report.summary()
         assert len(faults.failed) > 5 and {"PUT", "GET"} <= set(faults.failed)
         # no multipart upload (whose failures Arrow retries once and prints), no line of
@@ -364,16 +363,16 @@ def test_a_commit_that_fails_for_good_names_the_lake_and_the_next_load_lands(
         settings = settings.model_copy(update={"lake": settings.lake.model_copy(
             update={"retry_attempts": 2, "retry_seconds": 5})})
         faults.fail = lambda environ, count: "/_delta_log" in environ.get("PATH_INFO", "")
-        report = run_load(settings, DAYS[0], DAYS[-1], [1001], catalog=False, models=False,
-                          progress=Reporter())
+        report = run_load_in_memory(settings, DAYS[0], DAYS[-1], [1001], catalog=False,
+                                    models=False, progress=Reporter())
         summary = report.summary()
         assert not report.ok
         assert f"lake s3://{BUCKET}/broken: cannot write revenue partition " \
                "location_id=1001/business_date=2026-11-18 and 1 more: " in summary, summary
         assert "500 Internal Server Error" in summary and "\x1b" not in summary
         faults.fail = None
-        again = run_load(settings, DAYS[0], DAYS[-1], [1001], catalog=False, models=False,
-                         progress=Reporter())
+        again = run_load_in_memory(settings, DAYS[0], DAYS[-1], [1001], catalog=False, models=False,
+                                   progress=Reporter())
         assert again.ok, again.summary()
         assert len(make_lake(settings).records("revenue")) == 2
 

@@ -8,11 +8,10 @@ from datetime import date
 import duckdb
 
 from pipeline.core.reporting import Reporter
-from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings
+from tests.conftest import make_settings, run_load_in_memory
 
 MONTHLY = "warehouse/rpt_rksv_receipts: monthly_receipt_present"
 ANNUAL = "warehouse/rpt_rksv_receipts: annual_receipt_present"
@@ -33,8 +32,8 @@ def test_a_missing_monatsbeleg_or_jahresbeleg_is_a_warning(tmp_path, sandbox_key
         settings = make_settings(url, tmp_path / "data")
 
         def load(start, end):
-            report = run_load(settings, start, end, [1001, 1002], catalog=False,
-                              progress=Reporter())
+            report = run_load_in_memory(settings, start, end, [1001, 1002], catalog=False,
+                                        progress=Reporter())
             assert report.ok, report.summary()  # a warning is not a failure
             return sorted((c.name, c.failing_rows) for c in report.warned_checks
                           if "rpt_rksv_receipts" in c.name)

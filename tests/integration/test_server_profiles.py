@@ -8,12 +8,11 @@ import duckdb
 import pytest
 
 from pipeline.core.reporting import Reporter
-from pipeline.orchestration.loader import run_load
 from pos_sandbox.app import Faults, SandboxConfig
 from pos_sandbox.profiles import ServerProfile
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, truth_turnover
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover
 
 DAYS = [date(2026, 11, 19), date(2026, 11, 20)]
 LOCATIONS = [1001, 1003]  # a restaurant, and one answering as an older query configuration
@@ -53,8 +52,8 @@ def load(config: SandboxConfig, data_dir):
         # up to 20 attempts: a request may meet several bursts and 429s in a row (the
         # chance that one outlasts 20 is below 1e-8 in the harshest profile)
         settings = make_settings(url, data_dir, page_size=PAGE, max_attempts=20)
-        report = run_load(settings, DAYS[0], DAYS[-1], LOCATIONS, catalog=False,
-                          progress=Reporter())
+        report = run_load_in_memory(settings, DAYS[0], DAYS[-1], LOCATIONS, catalog=False,
+                                    progress=Reporter())
     return settings, report
 
 
