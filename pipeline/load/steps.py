@@ -193,6 +193,13 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                 day, loc, attempt = jobs.pop()
                 running[pool.submit(_extract_one, source, loc, day)] = (day, loc, attempt)
 
+        def commit() -> None:
+            nonlocal batch
+            for outcome in _commit(source, lake, batch):
+                done[outcome.business_date].append(outcome)
+                pending[outcome.business_date] -= 1
+            batch = []
+
         for _ in range(workers):
             submit_next()
         while running:
@@ -220,12 +227,14 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                     done[day].append(outcome)
                     pending[day] -= 1
                 submit_next()
-            if batch and (len(batch) >= most or not running
-                          or time.monotonic() - opened >= seconds):
-                for outcome in _commit(source, lake, batch):
-                    done[outcome.business_date].append(outcome)
-                    pending[outcome.business_date] -= 1
-                batch = []
+                # never more than commit_partitions at once, however many finished together,
+                # and the days a commit completes are reported before the next commit: what
+                # a killed load committed and did not report is one commit's at most
+                if len(batch) >= most:
+                    commit()
+                    yield from complete()
+            if batch and (not running or time.monotonic() - opened >= seconds):
+                commit()
             yield from complete()
 
 

@@ -130,3 +130,45 @@ def test_a_disk_that_fills_during_the_delta_commit_is_named_as_full(
     assert f"no space left on device writing location 1001's revenue of {DAYS[0]} (and 3 " \
            "more partitions) to the lake" in message
     assert "\n" not in message and "\x1b" not in message
+
+
+def test_partitions_that_finish_together_are_committed_commit_partitions_at_a_time(
+        sandbox_url, tmp_path, sandbox_keys, lake, monkeypatch):
+    """``[lake] commit_partitions`` bounds a commit however many partitions finish at once,
+    and the days a commit completes are reported before the next commit: a load killed
+    at any moment has committed and not reported one commit's partitions at most (a
+    date reported done is what Dagster counts as loaded)."""
+    from concurrent.futures import ALL_COMPLETED
+    from concurrent.futures import wait as wait_for
+
+    import pipeline.load.steps
+    from pipeline.core.settings import LakeSettings
+
+    days = [date(2026, 11, d) for d in range(14, 21)]
+    settings = make_settings(sandbox_url, tmp_path / "data", max_concurrent_requests=4)
+    settings = settings.model_copy(update={"lake": LakeSettings(commit_partitions=2)})
+    # every partition in flight finishes in the same round
+    monkeypatch.setattr(pipeline.load.steps, "wait", lambda fs, return_when, timeout:
+                        wait_for(fs, return_when=ALL_COMPLETED))
+    happened = []
+    commit = pipeline.load.steps._commit
+
+    def counted(source, lake, batch):
+        happened.append(("commit", sorted(o.business_date for _, o in batch)))
+        return commit(source, lake, batch)
+
+    monkeypatch.setattr(pipeline.load.steps, "_commit", counted)
+    with source_with(settings) as source:
+        for day in load_revenue_days(source, lake, days, [1001]):
+            assert day.complete
+            happened.append(("reported", day.business_date))
+    commits = [dates for what, dates in happened if what == "commit"]
+    assert max(map(len, commits)) == 2 and sorted(sum(commits, [])) == days
+    unreported: set[date] = set()
+    for what, dates in happened:
+        if what == "commit":
+            assert not unreported  # the commit before was reported in full
+            unreported = set(dates)
+        else:
+            unreported.discard(dates)
+    assert not unreported
