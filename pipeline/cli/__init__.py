@@ -96,6 +96,10 @@ def _main(argv: list[str] | None) -> int:
         # (a RuntimeError: before the next clause)
         return _stopped(exc)
     except Exception as exc:
+        if stops.seen():  # the interrupt, turned into an error by the library it passed
+            # through (pydantic builds a model's schema in Rust: a Ctrl-C while a command
+            # imports its settings comes out as a SchemaError)
+            return _stopped(exc)
         # DuckDB's errors, if a command imported it (a command that did not cannot raise one)
         duckdb = sys.modules.get("duckdb")
         if isinstance(exc, RuntimeError) or (duckdb and isinstance(exc, duckdb.Error)):

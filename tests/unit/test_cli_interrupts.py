@@ -73,3 +73,25 @@ def test_without_the_record_the_same_ctrl_c_is_lost(monkeypatch):
         assert dropped == [KeyboardInterrupt]
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_a_ctrl_c_that_a_library_turned_into_an_error_stops_the_command_by_name(capsys):
+    """CI met this: Ctrl-C while ``pos-etl status`` imported its settings came out of
+    pydantic's schema building as a ``SchemaError``, a traceback and exit 1."""
+    from pipeline import cli
+
+    @cli.cli.command("wrapped-interrupt")
+    def wrapped() -> None:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(10_000_000):  # the handler raises between these bytecodes
+                pass
+        except KeyboardInterrupt as exc:  # what a library does with it
+            raise ValueError("Error building `model` serializer") from exc
+
+    try:
+        assert cli.main(["wrapped-interrupt"]) == 130
+    finally:
+        cli.cli.commands.pop("wrapped-interrupt")
+    err = capsys.readouterr().err
+    assert err == "stopped (Ctrl-C)\n", err
