@@ -114,11 +114,17 @@ def _build(lake: Path, warehouse: Path, full: bool) -> dict:
         "                  'built_on': r.built_on,\n"
         "                  'peak_rss_mb': round(usage.ru_maxrss / 1024),\n"
         "                  'failed_checks': [c.check.name for c in r.failed_checks]}))\n")
-    out = subprocess.run([sys.executable, "-c", code, str(lake), str(warehouse),
-                          "1" if full else "0"], cwd=ROOT, capture_output=True, text=True)
+    return _in_process(f"the {'full' if full else 'night'} build", code, str(lake),
+                       str(warehouse), "1" if full else "0")
+
+
+def _in_process(what: str, code: str, *args: str) -> dict:
+    """``code`` run in a process of its own with ``args``: the JSON its last line prints."""
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True,
+                         text=True)
     if out.returncode != 0:  # say why (a full disk, say), not only that it failed
-        raise RuntimeError(f"the {'full' if full else 'night'} build failed "
-                           f"(exit {out.returncode}): {out.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"{what} failed (exit {out.returncode}): "
+                           f"{out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -289,12 +295,7 @@ os.remove(out)
 
 def _floor(what: str, lake: Path, warehouse: Path, out: Path) -> dict:
     """One floor (``FLOORS``) in a process of its own, as a build runs."""
-    done = subprocess.run([sys.executable, "-c", _FLOOR_CODE, what, str(lake),
-                           str(warehouse), str(out)], cwd=ROOT, capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"floor {what} failed: {done.stderr.strip()[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return _in_process(f"floor {what}", _FLOOR_CODE, what, str(lake), str(warehouse), str(out))
 
 
 def bench_floor(locations: int, days: int, volume: int, repeats: int = 2) -> dict:
