@@ -95,4 +95,4 @@ lint: install
 	$(BIN)/sqlfluff lint dbt_like_sql
 
 clean:
-	rm -rf data/lake data/warehouse*.duckdb* data/warehouse.state data/warehouse_parts data/dagster_home data/docs
+	rm -rf data/sandbox data/lake data/warehouse*.duckdb* data/warehouse.state data/warehouse_parts data/dagster_home data/docs

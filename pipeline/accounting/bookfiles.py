@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -176,13 +177,17 @@ def _render(settings: Settings, fmt: str, items: list[Booking], period: Period,
 class IncompletePeriod(ExportError):
     """A period with business dates missing is not closed (without ``allow_incomplete``)."""
 
-    def __init__(self, period: Period, missing: list[Gaps]):
+    def __init__(self, period: Period, missing: list[Gaps],
+                 command: Callable[[str], str] = lambda args: f"pos-etl {args}"):
         self.missing = missing
         days = sum(len(g.missing) for g in missing)
+        first = min(d for g in missing for d in g.missing)
+        last = max(d for g in missing for d in g.missing)
         super().__init__(
             f"period {period.name} is incomplete: {days} business date{'s' * (days > 1)} "
             f"missing in the warehouse; " + "; ".join(g.line() for g in missing)
-            + ". Load them (pos-etl load --start ... --missing-only) and close again; a "
+            + f". Load them ({command(f'load --start {first} --end {last} --missing-only')})"
+            " and close again; a "
             "date loaded after the close is booked as a correction in a later period. "
             "--allow-incomplete closes it anyway.")
 
@@ -209,7 +214,7 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     missing = [g for g in gaps(settings, warehouse_days(settings.warehouse.warehouse_path),
                                None, period.first, period.last) if g.missing]
     if missing and not allow_incomplete:
-        raise IncompletePeriod(period, missing)
+        raise IncompletePeriod(period, missing, settings.command)
     incomplete = "; ".join(g.line() for g in missing) or None
     sel = Selection("rpt_daily_close", period.first, period.last, None)
     bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))

@@ -142,11 +142,12 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     return 0
 
 
-def _warehouse_found(command: str, path: Path) -> bool:
+def _warehouse_found(command: str, path: Path, settings) -> bool:
     """Is there a warehouse file to read? If not, say what to do."""
     if path.is_file():
         return True
-    print(f"{command}: no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) first"
+    print(f"{command}: no warehouse at {path}: run `{settings.command('load')}` (or "
+          f"`{settings.command('build')}`) first"
           if not path.exists() else f"{command}: {path} is not a file", file=sys.stderr)
     return False
 
@@ -165,7 +166,7 @@ def docs(config: str | None, output: str | None) -> int:
 
     settings = load_settings(config)
     path = settings.warehouse.warehouse_path
-    if not _warehouse_found("docs", path):
+    if not _warehouse_found("docs", path, settings):
         return 1
     target = Path(output or settings.warehouse.data_dir / "docs" / "index.html")
     from pipeline.outputs.dictionary import computed_entries
@@ -197,7 +198,7 @@ def report(config: str | None, output: str | None) -> int:
 
     settings = load_settings(config)
     path = settings.warehouse.warehouse_path
-    if not _warehouse_found("report", path):
+    if not _warehouse_found("report", path, settings):
         return 1
     target = Path(output or settings.warehouse.data_dir / "report" / "index.html")
     locations, days = write_report(path, target, location_names(settings),

@@ -44,7 +44,8 @@ def date_range_of(settings, start: date | None, end: date | None,
 
 def _load(command: str, config: str | None, start: date | None, end: date | None,
           days: int | None, location: tuple[str, ...], no_models: bool, warn_error: bool,
-          catalog: bool = True, vouchers: bool = True, missing_only: bool = False) -> int:
+          catalog: bool = True, vouchers: bool = True, missing_only: bool = False,
+          source_moved: bool = False) -> int:
     from pipeline.orchestration.loader import run_load
     from pipeline.orchestration.progress import LoadProgress, print_summary
 
@@ -56,7 +57,7 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
         report = run_load(settings, first, last, list(location) or None, catalog=catalog,
                           vouchers=vouchers, models=not no_models,
                           verify=command == "verify", missing_only=missing_only,
-                          progress=progress)
+                          source_moved=source_moved, progress=progress)
     report.warn_error = warn_error
     print_summary(report)
     alert_about(settings, report, command)
@@ -70,9 +71,13 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
 @click.option("--missing-only", is_flag=True,
               help="fetch only the partitions not committed yet (resume a long load that "
                    "was killed; the others are kept as they are)")
-def load(no_catalog: bool, no_vouchers: bool, missing_only: bool, **range_args) -> int:
+@click.option("--source-moved", is_flag=True,
+              help="the lake's POS moved to this config's [source] base_url: record it as "
+                   "the lake's source (else a lake loaded from another source is refused)")
+def load(no_catalog: bool, no_vouchers: bool, missing_only: bool, source_moved: bool,
+         **range_args) -> int:
     return _load("load", **range_args, catalog=not no_catalog, vouchers=not no_vouchers,
-                 missing_only=missing_only)
+                 missing_only=missing_only, source_moved=source_moved)
 
 
 @cli.command(short_help="read loaded days again and record source drift",
@@ -152,9 +157,13 @@ def status(config: str | None, as_json: bool, warn_error: bool) -> int:
 
 
 @cli.command(help="the whole product on the sandbox, end to end")
-@click.option("--data-dir", default="data", show_default=True)
+@click.option("--data-dir", help="where its lake and warehouse go (default: the sandbox's "
+                                   "own folder, data/sandbox, or $POS_ETL_DATA_DIR)")
 @click.option("--days", type=click.IntRange(1, MAX_DAYS), default=7, show_default=True)
-def demo(data_dir: str, days: int) -> int:
-    from pipeline.cli.demo import run_demo
+def demo(data_dir: str | None, days: int) -> int:
+    import os
 
-    return run_demo(data_dir, days)
+    from pipeline.cli.demo import run_demo
+    from pipeline.core.configs import SANDBOX_DATA_DIR
+
+    return run_demo(data_dir or os.environ.get("POS_ETL_DATA_DIR", SANDBOX_DATA_DIR), days)

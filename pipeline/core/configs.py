@@ -6,6 +6,7 @@ Dagster-free (the CLI reads its settings before it imports what a command needs)
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -21,7 +22,13 @@ from pipeline.core.settings import (
 )
 
 
-def sandbox_settings(data_dir: Path | str = "data", start_date: date | None = None
+SANDBOX_DATA_DIR = "data/sandbox"
+"""The sandbox's own data folder (``$POS_ETL_DATA_DIR`` moves it): never a configured
+lake's default (``data``), so a command run without its config cannot write the
+sandbox's receipts there."""
+
+
+def sandbox_settings(data_dir: Path | str = SANDBOX_DATA_DIR, start_date: date | None = None
                      ) -> Settings:
     """Settings for the built-in sandbox's three locations. The sandbox serves any date;
     their history starts at ``start_date``, by default a week before today (what
@@ -45,12 +52,17 @@ def sandbox_settings(data_dir: Path | str = "data", start_date: date | None = No
     )
 
 
-def load_settings(path: str | Path | None = None) -> Settings:
+def load_settings(path: str | Path | None = None,
+                  say: Callable[[str], None] | None = None) -> Settings:
     """Settings from ``path``, else from ``$POS_ETL_CONFIG``, else the built-in sandbox's
-    (its data in ``$POS_ETL_DATA_DIR``, default ``data``)."""
+    (its data in ``$POS_ETL_DATA_DIR``, default ``SANDBOX_DATA_DIR``), which ``say`` is
+    told of."""
     path = path or os.environ.get(CONFIG_ENV)
     if path:
         return read_settings(path)
-    settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", "data"))
+    settings = sandbox_settings(os.environ.get("POS_ETL_DATA_DIR", SANDBOX_DATA_DIR))
     check_data_dir("POS_ETL_DATA_DIR", settings.warehouse.data_dir)
+    if say is not None:
+        say(f"no config (--config or ${CONFIG_ENV}): using the built-in sandbox, its data "
+            f"in {settings.warehouse.data_dir}")
     return settings

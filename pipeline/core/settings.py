@@ -11,13 +11,21 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import shlex
 import tomllib
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal, get_args
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pipeline.core.accounting_settings import AccountingSettings
 from pipeline.core.config_base import StrictModel, check_zone
@@ -226,6 +234,14 @@ class Settings(StrictModel):
     alerts: AlertSettings = AlertSettings()
     export: ExportSettings = ExportSettings()
     locations: list[LocationSettings] = Field(min_length=1)
+    _config_file: str | None = PrivateAttr(None)
+    """The file these settings were read from, as it was named (None: the sandbox's)."""
+
+    def command(self, args: str) -> str:
+        """``pos-etl ARGS`` as a hint to run it again: with the ``--config`` these settings
+        came from, if any."""
+        config = f" --config {shlex.quote(self._config_file)}" if self._config_file else ""
+        return f"pos-etl {args}{config}"
 
     @model_validator(mode="after")
     def _unique_locations(self) -> Settings:
@@ -331,6 +347,7 @@ def read_settings(path: str | Path) -> Settings:
         settings = settings.model_copy(update={
             "warehouse": settings.warehouse.model_copy(update={"data_dir": data_dir})})
     check_data_dir(f"{path}: warehouse.data_dir", data_dir)
+    settings._config_file = str(path)
     return settings
 
 

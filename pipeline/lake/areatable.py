@@ -19,6 +19,11 @@ date; a reload of one location rewrites the files of its dates.
 
 Commits are Delta's (optimistic concurrency): a commit that lost to another writer
 (``CommitFailedError``: both removed one file) reads the new snapshot and writes again.
+A commit whose outcome is unknown (its answer lost on the way back, so the store's
+client retried and found the version taken, or the store failing for good) is settled
+by the log: a version after the one it started from that adds its files (their names
+are the attempt's own) means it landed. A writer
+deletes no file: one that no version names is vacuum's (housekeeping).
 Two writers of different partitions therefore both commit. Two that both add the first
 row of one partition at once (no file to remove, so no conflict) leave two rows; readers
 take the newest ``load_id`` per partition (``AreaSnapshot.records``), and the partition's
@@ -150,25 +155,54 @@ class AreaTable:
             table = self.open()
             if table is None:
                 table = self._create()
+            base = table.version()
             removed, kept = self._displaced(table, rows, replaced)
             written = self._write_files(pa.concat_tables([rows, *kept]) if kept else rows,
-                                        load_id)
+                                        load_id, attempt)
             actions: list[AddAction | RemoveAction] = [*removed, *written]
             try:
                 self._commit_actions(table, actions, load_id, operation, len(replaced))
             except CommitFailedError:
-                self._delete([a.path for a in written])  # never committed: nobody reads them
+                # Lost to another writer, or to itself: a commit that reached the store
+                # and whose answer did not come back is retried by the store's client
+                # and finds its own version there. The log says which.
                 self._table = None
+                landed = self._landed(written, base)
+                if landed is not None:
+                    return landed
+                # Never committed: its files stay for housekeeping's vacuum (a writer
+                # deletes nothing that a version might name).
                 time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 5))
                 continue
+            except Exception:
+                # The outcome is not known (the store failed for good): if the log
+                # holds this load's version, it landed.
+                self._table = None
+                with contextlib.suppress(Exception):
+                    landed = self._landed(written, base)
+                    if landed is not None:
+                        return landed
+                raise
             except BaseException:
-                # (its files stay: whether the commit landed is not known here; if not,
-                # no version names them and housekeeping's vacuum deletes them)
                 self._table = None
                 raise
             return table.version()
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
+
+    def _landed(self, written: Sequence[AddAction], base: int) -> int | None:
+        """The version after ``base`` that added the files ``written`` (their names are
+        this attempt's alone, so only its own commit adds them), if any."""
+        newest = self._open(None)
+        if newest is None or newest.version() <= base or not written:
+            return None
+        path = written[0].path
+        for version in range(newest.version(), base, -1):
+            table = newest if version == newest.version() else self._open(version)
+            if table is not None and path in table.get_add_actions(flatten=True).column(
+                    "path").to_pylist():
+                return version
+        return None
 
     def _commit_actions(self, table: DeltaTable, actions: list, load_id: str,
                         operation: str, replaced: int) -> None:
@@ -225,18 +259,20 @@ class AreaTable:
                     .cast(self.layout.schema) for path in chosen.column("path").to_pylist()])
                 load_id = new_load_id()
                 written = self._write_files(rows, load_id)
+                base = table.version()
                 try:
                     table.create_write_transaction(
                         [*removed, *written], mode="append",
                         schema=DeltaSchema.from_arrow(self.layout.schema),
                         partition_by=[self.layout.date_key],
                         commit_properties=CommitProperties(custom_metadata={
-                            "engineApp": APP_ID, "posEtlOperation": "COMPACT",
+                            "engineApp": APP_ID, "posEtlLoad": load_id,
+                            "posEtlOperation": "COMPACT",
                             "datesCompacted": len(dates)}))
                 except CommitFailedError:  # a load committed meanwhile: look again
-                    self._delete([a.path for a in written])
-                    self._table = None
-                    break
+                    self._table = None  # (its files, if not committed, stay for vacuum)
+                    if self._landed(written, base) is None:
+                        break
                 compacted += len(dates)
                 table = self.open()
             else:
@@ -308,8 +344,10 @@ class AreaTable:
                           for name in table.column_names})
         return table.select(columns) if columns else table
 
-    def _write_files(self, rows: pa.Table, load_id: str) -> list[AddAction]:
-        """One file per date, its rows sorted by the other keys."""
+    def _write_files(self, rows: pa.Table, load_id: str, attempt: int = 0
+                     ) -> list[AddAction]:
+        """One file per date, its rows sorted by the other keys; an attempt's own names
+        (an earlier attempt's files may still be there)."""
         date_key = self.layout.date_key
         order = [(k, "ascending") for k in [date_key, *self.layout.sort_keys]]
         index = pc.sort_indices(rows.select([k for k, _ in order]), sort_keys=order)
@@ -320,7 +358,8 @@ class AreaTable:
         dates = rows.column(date_key)
         for n, value in enumerate(pc.unique(dates).to_pylist()):
             part = stored.filter(pc.equal(dates, pa.scalar(value, dates.type)))
-            rel = f"{date_key}={as_text(value)}/part-{load_id}-{n:04d}.parquet"
+            stem = load_id if not attempt else f"{load_id}-r{attempt}"
+            rel = f"{date_key}={as_text(value)}/part-{stem}-{n:04d}.parquet"
             sink = pa.BufferOutputStream()
             pq.write_table(part, sink, **PARQUET_OPTIONS)
             data = sink.getvalue()
@@ -343,11 +382,6 @@ class AreaTable:
             return
         with self.filesystem.open_output_stream(target) as out:
             out.write(data)
-
-    def _delete(self, paths: list[str]) -> None:
-        for path in paths:
-            with contextlib.suppress(FileNotFoundError, OSError):
-                self.filesystem.delete_file(f"{self.root}/{path}")
 
 
 def _stats(part: pa.Table, layout: Layout) -> dict:

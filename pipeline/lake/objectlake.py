@@ -34,6 +34,7 @@ from tenacity import (
 
 from pipeline.core.outcomes import ErrorKind
 from pipeline.core.untrusted import one_line
+from pipeline.lake.source_mark import SourceMark
 from pipeline.lake.store import DeltaAreas, partition_path
 
 
@@ -93,6 +94,7 @@ class ObjectLake(DeltaAreas):
     on transient errors, with exponential backoff and jitter (``[lake] retry_attempts``)."""
     retry_seconds: float = 120.0
     """The time one operation may take with its attempts (``[lake] retry_seconds``)."""
+    source: SourceMark | None = None
 
     def __post_init__(self) -> None:
         if not self.url.startswith("s3://") or len(self.url) <= len("s3://"):

@@ -18,7 +18,8 @@ it built from.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -38,6 +39,7 @@ from pipeline.lake.layout import (
     partition_path,
 )
 from pipeline.lake.snapshot import AreaSnapshot
+from pipeline.lake.source_mark import MARK, SourceMark, check_mark
 
 __all__ = ["Lake", "LakeStore", "LoadRecord", "Replacement", "parse_partition",
            "partition_path", "layout_of", "layout_of_table"]
@@ -112,9 +114,13 @@ class LakeStore(Protocol):
 
 
 class DeltaAreas:
-    """What ``Lake`` and ``ObjectLake`` share: the areas as ``AreaTable`` objects."""
+    """What ``Lake`` and ``ObjectLake`` share: the areas as ``AreaTable`` objects, and the
+    source they hold (``pipeline.lake.source_mark``)."""
 
     storage_options: dict[str, str] | None = None
+    source: SourceMark | None = None
+    """The source this process writes from: every write checks the lake holds its data
+    (None: not checked, a lake opened by hand)."""
 
     @property
     def _tables(self) -> dict[str, AreaTable]:
@@ -156,9 +162,44 @@ class DeltaAreas:
         return self.write_batch(area, [Replacement(partition, tables, metadata)])
 
     def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
+        self.claim(int(r.partition["location_id"]) for r in batch
+                   if "location_id" in r.partition)
         table = self._area(area, batch[0].tables, batch[0].partition)
         table.evolve(layout_of(batch[0].tables, batch[0].partition))
         return table.commit(batch)
+
+    def claim(self, locations: Iterable[int] = (), moved: bool = False) -> None:
+        """Before a write: ``ForeignLake`` if the lake holds another source's data (unless
+        ``moved``), else its mark records this source and ``locations``."""
+        if self.source is None:
+            return
+        wanted = self.source.with_locations(locations)
+        known = self.__dict__.get("_mark")
+        if not moved and known is not None and known.source == wanted.source and \
+                set(wanted.locations) <= set(known.locations):
+            return
+        fs, root = self._filesystem()
+        path = f"{root}/{MARK}"
+        try:
+            with fs.open_input_file(path) as fh:
+                found = SourceMark.from_json(fh.read().decode("utf-8", "replace"), path)
+        except FileNotFoundError:
+            found = None
+        mark = check_mark(found, wanted, self.describe(), moved)
+        if mark is not None:
+            self._write_mark(fs, path, mark.to_json().encode())
+        self.__dict__["_mark"] = mark or found
+
+    @staticmethod
+    def _write_mark(fs: pafs.FileSystem, path: str, data: bytes) -> None:
+        if isinstance(fs, pafs.LocalFileSystem):  # whole or not at all
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            staged = Path(f"{path}.{os.getpid()}.tmp")
+            staged.write_bytes(data)
+            os.replace(staged, path)
+            return
+        with fs.open_output_stream(path) as out:
+            out.write(data)
 
     def snapshot(self, area: str, version: int | None = None) -> AreaSnapshot | None:
         table = self.area_table(area)
@@ -195,6 +236,7 @@ class Lake(DeltaAreas):
     """The lake in a local folder (a ``LakeStore``)."""
 
     root: Path
+    source: SourceMark | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root))

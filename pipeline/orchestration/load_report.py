@@ -86,6 +86,8 @@ class LoadReport:
     did not fail), counted from its events: what a stopped load leaves done."""
     warn_error: bool = False
     """Warnings fail the command (``--warn-error``, dbt's name)."""
+    build_command: str = "pos-etl build"
+    """The command that builds with the same settings (``Settings.command``)."""
 
     @property
     def changed_lake(self) -> bool:
@@ -265,7 +267,8 @@ class LoadReport:
                     "not committed yet)")
         if self.interrupted in SNAPSHOT_STEPS:
             return "the same command again (its revenue is committed; a snapshot is not)"
-        return "pos-etl build (the previous warehouse is in place until a build finishes)"
+        return (f"{self.build_command} (the previous warehouse is in place until a build "
+                "finishes)")
 
     @property
     def runs_line(self) -> str:

@@ -67,7 +67,7 @@ def _stderr(line: str) -> None:
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
              *, catalog: bool = True, models: bool = True, verify: bool = False,
              vouchers: bool | None = None, missing_only: bool = False,
-             progress: Reporter | None = None,
+             source_moved: bool = False, progress: Reporter | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process, then
     ``warehouse_job`` (unless the load was stopped or committed nothing).
@@ -78,12 +78,21 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     the range again and replaces those the POS changed (the drift check), then builds.
     ``missing_only=True`` fetches only the partitions not committed in the lake yet.
     Failed partitions and checks are in the report (and fail the run).
+
+    A lake that holds another source's data is refused before anything runs
+    (``pipeline.lake.source_mark.ForeignLake``, a configuration error), unless
+    ``source_moved``: the same POS at the new ``base_url``, recorded as the lake's.
     """
     days = check_dates(settings, start, end)
     ids = [settings.location(loc).id for loc in location_ids or []]
     vouchers = catalog if vouchers is None else vouchers
     wants_ledger = vouchers and not verify
     settings.require_keys(ids or None, vouchers=wants_ledger)
+    try:
+        make_lake(settings).claim(ids or [loc.id for loc in settings.locations],
+                                  moved=source_moved)
+    except OSError:  # a store that cannot be read: every write fails by name
+        pass
     reporter = progress or LineReporter(_stderr)
     defs = build_defs(settings, reporter=reporter,
                       pos=pos_resource(settings, ids or None, wants_ledger))
@@ -114,6 +123,7 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     with _session(settings, instance, say) as dagster:
         report = LoadReport.from_run(_execute(dagster, job, ops, tags, selection, say, checks),
                                      len(days), dagster)
+        report.build_command = settings.command("build")
         if models and report.changed_lake and not report.interrupted and stops.seen():
             report.interrupted = WAREHOUSE_STEP  # Ctrl-C dropped as the load finished
         if models and report.changed_lake and not report.interrupted:
@@ -147,7 +157,9 @@ def run_build(settings: Settings, *, full: bool = False, forget_missing: bool = 
                           {WAREHOUSE_STEP: {"config": {"full": full,
                                                        "forget_missing": forget_missing}}},
                           {"pos_etl/trigger": "cli"}, None, say)
-        return LoadReport.from_run(result, 0, dagster)
+        report = LoadReport.from_run(result, 0, dagster)
+        report.build_command = settings.command("build")
+        return report
 
 
 def run_housekeeping(settings: Settings, progress: Reporter | None = None,

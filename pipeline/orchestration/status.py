@@ -12,6 +12,7 @@ a hole in a location's history.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -61,6 +62,8 @@ class Status:
     history: list[Gaps] = field(default_factory=list)
     """Per location, its expected dates up to its newest loaded one and the holes among
     them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
+    command: Callable[[str], str] = lambda args: f"pos-etl {args}"
+    """A command to run with the same settings, as a hint (``Settings.command``)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
         """What needs attention, one line each (empty: everything is fine)."""
@@ -70,8 +73,9 @@ class Status:
         lines += [f"location {s.location_id} {s.short_code}: rpt_daily_close has "
                   f"{s.close_newest or 'nothing'}, {s.due} was due" for s in self.locations
                   if s.lake_fresh and not s.close_fresh]
-        lines += [f"{held.line()} (not in the lake; pos-etl load --start "
-                  f"{held.missing[0]} --end {held.missing[-1]} --missing-only)"
+        lines += [f"{held.line()} (not in the lake; " + self.command(
+                      f"load --start {held.missing[0]} --end {held.missing[-1]} "
+                      "--missing-only") + ")"
                   for held in self.history if held.missing]
         for run in self.runs:
             if run.dead:
@@ -213,7 +217,7 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
     return Status(freshness(settings, lake, now, loaded), runs,
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
                   _corrections(settings.warehouse.warehouse_path),
-                  history(settings, loaded, now))
+                  history(settings, loaded, now), settings.command)
 
 
 def print_json(status: Status, warn_error: bool) -> str:

@@ -201,5 +201,6 @@ def glob_escape(text: str) -> str:
 def check_warehouse(settings: Settings) -> None:
     path = settings.warehouse.warehouse_path
     if not path.is_file():
-        raise ExportError(f"no warehouse at {path}: run `pos-etl load` (or `pos-etl build`) "
-                          "first" if not path.exists() else f"{path} is not a file")
+        raise ExportError(f"no warehouse at {path}: run `{settings.command('load')}` (or "
+                          f"`{settings.command('build')}`) first" if not path.exists()
+                          else f"{path} is not a file")

@@ -238,3 +238,56 @@ def test_the_summary_is_a_table_on_a_terminal_and_lines_elsewhere():
     assert "FAILED 1001 2026-11-20: location 1001: HTTP 500" in screen.getvalue()
     assert "│" in screen.getvalue() and "│" not in log.getvalue()
     assert log.getvalue().splitlines()[-1] == "result: FAILED"
+
+
+def test_a_command_without_a_config_never_writes_the_sandbox_into_a_real_lake(
+        sandbox_url, tmp_path, sandbox_keys, capsys, monkeypatch):
+    """In the folder of a real config (``data_dir = "data"``), a load without ``--config``
+    says it uses the sandbox and writes into the sandbox's own folder; pointed at the real
+    lake, it is refused by name (exit 2) and the lake is as it was; the hints of
+    ``status`` repeat the ``--config`` it was given."""
+    from deltalake import DeltaTable
+
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    monkeypatch.delenv("POS_ETL_DATA_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    config = write_config(tmp_path, sandbox_url)
+    day = (date.today() - timedelta(days=3)).isoformat()
+    assert main(["load", "--config", "pos.toml", "--start", day, "--end", day,
+                 "--no-catalog", "--no-models"]) == 0
+    real = tmp_path / "data" / "lake" / "revenue"
+    version = DeltaTable(str(real)).version()
+    capsys.readouterr()
+
+    assert main(["load", "--start", day, "--end", day, "--no-catalog", "--no-models"]) == 0
+    err = capsys.readouterr().err
+    assert "no config (--config or $POS_ETL_CONFIG): using the built-in sandbox, its data " \
+           "in data/sandbox" in err
+    assert (tmp_path / "data" / "sandbox" / "lake" / "revenue" / "_delta_log").is_dir()
+    assert DeltaTable(str(real)).version() == version
+
+    monkeypatch.setenv("POS_ETL_DATA_DIR", "data")  # the sandbox pointed at the real lake
+    assert main(["load", "--start", day, "--end", day, "--no-catalog", "--no-models"]) == 2
+    err = capsys.readouterr().err
+    assert f"configuration error: lake data/lake holds the data of {sandbox_url} " \
+           "(locations 1001), not of the built-in sandbox: nothing was written" in err, err
+    assert DeltaTable(str(real)).version() == version
+    assert len(list(real.glob("*/*.parquet"))) == 1
+
+    monkeypatch.delenv("POS_ETL_DATA_DIR")
+    config.write_text(config.read_text().replace('data_dir = "data"',
+                                                 'data_dir = "data/sandbox"'))
+    assert main(["load", "--config", "pos.toml", "--start", day, "--end", day,
+                 "--no-catalog", "--no-models"]) == 2  # a real POS into the sandbox's lake
+    assert "holds the data of the built-in sandbox (locations 1001, 1002, 1003), not of " \
+           f"{sandbox_url}" in capsys.readouterr().err
+
+    earlier = (date.today() - timedelta(days=5)).isoformat()
+    config.write_text(config.read_text().replace('data_dir = "data/sandbox"',
+                                                 'data_dir = "data"')
+                      + f'[schedule]\nstart_date = "{earlier}"\n')
+    assert main(["status", "--config", "pos.toml"]) == 1
+    out = capsys.readouterr().out
+    missing = (date.today() - timedelta(days=4)).isoformat()
+    assert f"load --start {earlier} --end {missing} --missing-only --config pos.toml)" \
+        in out, out

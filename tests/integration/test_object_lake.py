@@ -4,6 +4,8 @@ killed before its commit leaves the committed partition in force, two writers la
 together, a file changed in the store is left out by name, and a store that is down fails
 by name."""
 
+import http.client
+import http.server
 import io
 import json
 import multiprocessing
@@ -375,6 +377,97 @@ def test_a_commit_that_fails_for_good_names_the_lake_and_the_next_load_lands(
                                    progress=Reporter())
         assert again.ok, again.summary()
         assert len(make_lake(settings).records("revenue")) == 2
+
+
+class LosingProxy(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy in front of the store that forwards every request and, for the
+    first PUT to the path in ``server.lose``, drops the store's answer: the connection
+    closes without a reply, as a proxy or a network that failed on the way back does."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        chunks = []
+        while size := int(self.rfile.readline().split(b";")[0].strip(), 16):
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()
+        while self.rfile.readline().strip():  # trailers
+            pass
+        return b"".join(chunks)
+
+    def _forward(self) -> None:
+        body = self._body()
+        headers = {k: v for k, v in self.headers.items()
+                   if k.lower() not in ("transfer-encoding", "content-length")}
+        upstream = http.client.HTTPConnection(self.server.upstream, timeout=30)
+        upstream.request(self.command, self.path, body=body, headers=headers)
+        answer = upstream.getresponse()
+        data = answer.read()
+        upstream.close()
+        if self.command == "PUT" and self.server.lose and \
+                self.path.split("?")[0].endswith(self.server.lose):
+            self.server.lose = None
+            self.server.lost.append(self.path)
+            self.close_connection = True
+            return
+        self.send_response_only(answer.status, answer.reason)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", answer.getheader("Content-Length", "0")
+                         if self.command == "HEAD" else str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextmanager
+def replies_lost(s3):
+    """``LosingProxy`` in front of the S3 server at ``s3``: its URL and its server, whose
+    ``lose`` names the PUT whose answer it drops and ``lost`` what it dropped."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LosingProxy)
+    server.upstream, server.lose, server.lost = s3.removeprefix("http://"), None, []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_commit_whose_reply_was_lost_keeps_its_files_and_counts_as_landed(
+        sandbox_url, s3, tmp_path, sandbox_keys):
+    """The store takes a commit's PUT and its reply is lost on the way back: the retry
+    finds the version there (412). The load reads the log, finds its own commit and
+    reports it landed; no file the log names is deleted, and later loads of the same
+    dates (and the build) read the lake."""
+    with replies_lost(s3) as (url, proxy):
+        settings = s3_settings(sandbox_url, tmp_path / "data", url, "lost")
+        first = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False,
+                                   models=False, progress=Reporter())
+        assert first.ok, first.summary()
+        proxy.lose = "/lost/revenue/_delta_log/00000000000000000002.json"
+        again = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False,
+                                   models=False, progress=Reporter())
+        assert proxy.lost, "the commit's answer was never dropped"
+        assert again.ok, again.summary()
+        named = delta_files(url, "lost/revenue")
+        present = {f"s3://{BUCKET}/{k}" for k in data_files(url, "lost/revenue")}
+        assert named and set(named) <= present, set(named) - present
+        third = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False,
+                                   progress=Reporter())
+        assert third.ok, third.summary()
+        receipts = flat(url, "lost/revenue", "receipts")
+        items = flat(url, "lost/revenue", "receipt_items")
+        assert turnover_by_day(receipts, items) == {(1001, DAYS[0]): truth_turnover(1001, DAYS[0])}
 
 
 OLD_LAKE = Path(__file__).resolve().parents[1] / "fixtures" / "s3-lake-4.tar.gz"
