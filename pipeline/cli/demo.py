@@ -15,7 +15,8 @@ def _table(con: duckdb.DuckDBPyConnection, sql: str) -> str:
     return str(con.sql(sql))
 
 
-def run_demo(data_dir: str | Path = SANDBOX_DATA_DIR, days: int = 7, today: date | None = None) -> int:
+def run_demo(data_dir: str | Path = SANDBOX_DATA_DIR, days: int = 7,
+             today: date | None = None) -> int:
     """Load the last ``days`` business dates of the sandbox's locations and show the result."""
     today = today or date.today()
     start, end = today - timedelta(days=days), today - timedelta(days=1)

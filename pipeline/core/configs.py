@@ -21,7 +21,6 @@ from pipeline.core.settings import (
     read_settings,
 )
 
-
 SANDBOX_DATA_DIR = "data/sandbox"
 """The sandbox's own data folder (``$POS_ETL_DATA_DIR`` moves it): never a configured
 lake's default (``data``), so a command run without its config cannot write the

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -88,11 +88,9 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     vouchers = catalog if vouchers is None else vouchers
     wants_ledger = vouchers and not verify
     settings.require_keys(ids or None, vouchers=wants_ledger)
-    try:
+    with suppress(OSError):  # a store that cannot be read: every write fails by name
         make_lake(settings).claim(ids or [loc.id for loc in settings.locations],
                                   moved=source_moved)
-    except OSError:  # a store that cannot be read: every write fails by name
-        pass
     reporter = progress or LineReporter(_stderr)
     defs = build_defs(settings, reporter=reporter,
                       pos=pos_resource(settings, ids or None, wants_ledger))
