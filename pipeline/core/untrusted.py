@@ -15,6 +15,7 @@ each medium gets them in a form that cannot run or forge anything there.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 
@@ -31,16 +32,49 @@ def redact_url(text: str) -> str:
     return _URL_CREDENTIALS.sub(r"\1***@", text)
 
 
+def _char_forms(char: str) -> str:
+    """A regex for one character of a key as a server may echo it: itself, URL-encoded
+    (``%6B``, ``%6b``) or JSON-escaped (``\\u006b``, once or more); the caller matches
+    ignoring case."""
+    code = ord(char)
+    forms = [re.escape(char), f"%{code:02x}"] if code < 0x100 else [re.escape(char)]
+    forms.append(f"\\\\+u{code:04x}")  # (escaped again, JSON in JSON: two backslashes)
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The key as it shows inside base64 text, at each of the three offsets it can start
+    at: the characters made of its bits alone (those shared with its neighbours
+    dropped), standard and URL-safe."""
+    raw = secret.encode()
+    forms = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode()
+        body = encoded[-(-8 * offset // 6):8 * (offset + len(raw)) // 6]
+        for form in (body, body.replace("+", "-").replace("/", "_")):
+            if len(form) >= KEY_RUN:
+                forms.add(form)
+    return forms
+
+
 class Redactor:
     """Removes secrets from text: each key case-insensitively, any run of ``KEY_RUN`` or
-    more of its characters, and the credentials of every URL."""
+    more of its characters, the key URL-encoded (either case), JSON-escaped (any of its
+    characters as ``\\uXXXX``, mixed or not) and base64-encoded (standard or URL-safe, at
+    any offset in a longer text), and the credentials of every URL."""
 
     def __init__(self, secrets: Iterable[str]):
-        runs = {s[i:i + KEY_RUN].lower() for s in secrets if s
+        secrets = [s for s in secrets if s]
+        runs = {s[i:i + KEY_RUN].lower() for s in secrets
                 for i in range(max(len(s) - KEY_RUN + 1, 1))}
+        encoded = ["".join(_char_forms(c) for c in s) for s in secrets]
+        encoded += [re.escape(f) for s in secrets for f in sorted(_base64_forms(s))]
+        alternatives = [re.escape(r) for r in sorted(runs)] + encoded
+        self.pattern = "|".join(alternatives) if alternatives else None
+        """The secrets' forms as one regex, matched ignoring case (RE2's syntax too)."""
         # a lookahead matches at every position, so overlapping runs are all found
-        self._pattern = re.compile("(?=(" + "|".join(re.escape(r) for r in sorted(runs))
-                                   + "))", re.IGNORECASE) if runs else None
+        self._pattern = re.compile("(?=(" + self.pattern + "))", re.IGNORECASE) \
+            if alternatives else None
 
     def __call__(self, text: str) -> str:
         text = redact_url(text)

@@ -20,7 +20,13 @@ from pydantic import ValidationError
 
 from pipeline.extract import columns, schemas
 from pipeline.extract.commits import lake_batch
-from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
+from pipeline.extract.contract import (
+    Rejected,
+    check_neighbour,
+    difference,
+    extra_fields,
+    refuse_keys,
+)
 from pipeline.extract.macros import partition_turnover
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats
@@ -397,6 +403,8 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
                                 short_code=loc.short_code, day_starts=loc.day_starts,
                                 window=(after, before))
         part.stats = client.stats
+    refuse_keys(source, part.tables, f"location {location_id} business date {business_date}",
+                location_id)
     return part
 
 

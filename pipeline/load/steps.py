@@ -23,6 +23,7 @@ from errno import ENOSPC
 from pipeline.core.outcomes import ConfigError, Failure
 from pipeline.core.untrusted import one_line
 from pipeline.extract.commits import lake_batch
+from pipeline.extract.contract import refuse_keys
 from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.objectlake import ObjectLakeError
@@ -294,8 +295,15 @@ def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeS
     batch = SnapshotBatch()
     for loc in location_ids:
         try:
-            outcomes.append(SnapshotOutcome(loc, load(source, batch, loc, day)))
+            taken = len(batch.written)
+            snapshot = load(source, batch, loc, day)
+            for written in batch.written[taken:]:
+                refuse_keys(source, written.tables, f"{area} snapshot of "
+                            f"{'location ' + str(loc) if loc is not None else 'the tenant'} "
+                            f"on {day}", loc)
+            outcomes.append(SnapshotOutcome(loc, snapshot))
         except (PosApiError, ConfigError) as exc:
+            del batch.written[taken:]
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
     try:
         batch.commit(lake, area, source.settings.lake.commit_partitions)

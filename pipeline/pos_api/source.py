@@ -48,12 +48,17 @@ class PosSource:
         self._lock = threading.Lock()
         self._redactor: Redactor | None = None
 
-    def redact(self, text: str) -> str:
-        """``text`` (an error, which may quote a POS answer) without any key of this
-        source, in any case or in part, nor URL credentials."""
+    @property
+    def redactor(self) -> Redactor:
+        """The redactor of this source's keys (its ``pattern`` finds them in any form)."""
         if self._redactor is None:
             self._redactor = Redactor([*self._keys.values(), self._voucher_key or ""])
-        return self._redactor(text)
+        return self._redactor
+
+    def redact(self, text: str) -> str:
+        """``text`` (an error, which may quote a POS answer) without any key of this
+        source, in any case, in part or encoded, nor URL credentials."""
+        return self.redactor(text)
 
     def __enter__(self) -> PosSource:
         return self

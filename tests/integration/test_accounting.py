@@ -710,7 +710,10 @@ def test_export_command_names_what_to_fix(built, tmp_path, monkeypatch, capsys):
     assert main(["export", "stg_pos__payments", "--location", "1003", "-o", str(staged)]) == 2
     err = capsys.readouterr().err
     assert "stg_pos__payments is a staging model" in err and "fct_payments" in err
-    assert err.count("\n") == 1 and not staged.exists()
+    notice, error = err.split("\n", 1)  # the sandbox's notice, then the one-line error
+    assert notice.startswith("no config (--config or $POS_ETL_CONFIG): using the built-in "
+                             "sandbox")
+    assert error.count("\n") == 1 and not staged.exists()
     assert main(["export", "fct_payments", "--location", "1003", "-o", str(staged)]) == 0
     assert staged.read_text().startswith("location_id,business_date,transaction_id")
     out = tmp_path / "close.xlsx"
