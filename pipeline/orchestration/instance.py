@@ -26,6 +26,7 @@ from pathlib import Path
 import dagster as dg
 import sqlalchemy.exc
 
+from pipeline.core.files import own
 from pipeline.core.settings import Settings
 
 OLD_MARKER = "# managed by pos-etl"
@@ -54,8 +55,10 @@ def dagster_home(settings: Settings) -> Path:
 def prepare_home(home: Path) -> Path:
     """Create the home, and give it the project's ``dagster.yaml`` if it has none (or an
     old one pos-etl managed, or an earlier version of the project's, unchanged); returns
-    its absolute path."""
+    its absolute path. Its files are made its own first: a home copied with hard links
+    (``cp -al``) would write the original's run history (``pipeline.core.files``)."""
     home.mkdir(parents=True, exist_ok=True)
+    own(home)
     config = home / "dagster.yaml"
     current = config.read_text(encoding="utf-8") if config.exists() else None
     if current is None or current.startswith(OLD_MARKER) or \

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.core.files import shared
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakeviews import sql_path
 from pipeline.warehouse.plan import FORMAT_VERSION, MODELS, PARTS, STATE_SCHEMA, Grouping
@@ -110,13 +111,16 @@ def usable_standby(warehouse_path: Path, current_state: Path | None
                    ) -> dict[str, list[str]] | None:
     """The groups (per partitioned model) whose rows the standby holds in another version
     than the file in place, when a build may bring it level and up to date in place: it
-    exists, nobody holds it, it has its state file, its tables and columns are the file in
+    exists, no hard link shares it (a data folder copied with ``cp -al``, a backup's
+    link: changed in place, the other would change too), nobody holds it, it has its
+    state file, its tables and columns are the file in
     place's, its state is of this release's format (``FORMAT_VERSION``: the standby of
     the build before an upgrade is not), and it lags by at most ``CATCH_UP_SHARE`` of the
     groups. None: the build copies the file in place instead."""
     standby = standby_path(warehouse_path)
-    if current_state is None or not standby.exists() or held_here(standby):
-        return None
+    if current_state is None or not standby.exists() or shared(standby) \
+            or held_here(standby):
+        return None  # (a standby another name links to is not ours to change in place)
     build = build_id(standby)
     state = state_file(warehouse_path, build) if build else None
     if state is None or not _free(standby):

@@ -205,3 +205,43 @@ def test_a_build_killed_at_any_step_leaves_a_whole_warehouse_and_the_next_is_rig
     # and the nights after take turns again
     assert build_warehouse(lake, target).built_on == "standby"
     assert rows(target) == rows(after.path)
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` and a digest of its bytes."""
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_builds_in_a_hard_linked_copy_never_change_the_original(lake, tmp_path):
+    """A data folder copied with ``cp -al`` shares every file's data with the original:
+    builds in the copy (and a Dagster instance opened there) leave every byte of the
+    original as it was, and the original's own nights still take turns."""
+    from pipeline.orchestration.instance import prepare_home
+
+    original = tmp_path / "data"
+    target = original / "warehouse.duckdb"
+    shutil.copytree(lake, original / "lake")
+    for n in range(2):  # a warehouse and its standby
+        reload(original / "lake", 1001, DAYS[n])
+        build_warehouse(original / "lake", target)
+    assert standby_path(target).exists()
+    prepare_home(original / "dagster_home")
+    (original / "dagster_home" / "history.db").write_bytes(b"runs of the original")
+    before = digests(original)
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-al", str(original), str(copy)], check=True)
+    for n in range(3):  # nights in the copy: each would take turns in place
+        reload(copy / "lake", 1002, DAYS[n])
+        build_warehouse(copy / "lake", copy / "warehouse.duckdb")
+    prepare_home(copy / "dagster_home")
+    (copy / "dagster_home" / "history.db").open("r+b").write(b"runs of the copy")
+    assert digests(original) == before
+    assert rows(copy / "warehouse.duckdb") == rows(build_warehouse(
+        copy / "lake", tmp_path / "full.duckdb", full=True).path)
+    reload(original / "lake", 1001, DAYS[2])
+    assert build_warehouse(original / "lake", target).built_on in ("standby", "copy")
+    assert rows(target) == rows(build_warehouse(original / "lake", tmp_path / "o.duckdb",
+                                                full=True).path)
