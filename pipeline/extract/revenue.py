@@ -216,6 +216,10 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
             if ttype not in KNOWN_TRANSACTION_TYPES:
                 part.unknown_types[ttype] += 1
             lines = r["items"]
+            if lines is None or r["payments"] is None:  # Item[], Payment[]: not nullable
+                field_name = "items" if lines is None else "payments"
+                raise Rejected(f"receipt {txn}: field {field_name} is null, where the spec has "
+                               "an array (an empty one for none); the partition is rejected")
             if lines:
                 keys: set = set()
                 for item in lines:

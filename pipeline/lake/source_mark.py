@@ -6,7 +6,8 @@ load from another source would replace partitions of the same location ids with 
 system's receipts (the sandbox's ids are the README's example ids), so a write into a
 lake marked for another source is refused by name before anything is written. The mark
 is ``_source.json`` at the lake's root (beside the areas' tables): the source and the
-locations loaded from it. A POS that moved to another address is recorded anew by
+locations loaded from it. A POS is told by its host (its
+scheme, port and path may change); one that moved to another host is recorded anew by
 ``pos-etl load --source-moved``.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pipeline.core.outcomes import ConfigError
 
@@ -50,6 +52,12 @@ class SourceMark:
         return SourceMark(self.source, tuple(sorted(set(self.locations) | set(ids))))
 
 
+def _system(source: str) -> str:
+    """What makes two sources one: the sandbox, or a POS's host (its scheme, port and
+    path may change: a proxy, TLS, a new API prefix)."""
+    return source if source == SANDBOX else (urlsplit(source).hostname or source).lower()
+
+
 def check_mark(found: SourceMark | None, wanted: SourceMark, where: str,
                moved: bool = False) -> SourceMark | None:
     """The mark to record before a write of ``wanted``'s data into the lake at ``where``
@@ -57,7 +65,7 @@ def check_mark(found: SourceMark | None, wanted: SourceMark, where: str,
     source's data, unless ``moved`` (the same POS at a new address)."""
     if found is None:
         return wanted
-    if found.source != wanted.source and not moved:
+    if _system(found.source) != _system(wanted.source) and not moved:
         held = ", ".join(map(str, found.locations)) or "none yet"
         hint = ("give the command the --config of that lake's POS, or another [warehouse] "
                 "data_dir (or [lake] url) for this one" if wanted.source == SANDBOX else

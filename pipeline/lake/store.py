@@ -162,8 +162,10 @@ class DeltaAreas:
         return self.write_batch(area, [Replacement(partition, tables, metadata)])
 
     def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
-        self.claim(int(r.partition["location_id"]) for r in batch
-                   if "location_id" in r.partition)
+        located = [int(r.partition["location_id"]) for r in batch
+                   if "location_id" in r.partition]
+        if located:  # a location's data (not a closed period's, an export's record)
+            self.claim(located)
         table = self._area(area, batch[0].tables, batch[0].partition)
         table.evolve(layout_of(batch[0].tables, batch[0].partition))
         return table.commit(batch)

@@ -279,3 +279,28 @@ def test_a_resumed_load_fetches_only_the_missing_partitions(tmp_path, sandbox_ke
     assert "3 of 3 partitions loaded" in out and "2 of them committed before" in out
     settings = make_settings(url, tmp_path / "data")
     assert turnover(settings) == {d: truth_turnover(1001, d) for d in (DAY1, DAY2, day3)}
+
+
+@pytest.mark.parametrize("field", ["items", "payments"])
+def test_a_receipt_whose_items_or_payments_are_null_fails_its_partition_by_name(
+        tmp_path, sandbox_keys, field):
+    """``items`` and ``payments`` are arrays (``Item[]``, ``Payment[]``; only
+    ``sideDishes`` may be null): a paid receipt with null there fails its day by name,
+    the other day loads."""
+    nulled = {}
+
+    def null(location, rows):
+        day = on_day(rows, DAY2)
+        if day:
+            receipt = settled(day)
+            receipt[field] = None
+            nulled["txn"] = receipt["transactionId"]
+        return rows
+
+    with altered_sandbox(null) as url:
+        report = load(url, tmp_path / "data", DAY1, DAY2)
+    assert not report.ok
+    (failure,) = report.failed_partitions
+    assert (failure.location_id, failure.business_date) == (1001, DAY2)
+    assert f"receipt {nulled['txn']}: field {field} is null" in failure.message
+    assert turnover(make_settings(url, tmp_path / "data")) == {DAY1: truth_turnover(1001, DAY1)}
