@@ -10,8 +10,9 @@ steuer;text;kost;extbelegnr``. What it assumes (``docs/accounting.md``):
 - ``betrag`` is gross; a revenue line carries its tax rate (``prozent``), the
   ``steuercode`` of domestic VAT and the tax included (``steuer``), negative as BMD
   shows tax on revenue (positive on a reversal); other lines carry no tax.
-- ``belegnr`` is the business date as ``YYYYMMDD`` (BMD's document numbers are digits),
-  ``extbelegnr`` the document ``Z<location>-<YYYYMMDD>``, ``belegdatum`` the business
+- ``belegnr`` is the business date as ``YYYYMMDD`` followed by the location id (digits,
+  one number per location's daily close), ``extbelegnr`` the document
+  ``Z<location>-<YYYYMMDD>``, ``belegdatum`` the business
   date as ``DD.MM.YYYY``, ``kost`` the location's cost centre (digits).
 - Windows-1252, ``;``, CRLF, a decimal comma; text without control characters,
   transliterated where Windows-1252 has no character, quoted where it holds ``;`` or ``"``.
@@ -64,6 +65,13 @@ def check_booking(b: Booking) -> None:
                            "a BMD cost centre (1 to 9 digits)")
 
 
+def document_number(b: Booking) -> str:
+    """``belegnr``: the business date and the location, digits (``YYYYMMDD`` then the
+    location id; 12 for a four-digit id, within BMD's 20): one number per daily close, as
+    DATEV's Belegfeld 1, never the same for two locations of one day."""
+    return f"{b.day:%Y%m%d}{b.location_id}"
+
+
 def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transliteration:
     """The ``bookings`` (of one booking period) as BMD's import file; returns what was
     transliterated."""
@@ -76,7 +84,7 @@ def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transl
     for b in bookings:
         taxed = b.tax_rate is not None
         writer.writerow([
-            "0", b.account, b.counter, b.day.strftime("%Y%m%d"), b.day.strftime("%d.%m.%Y"),
+            "0", b.account, b.counter, document_number(b), b.day.strftime("%d.%m.%Y"),
             bmd.buchsymbol, "1", rate_key(b.tax_rate).replace(".", ",") if taxed else "",
             bmd.tax_code if taxed else "", _decimal(b.amount),
             _decimal(-(b.tax or 0)) if taxed else "",

@@ -84,19 +84,39 @@ DEFAULT_STORAGE_VERSION = "v1.1.0"
 from 1.1 on opens it (what BI tools bundle lags the Python release)."""
 MEMORY_LIMIT = r"(\d+(?:\.\d+)?)\s*([KMGT]i?B)"
 """A DuckDB memory limit: a size and its unit (``256MB``, ``1.5GiB``)."""
+MIN_MEMORY_MB = 64
+"""The least memory a build is given: less fails its first statements."""
 
 
 class WarehouseSettings(StrictModel):
     data_dir: Path = Path("data")
     memory_limit: str = Field(DEFAULT_MEMORY_LIMIT, pattern=f"^{MEMORY_LIMIT}$")
     """DuckDB's memory for a build; beyond it a build spills to disk, so a backfill of
-    any length runs in bounded memory."""
+    any length runs in bounded memory. At least ``MIN_MEMORY_MB``."""
     storage_version: str = Field(
         DEFAULT_STORAGE_VERSION,
         pattern=r"^(v1\.([1-9]|[1-9][0-9])\.[0-9]+|v[2-9]\.[0-9]+\.[0-9]+|latest)$")
     """The DuckDB storage format of the warehouse file (``v1.1.0``: DuckDB 1.1 and later
     open it; ``latest``: only the DuckDB that built it and newer). A change makes the
     next build write a new file."""
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _data_dir(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty; name a folder (\"data\", say; a relative one is "
+                             "taken from the config file's folder)")
+        return value
+
+    @field_validator("memory_limit")
+    @classmethod
+    def _memory(cls, value: str) -> str:
+        size, unit = re.fullmatch(MEMORY_LIMIT, value).groups()
+        scale = {"K": 2**-10, "M": 1, "G": 2**10, "T": 2**20}[unit[0]]
+        if float(size) * scale < MIN_MEMORY_MB:
+            raise ValueError(f"{value} is too little for a build: at least "
+                             f"{MIN_MEMORY_MB}MB")
+        return value
 
     @property
     def lake_dir(self) -> Path:
@@ -132,7 +152,8 @@ class LakeSettings(StrictModel):
 
 
 class LocationSettings(StrictModel):
-    id: int = Field(gt=0)
+    id: int = Field(gt=0, le=2**63 - 1)
+    """The POS's location id; the lake and the warehouse hold it as a 64-bit integer."""
     short_code: str = Field(min_length=1)
     timezone: str = "Europe/Vienna"
     api_key_env: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -177,8 +198,12 @@ class LocationSettings(StrictModel):
         return local.date() - timedelta(days=1)
 
 
+EARLIEST_START = date(2000, 1, 1)
+"""The earliest ``start_date``: no POS of this API holds older receipts."""
+
+
 class ScheduleSettings(StrictModel):
-    start_date: date = date(2024, 1, 1)
+    start_date: date = Field(date(2024, 1, 1), ge=EARLIEST_START)
     """First business date of the partitions (backfills reach back to it)."""
     lookback_days: int = Field(3, ge=0, le=60)
     """Days before yesterday that the nightly run pulls again, for late postings."""
@@ -282,8 +307,23 @@ class Settings(StrictModel):
                            or self.locations[0].api_key_env))
         missing = [f"{who}: environment variable {env} (its API key) is not set"
                    for who, env in wanted if not os.environ.get(env)]
+        missing += [f"{who}: environment variable {env} (its API key) is malformed: "
+                    f"{_malformed(os.environ[env])}" for who, env in wanted
+                    if os.environ.get(env) and _malformed(os.environ[env])]
         if missing:
             raise ConfigError("\n".join(missing))
+
+
+def _malformed(key: str) -> str | None:
+    """What makes a key unusable in an HTTP header (None: nothing), without the key."""
+    if key != key.strip():
+        return ("it ends with a newline or a space (echo adds one: use printf, or strip "
+                "it)" if key == key.lstrip() else "it starts with a space")
+    if any(ord(c) < 0x20 or ord(c) == 0x7f for c in key):
+        return "it holds a control character"
+    if not key.isascii():
+        return "it holds a character outside ASCII"
+    return None
 
 
 def _section_model(loc: tuple) -> type[BaseModel] | None:
@@ -329,7 +369,7 @@ def read_settings(path: str | Path) -> Settings:
     """
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # (a BOM: Windows' editors)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except UnicodeDecodeError as exc:

@@ -97,12 +97,19 @@ def storage_failure(home: Path, exc: sqlalchemy.exc.DBAPIError) -> OSError:
         free = shutil.disk_usage(home).free
     except OSError:
         free = None
-    after = ("; once there is room, the next pos-etl command marks the run it stopped "
-             "failed")
     if free is not None and free < FULL_BELOW:
         return OSError(errno.ENOSPC, f"no space left on device ({free:,} bytes free; "
-                                     f"Dagster's storage: {reason}){after}", str(home))
-    return OSError(errno.EIO, f"Dagster's storage failed: {reason}{after}", str(home))
+                                     f"Dagster's storage: {reason}); once there is room, "
+                                     "the next pos-etl command marks the run it stopped "
+                                     "failed", str(home))
+    if not all(os.access(p, os.W_OK) for p in [home, *home.rglob("*.db")]):
+        return OSError(errno.EROFS, f"Dagster's storage cannot be written ({reason}): the "
+                                    "folder or its files are read-only; make them writable "
+                                    "for this user, or set DAGSTER_HOME to a writable "
+                                    "folder", str(home))
+    return OSError(errno.EIO, f"Dagster's storage failed: {reason}; once it works again, "
+                              "the next pos-etl command marks the run it stopped failed",
+                   str(home))
 
 
 if __name__ == "__main__":  # `make dev`: prepare the home the UI will use, print it

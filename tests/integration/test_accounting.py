@@ -588,7 +588,14 @@ def test_the_bmd_file_parses_back_to_the_warehouses_accounts_tax_and_cost_centre
             tax[number(r["prozent"].replace(",", "."))] -= number(r["steuer"])
         loc = int(r["extbelegnr"][1:5])
         assert r["kost"] == str(100 + [x.id for x in settings.locations].index(loc))
-        assert r["belegnr"] == r["belegdatum"][6:] + r["belegdatum"][3:5] + r["belegdatum"][:2]
+        assert r["belegnr"] == r["belegdatum"][6:] + r["belegdatum"][3:5] + r["belegdatum"][:2] \
+            + str(loc)
+    documents = defaultdict(set)  # a document number is one location's day, never two
+    for r in rows:
+        documents[r["belegnr"]].add((r["extbelegnr"], r["belegdatum"]))
+    assert all(len(held) == 1 for held in documents.values()), documents
+    assert len(documents) == len({(r["extbelegnr"], r["belegdatum"]) for r in rows}) > len(
+        {r["belegdatum"] for r in rows})
     accounts = settings.accounting.chart_of_accounts.revenue_accounts
     for rate, gross, vat in query(built, "select tax_rate_percent, sum(gross_after_discount), "
                                          "sum(vat_after_discount) from rpt_vat_by_rate "

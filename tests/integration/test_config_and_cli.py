@@ -213,3 +213,44 @@ def test_a_disk_error_is_a_one_line_error(sandbox_url, tmp_path,
     err = capsys.readouterr().err
     assert err.strip().endswith("dagster_home: No space left on device")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "pos.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD.format(url="https://pos.example.com").encode())
+    assert [loc.id for loc in load_settings(path).locations] == [1001, 1003]
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (('data_dir = "out"', 'data_dir = ""'), "warehouse.data_dir: Value error, is empty"),
+    (('data_dir = "out"', 'data_dir = "out"\nmemory_limit = "0MB"'),
+     "warehouse.memory_limit: Value error, 0MB is too little for a build: at least 64MB"),
+    (("id = 1003", "id = 100000000000000000000000000"),
+     "locations.1.id: Input should be less than or equal to 9223372036854775807"),
+    (("[[locations]]\nid = 1001", '[schedule]\nstart_date = "0001-01-01"\n\n'
+                                   "[[locations]]\nid = 1001"),
+     "schedule.start_date: Input should be greater than or equal to 2000-01-01"),
+], ids=["empty-data-dir", "zero-memory", "huge-id", "year-1"])
+def test_a_value_that_would_fail_later_is_refused_where_it_is_configured(
+        tmp_path, capsys, change, said):
+    text = GOOD.format(url="https://pos.example.com").replace(*change)
+    assert main(["load", "--config", str(write(tmp_path, text)), "--days", "1"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    ("k-7001-3f9c2a\n", "it ends with a newline or a space"),
+    ("k-7001-3f9c2a ", "it ends with a newline or a space"),
+    (" k-7001-3f9c2a", "it starts with a space"),
+])
+def test_a_key_with_whitespace_is_named_malformed_before_any_request(
+        tmp_path, capsys, monkeypatch, key, said):
+    monkeypatch.setenv("POS_KEY_VIE01", key)
+    monkeypatch.setenv("POS_KEY_GRZ01", "k-7003-aaaa")
+    config = write(tmp_path, GOOD.format(url="http://127.0.0.1:9"))
+    assert main(["load", "--config", str(config), "--days", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "location 1001: environment variable POS_KEY_VIE01 (its API key) is malformed: " \
+           f"{said}" in err and "GRZ01" not in err
+    assert "k-7001" not in err
