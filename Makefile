@@ -62,9 +62,12 @@ sandbox: install
 	$(BIN)/pos-etl sandbox --port 8765
 
 # The UI and `pos-etl load` share one instance: $DAGSTER_HOME, else <data_dir>/dagster_home.
+# PORT=3001 make dev serves it on another port.
+PORT ?= 3000
 dev: install
-	@echo "Dagster UI on http://127.0.0.1:3000 (Ctrl-C stops it)"
-	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.orchestration.instance) $(BIN)/dagster dev -w workspace.yaml
+	@echo "Dagster UI on http://127.0.0.1:$(PORT) (Ctrl-C stops it)"
+	@DAGSTER_HOME=$$($(BIN)/python -m pipeline.orchestration.instance) $(BIN)/dagster dev \
+	  -w workspace.yaml -h 127.0.0.1 -p $(PORT)
 
 # The benchmarks also need the `bench` extra (dlt, for the side-by-side load).
 $(VENV)/.bench-installed: $(STAMP)

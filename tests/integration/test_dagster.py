@@ -307,3 +307,45 @@ def test_a_cli_load_records_its_dates_in_dagsters_own_storage(settings, monkeypa
         assert type(instance.event_log_storage).__name__ == "SqliteEventLogStorage"
         assert instance.get_materialized_partitions(REVENUE_KEY) == {d.isoformat() for d in DAYS}
         assert revenue_metadata(instance, DAYS[0])["complete"] is True
+
+
+def test_make_dev_serves_the_ui_on_the_port_it_is_given(tmp_path):
+    """``PORT=N make dev``: the UI answers on that port, and the first line says so."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("POS_ETL_CONFIG", "DAGSTER_HOME")}
+    env |= {"PORT": str(port), "POS_ETL_DATA_DIR": str(tmp_path / "data")}
+    with subprocess.Popen(["make", "--no-print-directory", "dev"], cwd=root, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                          start_new_session=True) as dev:
+        try:
+            first = dev.stdout.readline()
+            assert f"Dagster UI on http://127.0.0.1:{port} " in first, first
+            deadline = time.monotonic() + 180
+            while True:  # bounded: the server answers, exits, or the deadline passes
+                assert dev.poll() is None, "make dev exited"
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/server_info",
+                                 timeout=2).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "the UI never answered"
+                time.sleep(0.5)
+        finally:
+            os.killpg(dev.pid, signal.SIGINT)
+            try:
+                dev.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(dev.pid, signal.SIGKILL)
