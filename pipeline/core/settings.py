@@ -262,6 +262,14 @@ class Settings(StrictModel):
     _config_file: str | None = PrivateAttr(None)
     """The file these settings were read from, as it was named (None: the sandbox's)."""
 
+    def last_date_over(self, instant: datetime) -> date:
+        """The newest business date that has ended at ``instant`` for every location:
+        the day before the earliest business date still under way (each location's day
+        starts at its own ``business_day_starts``, in its own time zone). A business date
+        is loaded, exported and booked once it is over, never before."""
+        return min(loc.business_date_at(instant) for loc in self.locations) \
+            - timedelta(days=1)
+
     def command(self, args: str) -> str:
         """``pos-etl ARGS`` as a hint to run it again: with the ``--config`` these settings
         came from, if any."""

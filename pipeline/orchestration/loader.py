@@ -47,16 +47,22 @@ def date_range(start: date, end: date) -> list[date]:
 
 
 def check_dates(settings: Settings, start: date, end: date) -> list[date]:
-    """The business dates of the range, each a partition: from the first to today."""
+    """The business dates of the range, each a partition: from the first to the last
+    that is over (``Settings.last_date_over``): a day under way is not loaded."""
     days = date_range(start, end)
     first = settings.schedule.start_date
-    today = datetime.now(ZoneInfo(settings.schedule.timezone)).date()
+    now = datetime.now(ZoneInfo(settings.schedule.timezone))
+    over = settings.last_date_over(now)
     if start < first:
         raise UsageError(f"--start {start} is before the first business date, "
                          f"schedule.start_date = {first}")
-    if end > today:
-        raise UsageError(f"--end {end} is in the future (today is {today} in "
+    if end > now.date():
+        raise UsageError(f"--end {end} is in the future (today is {now.date()} in "
                          f"{settings.schedule.timezone})")
+    if end > over:
+        raise UsageError(f"--end {end} is not over yet: a business date is loaded once it "
+                         f"is over (the last one is {over}; a location's day ends at its "
+                         "business_day_starts)")
     return days
 
 

@@ -21,13 +21,12 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
 def business_dates(settings: Settings) -> dg.DailyPartitionsDefinition:
-    """One partition per business date from ``schedule.start_date`` to today.
-
-    Today's partition holds what has been booked so far (an intraday load); the nightly
-    run loads it again as yesterday once the day is over.
-    """
+    """One partition per business date from ``schedule.start_date`` to yesterday: a
+    business date is loaded once it is over (``Settings.last_date_over``), so the UI
+    counts no day under way as missing, and no booking holds a day the till has not
+    finished."""
     return dg.DailyPartitionsDefinition(start_date=settings.schedule.start_date.isoformat(),
-                                        timezone=settings.schedule.timezone, end_offset=1)
+                                        timezone=settings.schedule.timezone)
 
 
 def range_tags(start: date, end: date) -> dict[str, str]:

@@ -58,10 +58,9 @@ def build_jobs(apart: list[dg.AssetChecksDefinition] = ()) -> list[dg.Unresolved
 
 
 def last_complete_business_date(settings: Settings, instant: datetime) -> date:
-    """The newest business date that has ended at ``instant`` for every location: the
-    day before the earliest business date still under way (each location's day starts
-    at its own ``business_day_starts``, in its own time zone)."""
-    return min(loc.business_date_at(instant) for loc in settings.locations) - timedelta(days=1)
+    """The newest business date that has ended at ``instant`` for every location
+    (``Settings.last_date_over``)."""
+    return settings.last_date_over(instant)
 
 
 def build_nightly_schedule(settings: Settings) -> dg.ScheduleDefinition:

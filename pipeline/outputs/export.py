@@ -29,11 +29,12 @@ period may be written to a file of its own name.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shutil
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -69,8 +70,11 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
     layout = Layout.of(settings, locale)
     check_warehouse(settings)
     missing = missing_dates(settings, sel)
-    if fmt in BOOKING_FORMATS:
-        result = export_bookings(settings, sel, fmt, output)
+    over = settings.last_date_over(datetime.now(UTC))
+    under_way = sel.end is not None and sel.end > over
+    if fmt in BOOKING_FORMATS:  # nothing the till has not finished is booked
+        result = export_bookings(settings, dataclasses.replace(
+            sel, end=over if sel.end is None or under_way else sel.end), fmt, output)
     else:
         target = real_target(output)
         remove_leftovers(target.parent, target.name)
@@ -86,6 +90,12 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
     result.missing = missing
     result.warnings[:0] = [f"{sel.model} lacks business dates of the range: {g.line()}"
                            for g in missing]
+    if under_way:
+        first = max(over + timedelta(days=1), sel.start or over)
+        result.warnings.insert(0, f"the range reaches past the last business date that is "
+                                  f"over, {over}: {first} .. {sel.end} "
+                                  f"{'are' if sel.end > first else 'is'} not over yet"
+                                  + (", not booked" if fmt in BOOKING_FORMATS else ""))
     return result
 
 

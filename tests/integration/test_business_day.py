@@ -89,3 +89,39 @@ def test_a_bad_cut_off_is_named(tmp_path):
                       'business_day_starts = "2:30"\n')
     with pytest.raises(ConfigError, match=r"locations\.0\.business_day_starts"):
         load_settings(config)
+
+
+def test_a_day_under_way_is_neither_loaded_nor_booked(sandbox_url, tmp_path, sandbox_keys,
+                                                      capsys):
+    """One rule: a business date is loaded once it is over. The CLI refuses today's; a
+    warehouse that holds one anyway (loaded before this rule) books none of it, and an
+    export whose range reaches past the last date over says which dates are not over."""
+    from pipeline.cli import main
+    from pipeline.lake.open import make_lake
+    from pipeline.load.steps import load_revenue_days
+    from pipeline.orchestration.resources import opened, pos_resource
+    from pipeline.outputs.export import export
+    from pipeline.warehouse.selection import Selection
+    from tests.conftest import run_build_in_memory, write_config
+    from tests.integration.test_accounting import read_bmd
+
+    settings = make_settings(sandbox_url, tmp_path / "data")
+    over = settings.last_date_over(datetime.now(UTC))
+    under_way = over + timedelta(days=1)
+    config = write_config(tmp_path, sandbox_url)
+    assert main(["load", "--config", str(config), "--start", str(under_way), "--end",
+                 str(under_way)]) == 2
+    assert f"--end {under_way} is not over yet" in capsys.readouterr().err
+    assert run_load_in_memory(settings, over, over, [1001], catalog=False,
+                              progress=Reporter()).ok
+    with opened(pos_resource(settings, [1001])) as source:  # as an earlier release did
+        assert all(day.complete for day in load_revenue_days(
+            source, make_lake(settings), [under_way], [1001]))
+    assert run_build_in_memory(settings).ok
+    end = under_way + timedelta(days=2)
+    done = export(settings, Selection("rpt_daily_close", over, end, [1001]), "bmd",
+                  tmp_path / "bmd")
+    booked = {r["belegdatum"] for f in done.files for r in read_bmd(f.read_bytes())}
+    assert booked == {over.strftime("%d.%m.%Y")}
+    assert f"the range reaches past the last business date that is over, {over}: " \
+           f"{under_way} .. {end} are not over yet, not booked" in done.warnings
