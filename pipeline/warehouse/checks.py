@@ -198,17 +198,24 @@ class FailedCheck:
                    evaluation.description or "")
 
     def lines(self, each_up_to: int = 5) -> list[str]:
-        """``WARN``/``FAILED`` lines: one per partition, up to ``each_up_to``, then how
-        many more; without partitions, the rows or the check's own account."""
+        """One ``WARN``/``FAILED`` line (a warning is a line: the summary's count of
+        warnings counts these), naming its partition, or how many; below it, indented,
+        up to ``each_up_to`` of the partitions and how many more; without partitions,
+        the rows or the check's own account."""
         head = f"  {'WARN' if self.severity == 'warn' else 'FAILED'} {self.name}"
+        rows = f"{self.failing_rows:,} row{'s' * (self.failing_rows != 1)}" \
+            if self.failing_rows else ""
         if not self.where:
-            rows = f" ({self.failing_rows:,} rows)" if self.failing_rows else ""
-            return [head + rows + (f": {self.detail}" if self.detail else "")]
-        lines = [f"{head} at {where}" for where in self.where[:each_up_to]]
+            return [head + (f" ({rows})" if rows else "")
+                    + (f": {self.detail}" if self.detail else "")]
+        if len(self.where) == 1:
+            return [f"{head} at {self.where[0]}" + (f" ({rows})" if rows else "")]
+        counted = f"{len(self.where)}{'+' * (len(self.where) >= WHERE_LISTED)}"
+        lines = [f"{head} at {counted} partitions" + (f" ({rows} in all)" if rows else "")]
+        lines += [f"      at {where}" for where in self.where[:each_up_to]]
         more = len(self.where) - each_up_to
         if more > 0:
-            lines.append(f"{head} at {more}{'+' * (len(self.where) >= WHERE_LISTED)} more "
-                         f"partitions ({self.failing_rows:,} rows in all)")
+            lines.append(f"      and {more}{'+' * (len(self.where) >= WHERE_LISTED)} more")
         return lines
 
 

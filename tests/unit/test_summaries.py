@@ -41,3 +41,26 @@ def test_a_renamed_key_is_an_error_not_a_zero():
     written["receipts"] = written.pop("dagster/row_count")
     with pytest.raises(KeyError):
         RevenueDay.from_metadata(written)
+
+
+def test_a_warned_check_is_one_warn_line_however_many_partitions_it_names():
+    """The summary counts warnings; each warning is one WARN line (its partitions listed
+    below it), so the lines and the count agree."""
+    from dataclasses import replace
+    from datetime import date, timedelta
+
+    from pipeline.orchestration.load_report import LoadReport
+    from pipeline.warehouse.checks import WHERE_LISTED, FailedCheck, Where
+
+    where = tuple(Where(1001, date(2026, 10, 1) + timedelta(days=n))
+                  for n in range(WHERE_LISTED))
+    check = FailedCheck("warehouse/rpt_daily_close: day_is_closed", "warn", 64, where)
+    report = LoadReport("run", True, 31, warned_checks=[check])
+    text = report.summary()
+    assert text.count(" WARN ") == 1 and "result: OK, 1 warning" in text
+    assert "WARN warehouse/rpt_daily_close: day_is_closed at 50+ partitions (64 rows in " \
+           "all)" in text
+    assert "at location 1001 business date 2026-10-01" in text and "and 45+ more" in text
+    one = replace(check, failing_rows=1, where=where[:1])
+    assert one.lines() == ["  WARN warehouse/rpt_daily_close: day_is_closed at location "
+                           "1001 business date 2026-10-01 (1 row)"]
