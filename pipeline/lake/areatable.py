@@ -66,6 +66,7 @@ from pipeline.lake.layout import (
     parse_partition,
     with_date,
 )
+from pipeline.lake.log_check import unreadable
 
 if TYPE_CHECKING:
     from pipeline.lake.snapshot import AreaSnapshot
@@ -120,6 +121,11 @@ class AreaTable:
             table = DeltaTable(self.uri, version=version, storage_options=self.storage_options)
         except TableNotFoundError:
             return None
+        except DeltaError as exc:
+            broken = unreadable(self.filesystem, self.root, self.uri, exc)
+            if broken is not None:
+                raise broken from None
+            raise
         if version is None:
             self._table = table
         return table

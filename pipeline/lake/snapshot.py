@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from pipeline.lake.layout import (
@@ -21,6 +22,7 @@ from pipeline.lake.layout import (
     typed_value,
     with_date,
 )
+from pipeline.lake.log_check import LakeUnreadable
 
 if TYPE_CHECKING:
     from pipeline.lake.areatable import AreaTable
@@ -87,11 +89,14 @@ class AreaSnapshot:
         files = self.files(dates)
         if not files:
             return pa.table({c: pa.array([], layout.schema.field(c).type) for c in columns})
-        if all(not pa.types.is_list(layout.schema.field(c).type) for c in columns):
-            rows = self._flat(files, columns)  # keys and loads: all files at once
-        else:
-            rows = pa.concat_tables([self.area_table.read_file(path, columns)
-                                     for path in files])
+        try:
+            if all(not pa.types.is_list(layout.schema.field(c).type) for c in columns):
+                rows = self._flat(files, columns)  # keys and loads: all files at once
+            else:
+                rows = pa.concat_tables([self.area_table.read_file(path, columns)
+                                         for path in files])
+        except FileNotFoundError as exc:
+            raise self._missing(files, exc) from None
         if partitions is not None:
             wanted = {tuple(typed_value(p[k], t) for k, t in layout.keys.items())
                       for p in partitions}
@@ -100,6 +105,20 @@ class AreaSnapshot:
                 [tuple(r.values()) in wanted for r in rows.select(keys).to_pylist()],
                 pa.bool_()))
         return rows
+
+    def _missing(self, files: list[str], exc: FileNotFoundError) -> LakeUnreadable:
+        """The error naming the first of ``files`` that is not there (the one ``exc``
+        met, where the store cannot tell)."""
+        table = self.area_table
+        fs = getattr(table.filesystem, "raw", table.filesystem)
+        infos = fs.get_file_info([f"{table.root}/{f}" for f in files])
+        gone = next((f for f, i in zip(files, infos, strict=True)
+                     if i.type == pafs.FileType.NotFound), str(exc.filename or exc))
+        return LakeUnreadable(
+            f"lake table {table.uri}: its file {gone} is missing (deleted or lost; the "
+            f"Delta log at version {self.version} still holds it): load its date again "
+            "(pos-etl load --start/--end; the warehouse in place is kept until then), or "
+            "restore the file from a backup of the lake")
 
     def _flat(self, files: list[str], columns: list[str]) -> pa.Table:
         """Flat columns of ``files``, read together by Arrow's dataset scanner (threads,

@@ -38,6 +38,7 @@ from pipeline.lake.layout import (
     parse_partition,
     partition_path,
 )
+from pipeline.lake.log_check import unreadable
 from pipeline.lake.snapshot import AreaSnapshot
 from pipeline.lake.source_mark import MARK, SourceMark, check_mark
 
@@ -149,7 +150,11 @@ class DeltaAreas:
         try:
             delta = DeltaTable(self.table_uri(area), storage_options=self.storage_options)
             layout = layout_of_table(delta)
-        except Exception:  # noqa: BLE001 (no table yet: delta-rs' TableNotFoundError)
+        except Exception as exc:  # noqa: BLE001 (no table yet: delta-rs' TableNotFoundError)
+            fs, root = self._filesystem()
+            broken = unreadable(fs, f"{root}/{area}", self.describe(area), exc)
+            if broken is not None:  # a log that is there and cannot be read: by name
+                raise broken from None
             if tables is None or partition is None:
                 return None
             layout = layout_of(tables, partition)

@@ -20,12 +20,13 @@ from datetime import date
 from decimal import Decimal
 from errno import ENOSPC
 
-from pipeline.core.outcomes import ConfigError, Failure
+from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
 from pipeline.extract.commits import lake_batch
 from pipeline.extract.contract import refuse_keys
 from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
 from pipeline.extract.snapshots import Snapshot
+from pipeline.lake.log_check import LakeUnreadable
 from pipeline.lake.objectlake import ObjectLakeError
 from pipeline.lake.store import LakeStore, Replacement, partition_path
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
@@ -66,7 +67,7 @@ def kept_partitions(lake: LakeStore, jobs: list[tuple[date, int]]
     from their load's metadata), read from the lake's newest version at once."""
     try:
         records = lake.records("revenue", [partition_key(loc, day) for day, loc in jobs])
-    except ObjectLakeError:  # the store cannot tell: the partitions are loaded, and fail by name
+    except (ObjectLakeError, LakeUnreadable):  # the store cannot tell: loaded, failing by name
         return {}
     kept = {}
     for day, loc in jobs:
@@ -123,8 +124,8 @@ def _commit(source: PosSource, lake: LakeStore,
     error, when the commit failed)."""
     try:
         lake.write_batch("revenue", lake_batch(lake, [part for part, _ in batch]))
-    except ObjectLakeError as exc:
-        failure = Failure.of(exc, source.redact)
+    except (ObjectLakeError, LakeUnreadable) as exc:
+        failure = Failure(ErrorKind.STORAGE, source.redact(str(exc)))
         return [PartitionOutcome(o.location_id, o.business_date, failure=failure)
                 for _, o in batch]
     except OSError as exc:  # a full disk, a lost mount: every further write would fail too
@@ -253,7 +254,7 @@ def _missing(lake: LakeStore, others: list[int], day: date) -> list[int]:
         return []
     try:
         found = lake.records("revenue", [partition_key(c, day) for c in others])
-    except ObjectLakeError:
+    except (ObjectLakeError, LakeUnreadable):
         return []
     return [c for c in others if partition_path(partition_key(c, day)) not in found]
 

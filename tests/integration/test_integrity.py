@@ -221,3 +221,71 @@ def test_a_new_column_is_added_to_the_table_and_older_rows_read_it_as_null(built
 
     assert result.corrupt == []
     assert turnovers(target) == before
+
+
+RECENT = [date.today() - timedelta(days=n) for n in (3, 2)]
+"""Days within the built-in sandbox's history (its configured start_date)."""
+
+
+def _broken_lake(tmp_path: Path, break_it) -> Path:
+    """A sandbox lake of two loads (versions 0 to 2 of its revenue table), then broken by
+    ``break_it(table folder)``; its data folder."""
+    import shutil
+
+    data = tmp_path / "data"
+    lake = Lake(data / "lake")
+    for day in RECENT:
+        for part in revenue_parts(1001, [day]):
+            write_revenue_partition(lake, part)
+    table = data / "lake" / "revenue"
+    assert len(list((table / "_delta_log").glob("*.json"))) == 3
+    break_it(table)
+    shutil.rmtree(data / "dagster_home", ignore_errors=True)
+    return data
+
+
+def _torn_newest(table: Path) -> None:
+    newest = table / "_delta_log" / f"{2:020d}.json"
+    newest.write_bytes(newest.read_bytes()[:150])
+
+
+def _lost_middle(table: Path) -> None:
+    (table / "_delta_log" / f"{1:020d}.json").unlink()
+
+
+def _lost_file(table: Path) -> None:
+    sorted(table.glob("*/*.parquet"))[0].unlink()
+
+
+@pytest.mark.parametrize(("break_it", "said"), [
+    (_torn_newest, "its Delta log entry _delta_log/00000000000000000002.json is not whole "
+                   "(line 1 is not JSON): a write cut short: move the file aside"),
+    (_lost_middle, "its Delta log lacks version 1 (_delta_log/00000000000000000001.json, "
+                   "between versions 0 and 2): the table cannot be read past it; restore "
+                   "that file from a backup of the lake"),
+    (_lost_file, "is missing (deleted or lost; the Delta log "),
+], ids=["torn-newest-entry", "lost-middle-entry", "lost-data-file"])
+def test_a_broken_lake_table_is_named_with_its_file_by_every_command(
+        tmp_path, monkeypatch, capsys, break_it, said):
+    """``status``, ``build`` and ``load`` each name the table, the file and what to do,
+    in one line, with no traceback and no delta-rs debug dump."""
+    from pipeline.cli import main
+
+    data = _broken_lake(tmp_path, break_it)
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(data))
+    table = f"lake table {data / 'lake' / 'revenue'}: "
+    day = RECENT[0].isoformat()
+    for command in (["status"], ["build"],
+                    ["load", "--start", day, "--end", day, "--location", "1001",
+                     "--no-catalog", "--no-models"]):
+        code = main(command)
+        out = capsys.readouterr()
+        text = out.out + out.err
+        assert code == 1, (command, text)
+        if break_it is _lost_file and command[0] == "load":
+            continue  # the load replaces the partition whose file was lost: it works
+        named = table if break_it is not _lost_file or command[0] == "status" else \
+            "lake revenue partition location_id 1001, "  # (the build's own words)
+        assert named in text and said in text, (command, text)
+        assert "Traceback" not in text and "ParsedLogPath" not in text, text

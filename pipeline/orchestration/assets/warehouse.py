@@ -10,6 +10,7 @@ check shows it, the run succeeds.
 import dagster as dg
 
 from pipeline.core.reporting import ModelBuilt, Reporter
+from pipeline.lake.log_check import LakeUnreadable
 from pipeline.orchestration.schedules import AFTER_LOAD
 from pipeline.orchestration.summaries import ModelMaterialized
 from pipeline.warehouse import (
@@ -20,6 +21,7 @@ from pipeline.warehouse import (
 )
 from pipeline.warehouse.checks import WHERE_KEY
 from pipeline.warehouse.dictionary import Dictionary
+from pipeline.warehouse.lakeviews import MissingLakeFile
 from pipeline.warehouse.project import Project, shipped
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
@@ -98,7 +100,7 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
         try:
             result = warehouse.build(project, full=config.full,
                                      forget_missing=config.forget_missing, progress=built)
-        except ModelError as exc:  # the old warehouse stays in place
+        except (ModelError, LakeUnreadable, MissingLakeFile) as exc:  # the old one stays
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None
         selected = context.selected_asset_keys
