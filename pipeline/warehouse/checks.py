@@ -227,6 +227,8 @@ class CheckOutcome:
     where: tuple[Where, ...] = ()
     """The partitions of the failing rows (``WHERE_LISTED`` at most), when the check's
     rows carry ``location_id`` or ``business_date``."""
+    columns: tuple[str, ...] = ()
+    """The names of the sample's columns."""
 
     @property
     def passed(self) -> bool:
@@ -244,7 +246,7 @@ def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
     columns = [d[0] for d in result.description]
     rows = result.fetchall()
     if not rows:
-        return CheckOutcome(check, 0, rows)
+        return CheckOutcome(check, 0, rows, columns=tuple(columns))
     count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0]
     keys = [k if k in columns else "null" for k in ("location_id", "business_date")]
     where = ()
@@ -252,7 +254,7 @@ def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
         where = tuple(Where(loc, day) for loc, day in con.execute(
             f"select distinct cast({keys[0]} as bigint), cast({keys[1]} as date) "
             f"from ({check.sql}) order by all limit {WHERE_LISTED}").fetchall())
-    return CheckOutcome(check, count, rows, where)
+    return CheckOutcome(check, count, rows, where, tuple(columns))
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, checks: tuple[DataCheck, ...],

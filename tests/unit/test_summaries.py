@@ -64,3 +64,19 @@ def test_a_warned_check_is_one_warn_line_however_many_partitions_it_names():
     one = replace(check, failing_rows=1, where=where[:1])
     assert one.lines() == ["  WARN warehouse/rpt_daily_close: day_is_closed at location "
                            "1001 business date 2026-10-01 (1 row)"]
+
+
+def test_a_failed_checks_sample_is_a_table_with_its_column_names():
+    """The UI shows a failed check's sample rows as a table, not a Python repr."""
+    from datetime import date
+
+    from pipeline.orchestration.assets.warehouse import check_metadata
+    from pipeline.warehouse.checks import CheckOutcome, DataCheck
+
+    check = DataCheck("day_is_closed", "rpt_daily_close", "a day closes", "select 1")
+    outcome = CheckOutcome(check, 2, [(1001, date(2026, 10, 2), Decimal("1789.83"))],
+                           columns=("location_id", "business_date", "open_amount"))
+    sample = check_metadata(outcome)["sample"].value
+    assert sample.splitlines()[0] == "| location_id | business_date | open_amount |"
+    assert "2026\\-10\\-02" in sample and "1789\\.83" in sample
+    assert "datetime" not in sample and "Decimal" not in sample

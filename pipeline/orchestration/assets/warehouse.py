@@ -11,6 +11,7 @@ import dagster as dg
 
 from pipeline.core.reporting import ModelBuilt, Reporter
 from pipeline.lake.log_check import LakeUnreadable
+from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.schedules import AFTER_LOAD
 from pipeline.orchestration.summaries import ModelMaterialized
 from pipeline.warehouse import (
@@ -19,7 +20,7 @@ from pipeline.warehouse import (
     ModelError,
     Warehouse,
 )
-from pipeline.warehouse.checks import WHERE_KEY
+from pipeline.warehouse.checks import WHERE_KEY, CheckOutcome
 from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.lakeviews import MissingLakeFile
 from pipeline.warehouse.project import Project, shipped
@@ -129,10 +130,7 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
                 asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
                 passed=outcome.passed,
                 severity=SEVERITY[outcome.severity],
-                metadata={"failing_rows": outcome.failing_rows,
-                          "sample": dg.MetadataValue.text(repr(outcome.sample[:3])),
-                          WHERE_KEY: dg.MetadataValue.json(
-                              [w.as_json() for w in outcome.where])},
+                metadata=check_metadata(outcome),
             )
         # A failed check of severity warn is a warning (the run succeeds); errors block
         # the publish already (``BlockedBuild``).
@@ -149,3 +147,18 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
         reporter.say("warehouse rebuilt")
 
     return warehouse_models
+
+
+def check_metadata(outcome: CheckOutcome) -> dict[str, object]:
+    """A check's result as the UI shows it: its failing rows, a few of them as a table
+    with their column names, and their partitions (``WHERE_KEY``, read back by the CLI)."""
+    return {"failing_rows": outcome.failing_rows,
+            "sample": dg.MetadataValue.md(markdown_table(
+                list(outcome.columns) or ["row"],
+                [list(map(_cell, row)) for row in outcome.sample[:3]])),
+            WHERE_KEY: dg.MetadataValue.json([w.as_json() for w in outcome.where])}
+
+
+def _cell(value: object) -> object:
+    """A sample's value as a person reads it: a date as ISO, a decimal as its digits."""
+    return value.isoformat() if hasattr(value, "isoformat") else value
