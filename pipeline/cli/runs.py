@@ -51,8 +51,9 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
 
     settings = load_settings(config)
     first, last = date_range_of(settings, start, end, days)
-    if not (start and end):
-        print(f"business dates {first} .. {last}", file=sys.stderr, flush=True)
+    count = len(location) or len(settings.locations)
+    print(f"{command}: business dates {first} .. {last}, {count} location"
+          f"{'s' * (count > 1)}", file=sys.stderr, flush=True)  # (before Dagster loads)
     with LoadProgress() as progress:
         report = run_load(settings, first, last, list(location) or None, catalog=catalog,
                           vouchers=vouchers, models=not no_models,
@@ -104,6 +105,9 @@ def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool
     from pipeline.orchestration.progress import LoadProgress
 
     settings = load_settings(config)
+    print(f"build: the warehouse {settings.warehouse.warehouse_path} from the lake "
+          f"{settings.lake.url or settings.warehouse.lake_dir}"
+          f"{' (every partition again)' if full else ''}", file=sys.stderr, flush=True)
     with LoadProgress() as progress:
         report = run_build(settings, full=full, forget_missing=forget_missing,
                            progress=progress)
@@ -122,6 +126,9 @@ def housekeeping(config: str | None) -> int:
     from pipeline.orchestration.loader import run_housekeeping
 
     settings = load_settings(config)
+    print(f"housekeeping: the lake {settings.lake.url or settings.warehouse.lake_dir}: "
+          f"compact, delete what no version of the last {settings.lake.retention_hours} h "
+          "holds, checkpoint", file=sys.stderr, flush=True)
     result = run_housekeeping(settings)
     outcome = "OK" if result.success else "FAILED"
     print(for_terminal(f"dagster run: {result.run_id}\nresult: {outcome}"))

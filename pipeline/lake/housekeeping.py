@@ -20,6 +20,9 @@ area table:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pyarrow.fs as pafs
 
 from pipeline.lake.store import LakeStore
 
@@ -36,6 +39,23 @@ class Tidied:
     """Files the vacuum deleted."""
     compacted: int = 0
     """Dates rewritten as one file."""
+    waiting: int = 0
+    """Files no newest version holds that are younger than the retention: kept for
+    readers of older versions, removed by a housekeeping after ``removable_after``."""
+    waiting_bytes: int = 0
+    removable_after: datetime | None = None
+    """When every waiting file is older than the retention (at the latest)."""
+
+    def line(self) -> str:
+        """What a person reads: what was done, and what is kept and till when."""
+        said = (f"{self.table}: version {self.version}, {self.files} files, "
+                f"{self.compacted} dates compacted, {self.deleted} deleted, checkpointed")
+        if self.waiting and self.removable_after is not None:
+            said += (f"; {self.waiting} replaced or compacted files "
+                     f"({self.waiting_bytes / 2**20:,.1f} MB) kept for readers of older "
+                     f"versions, removable by the first housekeeping after "
+                     f"{self.removable_after:%Y-%m-%d %H:%M} UTC")
+        return said
 
 
 def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
@@ -52,6 +72,20 @@ def tidy(lake: LakeStore, retention_hours: int) -> list[Tidied]:
         delta.create_checkpoint()
         delta.cleanup_metadata()
         delta = table.open()
+        candidates = delta.vacuum(retention_hours=0, dry_run=True,
+                                  enforce_retention_duration=False, full=True)
+        fs = getattr(table.filesystem, "raw", table.filesystem)
+        waiting = [i for i in fs.get_file_info(
+            [f"{table.root}/{_relative(path, table.uri)}" for path in candidates])
+            if i.type == pafs.FileType.File] if candidates else []
         found.append(Tidied(area, delta.version(), len(delta.file_uris()), len(deleted),
-                            compacted))
+                            compacted, len(waiting), sum(i.size or 0 for i in waiting),
+                            datetime.now(UTC) + timedelta(hours=retention_hours)
+                            if waiting else None))
     return found
+
+
+def _relative(path: str, uri: str) -> str:
+    """A vacuum's file path (relative to the table, or a full URI) as relative."""
+    base = uri.rstrip("/") + "/"
+    return path[len(base):] if path.startswith(base) else path.lstrip("/")

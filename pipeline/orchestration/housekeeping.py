@@ -22,14 +22,13 @@ def build_housekeeping(retention_hours: int, timezone: str
                   reporter: dg.ResourceParam[Reporter]):
         tidied = tidy(lake, retention_hours)
         for t in tidied:
-            line = (f"{t.table}: version {t.version}, {t.files} files, {t.compacted} dates "
-                    f"compacted, {t.deleted} deleted, "
-                    f"checkpointed")
+            line = t.line()
             context.log.info(line)
             reporter.say(line)
         yield dg.Output(None, metadata={
             "tables": len(tidied), "files": sum(t.files for t in tidied),
             "files_deleted": sum(t.deleted for t in tidied),
+            "files_kept_for_readers": sum(t.waiting for t in tidied),
             "retention_hours": retention_hours})
 
     @dg.job(name=HOUSEKEEPING_JOB,

@@ -178,6 +178,11 @@ def test_housekeeping_compacts_each_date_and_deletes_what_no_version_holds(tmp_p
     assert main(["housekeeping", "--config", str(write_config(tmp_path, "http://x"))]) == 0
     said = capsys.readouterr()
     assert "revenue: version " in said.err and "3 dates compacted" in said.err
+    # what it kept, and till when (the lake grew: the compacted files are added, the
+    # replaced ones stay for readers of older versions)
+    assert f"; {len(on_disk)} replaced or compacted files (" in said.err
+    assert "MB) kept for readers of older versions, removable by the first housekeeping " \
+           "after " in said.err
     assert "result: OK" in said.out
     assert {d: len(f) for d, f in delta_files(lake).items()} == {
         f"business_date={d}": 1 for d in DAYS}
@@ -187,6 +192,7 @@ def test_housekeeping_compacts_each_date_and_deletes_what_no_version_holds(tmp_p
     # Past it: what no version within the retention holds goes.
     tidied = {t.table: t for t in tidy(lake, retention_hours=0)}
     assert tidied["revenue"].files == 3 and tidied["revenue"].deleted == len(on_disk)
+    assert tidied["revenue"].waiting == 0 and "kept for readers" not in tidied["revenue"].line()
     assert sorted(p.name for p in (lake.root / "revenue").glob("business_date=*/*.parquet")) \
         == sorted(
         f for files in delta_files(lake).values() for f in files)
