@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import sys
+from urllib.parse import urlsplit, urlunsplit
 
 from pipeline.core.settings import Settings
 from pipeline.lake.convert import convert, needs_conversion, place_of
@@ -40,8 +41,15 @@ def make_lake(settings: Settings) -> LakeStore:
 
 
 def source_of(settings: Settings) -> SourceMark:
-    """The source the settings load from, as a lake records it."""
-    return SourceMark(SANDBOX if settings.uses_sandbox else settings.source.base_url)
+    """The source the settings load from, as a lake records it (a URL's credentials,
+    ``user:secret@``, never: the mark is a file anyone with the lake reads)."""
+    if settings.uses_sandbox:
+        return SourceMark(SANDBOX)
+    url = urlsplit(settings.source.base_url)
+    host = url.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    netloc += f":{url.port}" if url.port else ""
+    return SourceMark(urlunsplit(url._replace(netloc=netloc)))
 
 
 def _converting(where: str) -> None:

@@ -39,8 +39,9 @@ def test_a_non_editable_install_carries_the_sql_models_and_runs_the_demo(tmp_pat
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert re.search(r"\(\d+ models; \d+ partitions computed", run.stdout)
     assert "result: OK" in run.stdout
-    assert (tmp_path / "data" / "warehouse.duckdb").exists()
+    warehouse = tmp_path / "data" / "sandbox" / "warehouse.duckdb"  # the sandbox's own folder
+    assert warehouse.exists()
     import duckdb
-    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+    with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select count(*) from duckdb_columns() where table_name = "
                            "'rpt_daily_close' and comment is null").fetchone() == (0,)

@@ -45,7 +45,7 @@ def test_status_names_the_hole_and_exits_1(holed, capsys):
     assert main(["status", "--config", str(holed)]) == 1
     out = capsys.readouterr().out
     assert f"ATTENTION location 1001 VIE01: missing {HOLE} (not in the lake; pos-etl load " \
-           "--start 2026-10-08 --end 2026-10-11 --missing-only)" in out
+           f"--start 2026-10-08 --end 2026-10-11 --missing-only --config {holed})" in out
     assert main(["status", "--config", str(holed), "--json"]) == 1
     found = json.loads(capsys.readouterr().out)
     assert found["history"] == [{

@@ -149,6 +149,8 @@ def test_a_command_waiting_for_a_live_runs_slot_says_so_and_stops_on_a_signal(
             waiting = subprocess.Popen(cli(loaded, "build"), cwd=ROOT, env=environment(),
                                        stderr=subprocess.PIPE, text=True,
                                        preexec_fn=_sigint_as_from_a_terminal)
+            said = waiting.stderr.readline()  # what it is about to do, first
+            assert said.startswith("build: the warehouse "), said
             line = waiting.stderr.readline()
             assert f"waiting for a free slot: pool 'warehouse' (1 of 1 slots taken by " \
                    f"run(s) {held_by})" in line
@@ -237,7 +239,8 @@ def test_ctrl_c_during_a_build_exits_130_keeps_the_warehouse_and_says_how_to_fin
     out, err = ctrl_c(build)
     assert build.returncode == 130, out + err
     assert "FAILED warehouse_models: stopped (Ctrl-C or SIGTERM)" in out
-    assert "to finish: pos-etl build (the previous warehouse is in place" in out
+    assert "to finish: pos-etl build --config " in out  # the hint repeats its options
+    assert "(the previous warehouse is in place" in out
     assert "Traceback" not in out + err and "Query interrupted" not in out + err
     assert figures(tmp_path) == before
     assert not list(data.glob(".warehouse.duckdb.*.building*"))  # its scratch files gone

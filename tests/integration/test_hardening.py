@@ -305,7 +305,8 @@ def test_a_broken_warehouse_or_lake_file_is_one_line_naming_the_file(hostile, tm
     for command in (["report"], ["docs"], ["export", "rpt_daily_close", "-o",
                                             str(tmp_path / "x.csv")]):
         assert main(command) == 1
-        err = capsys.readouterr().err
+        notice, err = capsys.readouterr().err.split("\n", 1)  # the sandbox's notice first
+        assert notice.startswith("no config (--config or $POS_ETL_CONFIG): using the built-in")
         assert err.count("\n") == 1 and "warehouse.duckdb is not a file" in err, err
 
 

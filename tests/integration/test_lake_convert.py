@@ -33,8 +33,8 @@ def test_an_earlier_lake_converts_once_with_every_partition_and_load(tmp_path, c
 
     assert "converting it to one Delta table per area (once)" in capsys.readouterr().err
     assert not needs_conversion(place_of(lake))
-    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
-        "revenue", "vouchers"]
+    assert sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(
+        ".")) == ["revenue", "vouchers"]
     records = {f"{a}/{p}": r for a in ("revenue", "vouchers")
                for p, r in lake.records(a).items()}
     assert sorted(records) == sorted(old)
@@ -54,5 +54,5 @@ def test_an_earlier_lake_converts_once_with_every_partition_and_load(tmp_path, c
     build_warehouse(lake.root, warehouse)
     with duckdb.connect(str(warehouse), read_only=True) as con:
         assert con.execute("select count(*) from fct_receipts").fetchone()[0] == expected
-    assert make_lake(settings) == Lake(root)  # once: nothing more to do
+    assert make_lake(settings).root == Lake(root).root  # once: nothing more to do
     assert "converting" not in capsys.readouterr().err
