@@ -9,12 +9,13 @@ side_dishes as (
 final as (
 
     select
+        -- unit prices, not line totals: a sum over side dishes takes line_*_amount
         side_dishes.* replace (
-            exact_amount(side_dishes.gross_amount) as gross_amount,
-            exact_amount(side_dishes.net_amount) as net_amount
+            exact_amount(side_dishes.unit_gross_price) as unit_gross_price,
+            exact_amount(side_dishes.unit_net_price) as unit_net_price
         ),
-        line_amount(side_dishes.net_amount, side_dishes.quantity) as line_net_amount,
-        line_amount(side_dishes.gross_amount, side_dishes.quantity) as line_gross_amount
+        line_amount(side_dishes.unit_net_price, side_dishes.quantity) as line_net_amount,
+        line_amount(side_dishes.unit_gross_price, side_dishes.quantity) as line_gross_amount
 
     from side_dishes
 

@@ -15,14 +15,16 @@ receipts as (
 final as (
 
     select
+        -- unit prices, not line totals: a sum over lines takes line_*_amount
         items.* replace (
-            exact_amount(items.gross_amount) as gross_amount,
-            exact_amount(items.net_amount) as net_amount,
+            exact_amount(items.unit_gross_price) as unit_gross_price,
+            exact_amount(items.unit_net_price) as unit_net_price,
             exact_amount(items.purchase_price) as purchase_price
         ),
-        line_amount(items.net_amount, items.quantity) as line_net_amount,
-        line_amount(items.gross_amount, items.quantity) as line_gross_amount,
-        line_amount(items.gross_amount - items.net_amount, items.quantity) as line_tax_amount,
+        line_amount(items.unit_net_price, items.quantity) as line_net_amount,
+        line_amount(items.unit_gross_price, items.quantity) as line_gross_amount,
+        line_amount(items.unit_gross_price - items.unit_net_price, items.quantity)
+            as line_tax_amount,
         receipts.transaction_type,
         receipts.payment_group_name,
         receipts.receipted_at_local,

@@ -24,8 +24,8 @@ item_totals as (
         location_id,
         transaction_id,
         count(*) as item_line_count,
-        sum(line_amount(net_amount, quantity)) as items_net_amount,
-        sum(line_amount(gross_amount, quantity)) as items_gross_amount
+        sum(line_amount(unit_net_price, quantity)) as items_net_amount,
+        sum(line_amount(unit_gross_price, quantity)) as items_gross_amount
 
     from items
     group by all

@@ -18,8 +18,8 @@ renamed as (
         unique_id,
         nullif(cast(product_number as varchar), '0') as product_nr,
         name as side_dish_name,
-        gross_amount,
-        net_amount,
+        gross_amount as unit_gross_price,
+        net_amount as unit_net_price,
         quantity,
         extra_fields
 

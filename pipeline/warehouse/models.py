@@ -264,7 +264,8 @@ they are not part of the partitioned models' versions (``config_tables``)."""
 
 def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
     """The configured locations as the table macro ``configured_locations()``: each one's
-    id, short code, time zone, business-day start, first and last business date (the
+    id, short code, name, cost centre, time zone, business-day start, first and last
+    business date (the
     defaults resolved: ``pipeline.warehouse.coverage``) and the freshness deadline. Changing them
     changes no partitioned model, so they are not part of the versions (``CONFIG_TABLES``)."""
     rows = []
@@ -272,22 +273,29 @@ def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
         first = max(filter(None, (loc.first_business_date, settings.schedule.start_date)))
         last = f"DATE '{loc.last_business_date}'" if loc.last_business_date else \
             "cast(null as date)"
-        rows.append(f"({loc.id}, {_sql_list([loc.short_code])}, {_sql_list([loc.timezone])}, "
+        cost_center = _sql_list([loc.cost_center]) if loc.cost_center else "null"
+        rows.append(f"({loc.id}, {_sql_list([loc.short_code])}, "
+                    f"{_sql_list([loc.name or loc.short_code])}, {cost_center}, "
+                    f"{_sql_list([loc.timezone])}, "
                     f"TIME '{loc.business_day_starts}', DATE '{first}', {last}, "
                     f"TIME '{settings.freshness.deadline}')")
     values = ", ".join(rows) if rows else (
-        "(null, null, null, null, null, null, null)")
+        "(null, null, null, null, null, null, null, null, null)")
     return (
         "-- the configured locations and the business dates each should have (pos-etl's\n"
         "-- config: [[locations]], [schedule] start_date, [freshness] deadline)\n"
         "create or replace macro configured_locations() as table\n"
         "select cast(location_id as integer) as location_id,\n"
-        "    cast(short_code as varchar) as short_code, cast(timezone as varchar) as timezone,\n"
+        "    cast(short_code as varchar) as short_code,\n"
+        "    cast(location_name as varchar) as location_name,\n"
+        "    cast(cost_center as varchar) as cost_center,\n"
+        "    cast(timezone as varchar) as timezone,\n"
         "    cast(business_day_starts as time) as business_day_starts,\n"
         "    cast(first_business_date as date) as first_business_date,\n"
         "    cast(last_business_date as date) as last_business_date,\n"
         "    cast(due_at as time) as due_at\n"
-        f"from (values {values}) as t (location_id, short_code, timezone,\n"
+        f"from (values {values}) as t (location_id, short_code, location_name,\n"
+        "    cost_center, timezone,\n"
         "    business_day_starts, first_business_date, last_business_date, due_at)\n"
         "where location_id is not null;",
     )

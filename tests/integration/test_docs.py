@@ -40,7 +40,8 @@ def test_every_model_and_column_carries_its_description(built):
     # what BI tools show: the model's own words where it has them
     comment = {(t, c): text for _, t, c, text in ours}
     assert "Umsatzwirksam" in comment[("fct_turnover_daily", "turnover_net")]
-    assert "Gross unit price" in comment[("fct_receipt_items", "gross_amount")]
+    assert "Gross price of ONE unit" in comment[("fct_receipt_items", "unit_gross_price")]
+    assert ("fct_receipt_items", "gross_amount") not in comment  # one name, one meaning
     assert "in EUR" in comment[("rpt_daily_close", "gross_amount")]
 
 
