@@ -376,3 +376,22 @@ def test_a_check_of_staging_fails_in_the_build_and_the_report_reads_it_from_the_
         later = run_checks(con, project.checks, project.models, recorded_failures(result.path))
     assert {o.check.name: o.failing_rows for o in later
             if o.check.name.startswith("no_")} == in_build
+
+
+def test_a_column_name_means_one_thing_and_dim_locations_names_the_locations(built):
+    """A line's unit prices are ``unit_*_price`` and its totals ``line_*_amount``: the
+    naive sum over lines a BI user writes (``sum(line_net_amount)`` of the revenue lines)
+    is the turnover, and no line table has an ``*_amount`` that is a unit price.
+    ``dim_locations`` holds each configured location with its code and name."""
+    columns = {(t, c) for t, c in query(built, """
+        select table_name, column_name from duckdb_columns()
+        where table_name in ('fct_receipt_items', 'fct_item_side_dishes')""")}
+    for table in ("fct_receipt_items", "fct_item_side_dishes"):
+        assert {(table, "unit_net_price"), (table, "unit_gross_price")} <= columns
+        assert not {(table, "net_amount"), (table, "gross_amount")} & columns
+    assert query(built, "select sum(line_net_amount) from fct_receipt_items "
+                        "where is_revenue_effective") == \
+        query(built, "select sum(turnover_net) from fct_turnover_daily")
+    assert query(built, "select location_id, short_code, location_name from dim_locations "
+                        "order by location_id") == \
+        [(loc.id, loc.short_code, loc.name or loc.short_code) for loc in built.locations]
