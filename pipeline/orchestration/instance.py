@@ -33,6 +33,7 @@ OLD_MARKER = "# managed by pos-etl"
 """The first line of a ``dagster.yaml`` that pos-etl wrote and kept rewriting before."""
 
 EARLIER_VERSIONS = frozenset({
+    "6225ca2752cbda655b4d3f232495f6f48d7c38a5b4b7f6751dc5648b9ed2831a",
     "1129d1dc3c3d6ebba10554ce31f0c4e3f519dc1ac7159ec7e5dc585077674fca",
     "2092610e11e90af47622095ace5692fe41bd70e4c117c6a5f479034816570391",
     "2af5d5993e30885d1ab2199bd983552630943638420420a4b065a0b375f70480",
