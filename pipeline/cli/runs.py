@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 
 import click
@@ -42,6 +44,38 @@ def date_range_of(settings, start: date | None, end: date | None,
     return yesterday - timedelta(days=settings.schedule.lookback_days), yesterday
 
 
+class Published:
+    """What ``published_anyway`` found: the storage's error, when the warehouse was
+    published all the same."""
+
+    error: OSError | None = None
+
+
+@contextmanager
+def published_anyway(settings) -> Iterator[Published]:
+    """A command whose Dagster storage failed (a full disk) after its build published the
+    new warehouse: the error is a warning naming it and the warehouse published, and the
+    command exits 0 (the warehouse is whole and current; the run stays marked started until
+    the next command fails it). Else the error stands."""
+    from pipeline.warehouse.state import build_id
+
+    found = Published()
+    before = build_id(settings.warehouse.warehouse_path)
+    try:
+        yield found
+    except OSError as exc:
+        after = build_id(settings.warehouse.warehouse_path)
+        if after is None or after == before:
+            raise
+        found.error = exc
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(for_terminal(
+            f"warning: the new warehouse was built, checked and published (build {after}, "
+            f"{settings.warehouse.warehouse_path}); then Dagster could not record the run: "
+            f"{where}{exc.strerror or exc}. pos-etl status names the run until the next "
+            "command marks it failed"), file=sys.stderr)
+
+
 def _load(command: str, config: str | None, start: date | None, end: date | None,
           days: int | None, location: tuple[str, ...], no_models: bool, warn_error: bool,
           catalog: bool = True, vouchers: bool = True, missing_only: bool = False,
@@ -54,11 +88,13 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
     count = len(location) or len(settings.locations)
     print(f"{command}: business dates {first} .. {last}, {count} location"
           f"{'s' * (count > 1)}", file=sys.stderr, flush=True)  # (before Dagster loads)
-    with LoadProgress() as progress:
+    with LoadProgress() as progress, published_anyway(settings) as published:
         report = run_load(settings, first, last, list(location) or None, catalog=catalog,
                           vouchers=vouchers, models=not no_models,
                           verify=command == "verify", missing_only=missing_only,
                           source_moved=source_moved, progress=progress)
+    if published.error:
+        return 0
     report.warn_error = warn_error
     print_summary(report)
     alert_about(settings, report, command)
@@ -108,9 +144,11 @@ def build(config: str | None, full: bool, forget_missing: bool, warn_error: bool
     print(f"build: the warehouse {settings.warehouse.warehouse_path} from the lake "
           f"{settings.lake.url or settings.warehouse.lake_dir}"
           f"{' (every partition again)' if full else ''}", file=sys.stderr, flush=True)
-    with LoadProgress() as progress:
+    with LoadProgress() as progress, published_anyway(settings) as published:
         report = run_build(settings, full=full, forget_missing=forget_missing,
                            progress=progress)
+    if published.error:
+        return 0
     report.warn_error = warn_error
     print(for_terminal(report.summary()))
     alert_about(settings, report, "build")

@@ -33,3 +33,14 @@ def own(folder: Path) -> list[Path]:
         os.replace(staged, path)
         owned.append(path)
     return owned
+
+
+def free_space(path: Path) -> str:
+    """How much room the disk of ``path`` (its folder) has, for an error that may be a
+    full disk: ``1.2 MB free on the disk of /data``."""
+    folder = Path(path).parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return f"the disk of {folder} cannot be asked for its free space"
+    return f"{free / 2**20:,.1f} MB free on the disk of {folder}"

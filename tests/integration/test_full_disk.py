@@ -109,3 +109,46 @@ def test_a_full_lake_names_the_partition_and_missing_only_finishes_once_there_is
                .rsplit(", ", 1)[1])
     assert done <= kept < 31, again.stdout
     assert "revenue: 31 of 31 partitions loaded" in again.stdout, again.stdout
+
+
+def test_a_build_whose_record_fails_after_it_published_exits_0_and_says_so(
+        tmp_path, monkeypatch, capsys):
+    """Dagster's storage full right after the build published the new warehouse: the
+    exit code says what happened to the warehouse (published: 0), a warning names the
+    disk and the run; a failure before the publication stays exit 1."""
+    import errno
+
+    from pipeline.cli import main
+    from pipeline.orchestration import loader
+    from pipeline.warehouse.state import build_id
+
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
+    assert main(["load", "--days", "1", "--no-catalog"]) == 0
+    warehouse = tmp_path / "data" / "warehouse.duckdb"
+    before = build_id(warehouse)
+    real = loader.run_build
+    full = OSError(errno.ENOSPC, "no space left on device (12 bytes free; Dagster's "
+                                 "storage: database or disk is full)",
+                   str(tmp_path / "data" / "dagster_home"))
+
+    def published_then_full(*args, **kwargs):
+        real(*args, **kwargs)
+        raise full
+
+    monkeypatch.setattr(loader, "run_build", published_then_full)
+    capsys.readouterr()
+    assert main(["build", "--full"]) == 0
+    err = capsys.readouterr().err
+    after = build_id(warehouse)
+    assert after != before
+    assert f"warning: the new warehouse was built, checked and published (build {after}, " \
+           f"{warehouse}); then Dagster could not record the run: " in err
+    assert "no space left on device" in err
+
+    def full_before(*args, **kwargs):
+        raise full
+
+    monkeypatch.setattr(loader, "run_build", full_before)
+    assert main(["build", "--full"]) == 1
+    assert "error: " in capsys.readouterr().err and build_id(warehouse) == after

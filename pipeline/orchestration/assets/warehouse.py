@@ -8,8 +8,11 @@ check shows it, the run succeeds.
 """
 
 import dagster as dg
+import duckdb
 
+from pipeline.core.files import free_space
 from pipeline.core.reporting import ModelBuilt, Reporter
+from pipeline.core.untrusted import one_line
 from pipeline.lake.log_check import LakeUnreadable
 from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.schedules import AFTER_LOAD
@@ -104,6 +107,10 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
         except (ModelError, LakeUnreadable, MissingLakeFile) as exc:  # the old one stays
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {exc}") from None
+        except duckdb.IOException as exc:  # (a full disk: DuckDB names no errno)
+            raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
+                                         f"kept): {one_line(str(exc))}; "
+                                         f"{free_space(warehouse.path)}") from None
         selected = context.selected_asset_keys
         extra = _report_metadata(result.path) \
             if dg.AssetKey(["warehouse", "rpt_daily_close"]) in selected else {}
