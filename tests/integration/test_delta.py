@@ -177,6 +177,8 @@ def test_housekeeping_compacts_each_date_and_deletes_what_no_version_holds(tmp_p
     # dates are compacted, nothing is deleted.
     assert main(["housekeeping", "--config", str(write_config(tmp_path, "http://x"))]) == 0
     said = capsys.readouterr()
+    assert said.err.startswith(f"housekeeping: the lake {lake.root}: compact, delete what "
+                               "no version of the last 168 h holds, checkpoint\n")  # first
     assert "revenue: version " in said.err and "3 dates compacted" in said.err
     # what it kept, and till when (the lake grew: the compacted files are added, the
     # replaced ones stay for readers of older versions)

@@ -49,8 +49,11 @@ def test_without_dates_a_load_takes_the_nightlys_range(sandbox_url, tmp_path, sa
            "partitions loaded" in out
     assert main(["load", "--config", str(config), "--days", "2", "--no-catalog",
                  "--no-models"]) == 0
-    assert "revenue: 2 of 2 partitions loaded (2 business dates x 1 locations)" \
-        in capsys.readouterr().out
+    said = capsys.readouterr()
+    assert "revenue: 2 of 2 partitions loaded (2 business dates x 1 locations)" in said.out
+    # the first line, before Dagster is loaded: what it is about to do
+    assert said.err.startswith(f"load: business dates {yesterday - timedelta(days=1)} .. "
+                               f"{yesterday}, 1 location\n"), said.err
     assert main(["load", "--config", str(config), "--days", "2", "--start", "2026-11-01"]) == 2
     assert "--days or --start/--end, not both" in capsys.readouterr().err
 
