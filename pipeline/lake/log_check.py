@@ -38,7 +38,7 @@ def unreadable(fs: pafs.FileSystem, root: str, where: str, exc: Exception
     could not open with ``exc``, when its log shows why (None: it does not, or cannot be
     listed: a store that is down fails elsewhere, by name)."""
     try:
-        found = _fault(fs, f"{root}/_delta_log")
+        found = _fault(getattr(fs, "raw", fs), f"{root}/_delta_log")  # (pyarrow's own)
     except OSError:
         return None
     if found is None:

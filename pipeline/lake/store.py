@@ -28,6 +28,7 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.fs as pafs
 from deltalake import DeltaTable
+from deltalake.exceptions import TableNotFoundError
 
 from pipeline.lake.areatable import AreaTable
 from pipeline.lake.layout import (
@@ -151,10 +152,11 @@ class DeltaAreas:
             delta = DeltaTable(self.table_uri(area), storage_options=self.storage_options)
             layout = layout_of_table(delta)
         except Exception as exc:  # noqa: BLE001 (no table yet: delta-rs' TableNotFoundError)
-            fs, root = self._filesystem()
-            broken = unreadable(fs, f"{root}/{area}", self.describe(area), exc)
-            if broken is not None:  # a log that is there and cannot be read: by name
-                raise broken from None
+            if not isinstance(exc, TableNotFoundError):
+                fs, root = self._filesystem()
+                broken = unreadable(fs, f"{root}/{area}", self.describe(area), exc)
+                if broken is not None:  # a log that is there and cannot be read: by name
+                    raise broken from None
             if tables is None or partition is None:
                 return None
             layout = layout_of(tables, partition)

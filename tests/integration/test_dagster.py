@@ -283,11 +283,12 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
         assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
     # the project's own file of an earlier release, unchanged, is brought up to date;
     # the same with one line of yours is yours
-    # the release before (its comments named the modules before pipeline/ had layers),
-    # and the one before it (no compute_logs yet)
-    previous = written.replace("pipeline/orchestration/", "pipeline/")
+    # the last release (no tick retention yet), the one before (its comments named the
+    # modules before pipeline/ had layers), and the one before it (no compute_logs yet)
+    last = re.sub(r"retention:\n(  .*\n)+", "", written)
+    previous = last.replace("pipeline/orchestration/", "pipeline/")
     earlier = re.sub(r"compute_logs:\n(  .*\n)+", "", previous)
-    for shipped in (previous, earlier):
+    for shipped in (last, previous, earlier):
         config.write_text(shipped)
         inst.prepare_home(home)
         assert config.read_text() == written
