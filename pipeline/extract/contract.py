@@ -89,9 +89,10 @@ def extra_fields(objects: list[dict], table: str, counts: Counter) -> list[str |
 
 def refuse_keys(source, tables: Mapping[str, pa.Table], where: str,
                 location_id: int | None) -> None:
-    """``ContractError`` when a text field of what is about to be stored carries a key
-    of ``source`` (a ``PosSource``; as it is, or encoded): nothing of it is stored."""
-    carried = fields_with_keys(tables, source.redactor.pattern)
+    """``ContractError`` when a text field of what is about to be stored carries the key
+    its answers were asked with (``source``: a ``PosSource``; the key as it is, or
+    encoded): nothing of it is stored."""
+    carried = fields_with_keys(tables, source.key_pattern(location_id))
     if carried:
         raise ContractError(
             f"{where}: field{'s' * (len(carried) > 1)} {', '.join(carried)} carr"

@@ -22,8 +22,8 @@ Commits are Delta's (optimistic concurrency): a commit that lost to another writ
 A commit whose outcome is unknown (its answer lost on the way back, so the store's
 client retried and found the version taken, or the store failing for good) is settled
 by the log: a version after the one it started from that adds its files (their names
-are the attempt's own) means it landed. A writer
-deletes no file: one that no version names is vacuum's (housekeeping).
+are the attempt's own) means it landed. A writer deletes no file: one that no version
+names is vacuum's (housekeeping).
 Two writers of different partitions therefore both commit. Two that both add the first
 row of one partition at once (no file to remove, so no conflict) leave two rows; readers
 take the newest ``load_id`` per partition (``AreaSnapshot.records``), and the partition's
@@ -272,8 +272,7 @@ class AreaTable:
                         schema=DeltaSchema.from_arrow(self.layout.schema),
                         partition_by=[self.layout.date_key],
                         commit_properties=CommitProperties(custom_metadata={
-                            "engineApp": APP_ID, "posEtlLoad": load_id,
-                            "posEtlOperation": "COMPACT",
+                            "engineApp": APP_ID, "posEtlOperation": "COMPACT",
                             "datesCompacted": len(dates)}))
                 except CommitFailedError:  # a load committed meanwhile: look again
                     self._table = None  # (its files, if not committed, stay for vacuum)

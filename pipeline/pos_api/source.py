@@ -55,6 +55,20 @@ class PosSource:
             self._redactor = Redactor([*self._keys.values(), self._voucher_key or ""])
         return self._redactor
 
+    def key_pattern(self, location_id: int | None) -> str | None:
+        """The regex of the key sent for ``location_id``'s data (its own; the ledger's
+        for None), in every form ``Redactor`` knows: what a POS could echo into the
+        answers of that key. One key's, not every location's: a regex of a chain's 200
+        keys takes seconds per partition."""
+        with self._lock:
+            patterns = self.__dict__.setdefault("_key_patterns", {})
+            if location_id not in patterns:
+                first = self.settings.locations[0].id
+                key = self._keys.get(location_id) if location_id is not None else (
+                    self._voucher_key or self._keys.get(first))
+                patterns[location_id] = Redactor([key or ""]).pattern
+            return patterns[location_id]
+
     def redact(self, text: str) -> str:
         """``text`` (an error, which may quote a POS answer) without any key of this
         source, in any case, in part or encoded, nor URL credentials."""
