@@ -72,6 +72,9 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
     missing = missing_dates(settings, sel)
     over = settings.last_date_over(datetime.now(UTC))
     under_way = sel.end is not None and sel.end > over
+    if fmt in BOOKING_FORMATS and sel.start is not None and sel.start > over:
+        raise ExportError(f"{sel.start} .. {sel.end}: no business date of the range is over "
+                          f"yet (the last one is {over}): nothing to book")
     if fmt in BOOKING_FORMATS:  # nothing the till has not finished is booked
         result = export_bookings(settings, dataclasses.replace(
             sel, end=over if sel.end is None or under_way else sel.end), fmt, output)

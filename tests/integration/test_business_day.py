@@ -125,3 +125,8 @@ def test_a_day_under_way_is_neither_loaded_nor_booked(sandbox_url, tmp_path, san
     assert booked == {over.strftime("%d.%m.%Y")}
     assert f"the range reaches past the last business date that is over, {over}: " \
            f"{under_way} .. {end} are not over yet, not booked" in done.warnings
+    from pipeline.warehouse.selection import ExportError
+
+    with pytest.raises(ExportError, match="no business date of the range is over yet"):
+        export(settings, Selection("rpt_daily_close", under_way, end, [1001]), "bmd",
+               tmp_path / "none")
