@@ -54,9 +54,10 @@ class Published:
 @contextmanager
 def published_anyway(settings) -> Iterator[Published]:
     """A command whose Dagster storage failed (a full disk) after its build published the
-    new warehouse: the error is a warning naming it and the warehouse published, and the
-    command exits 0 (the warehouse is whole and current; the run stays marked started until
-    the next command fails it). Else the error stands."""
+    new warehouse: the error is a warning naming it and the warehouse published; ``build``
+    then exits 0 (the warehouse is whole and current; the run stays marked started until
+    the next command fails it), ``load`` 1 (its summary of the partitions went with the
+    record). Else the error stands."""
     from pipeline.warehouse.state import build_id
 
     found = Published()
@@ -93,8 +94,8 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
                           vouchers=vouchers, models=not no_models,
                           verify=command == "verify", missing_only=missing_only,
                           source_moved=source_moved, progress=progress)
-    if published.error:
-        return 0
+    if published.error:  # (the load's own summary was lost with its record: not known)
+        return 1
     report.warn_error = warn_error
     print_summary(report)
     alert_about(settings, report, command)

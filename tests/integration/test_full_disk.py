@@ -152,3 +152,12 @@ def test_a_build_whose_record_fails_after_it_published_exits_0_and_says_so(
     monkeypatch.setattr(loader, "run_build", full_before)
     assert main(["build", "--full"]) == 1
     assert "error: " in capsys.readouterr().err and build_id(warehouse) == after
+
+    def loaded_built_then_full(settings, *args, **kwargs):  # a load: its record is lost
+        real(settings, full=True)
+        raise full
+
+    monkeypatch.setattr(loader, "run_load", loaded_built_then_full)
+    assert main(["load", "--days", "1", "--no-catalog"]) == 1
+    assert "warning: the new warehouse was built, checked and published" in \
+        capsys.readouterr().err and build_id(warehouse) != after
