@@ -90,7 +90,16 @@ def chain_config(base_url: str, chain: world.Chain, data_dir: str = "data",
             "# the hotels' tourist tax: collected for the municipality, not revenue, no VAT",
             "[[accounting.pass_through]]", f'name = "{world.TOURIST_TAX}"',
             f"products = {world.tourist_tax_products()}",
-            f'account = "{world.TOURIST_TAX_ACCOUNT}"']
+            f'account = "{world.TOURIST_TAX_ACCOUNT}"', "",
+            "# the client's chart of accounts (EKR, Austria): the POS's accounts fit it; the",
+            "# online payments' type has none, the staff meals' group is no revenue",
+            "[accounting.accounts]",
+            "payment_accounts = { " + ", ".join(
+                f'{json.dumps(k)} = "{v}"' for k, v in world.CONFIG_PAYMENT_ACCOUNTS.items())
+            + " }",
+            "non_revenue_accounts = { " + ", ".join(
+                f'{json.dumps(k)} = "{v}"' for k, v in world.CONFIG_GROUP_ACCOUNTS.items())
+            + " }"]
     env = []
     for loc in chain.locations:
         toml += ["", "[[locations]]", f"id = {loc.id}", f'short_code = "{loc.short_code}"',

@@ -453,6 +453,15 @@ PAYMENT_TYPES = (
     m.PaymentType(id=6, nr=None, name="Online"),
 )
 FIBU_ACCOUNTS = {1: "2700", 2: "2780", 3: "2790", 4: "3600", 5: "2000", 6: None}
+"""The POS's own ledger accounts (``fibuAccountNr``) of each payment type: an Austrian
+client's (EKR); the online orders' type has none."""
+CONFIG_PAYMENT_ACCOUNTS = {"Online": "2795"}
+"""What the sandbox's configs map in ``[accounting.accounts] payment_accounts``: the type
+the POS gives no account (online payments, on their way from the payment provider)."""
+CONFIG_GROUP_ACCOUNTS = {"Nicht umsatzwirksam": "6700"}
+"""What the sandbox's configs map in ``non_revenue_accounts``: the staff meals' payment
+group (booked against staff welfare, freiwilliger Sozialaufwand), so nothing the sandbox
+books waits on the suspense account."""
 
 UMSATZWIRKSAM = m.PaymentGroup(id=1, name="Umsatzwirksam")
 VOUCHER_SALE = m.PaymentGroup(id=2, name="Gutscheinverkauf")

@@ -1,10 +1,11 @@
 -- The daily close as bookings, through the clearing account: revenue per tax rate (gross
 -- after discounts), tips and each non-revenue payment group are credited to their
--- accounts, each payment type's payments debited to its fibuAccountNr, a day's
+-- accounts, each payment type's payments debited to its account (payment_account: the
+-- config's, else the POS's fibuAccountNr where it fits the chart), a day's
 -- difference goes to the suspense account; what the receipts collected for someone else
 -- (fct_pass_through: a tourist tax) is credited to its own account, without VAT. What the
 -- DATEV and BMD exports write; the accounts come from [accounting.accounts] (the macros
--- of the config). A single-purpose
+-- of the config), each side with its role in the chart. A single-purpose
 -- voucher's sale is revenue (in rpt_vat_by_rate), not its group's; a payment that
 -- redeems one moves no money and was revenue at the sale, so it is not booked.
 with
@@ -25,7 +26,9 @@ revenue as (
         rtrim(rtrim(cast(tax_rate_percent as varchar), '0'), '.') as sort_key,
         gross_after_discount as amount,
         booking_account('clearing') as debit_account,
+        'clearing' as debit_role,
         revenue_account(tax_rate_percent) as credit_account,
+        'revenue' as credit_role,
         tax_rate_percent,
         vat_after_discount as tax_amount,
         'Erlöse ' || rtrim(rtrim(cast(tax_rate_percent as varchar), '0'), '.') || ' %'
@@ -45,7 +48,9 @@ tips as (
         '' as sort_key,
         tip_amount as amount,
         booking_account('clearing') as debit_account,
+        'clearing' as debit_role,
         booking_account('tip') as credit_account,
+        'tip' as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
         'Trinkgeld' as booking_text
@@ -64,7 +69,9 @@ pass_through as (
         pass_through_name as sort_key,
         sum(amount) as amount,
         booking_account('clearing') as debit_account,
+        'clearing' as debit_role,
         pass_through_account as credit_account,
+        'pass_through' as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
         pass_through_name as booking_text
@@ -101,7 +108,9 @@ non_revenue as (
         coalesce(payment_group_name, '') as sort_key,
         amount,
         booking_account('clearing') as debit_account,
+        'clearing' as debit_role,
         non_revenue_account(coalesce(payment_group_name, '')) as credit_account,
+        non_revenue_role(coalesce(payment_group_name, '')) as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
         coalesce(nullif(payment_group_name, ''), 'ohne Zahlungsgruppe') as booking_text
@@ -118,12 +127,15 @@ payment_types as (
     select
         location_id,
         business_date,
+        payment_type_id,
         payment_type_name,
         fibu_account_nr,
+        payment_account(payment_type_id, payment_type_name, fibu_account_nr)
+            as debit_account,
         sum(payment_amount) as payment_amount
 
     from rpt_daily_close_payments
-    group by location_id, business_date, payment_type_name, fibu_account_nr
+    group by location_id, business_date, payment_type_id, payment_type_name, fibu_account_nr
 
 ),
 
@@ -134,15 +146,23 @@ payments as (
         payment_types.business_date,
         4 as line_group,
         'payment' as booking_kind,
-        payment_types.payment_type_name || chr(31)
-        || coalesce(payment_types.fibu_account_nr, '') as sort_key,
-        payment_types.payment_amount
-        - coalesce(prepaid_redemptions.redeemed_amount, 0) as amount,
-        coalesce(payment_types.fibu_account_nr, booking_account('cash')) as debit_account,
+        payment_types.payment_type_name || chr(31) || coalesce(payment_types.debit_account, '')
+            as sort_key,
+        sum(
+            payment_types.payment_amount - coalesce(prepaid_redemptions.redeemed_amount, 0)
+        ) as amount,
+        payment_types.debit_account,
+        payment_role(payment_types.payment_type_name) as debit_role,
         booking_account('clearing') as credit_account,
+        'clearing' as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
-        payment_types.payment_type_name as booking_text
+        payment_types.payment_type_name as booking_text,
+        -- the POS's accounts of an unmapped payment type, for the export's refusal
+        string_agg(
+            distinct payment_types.fibu_account_nr, ', '
+            order by payment_types.fibu_account_nr
+        ) as pos_accounts
 
     from payment_types
     left join prepaid_redemptions
@@ -151,6 +171,12 @@ payments as (
         and payment_types.payment_type_name = prepaid_redemptions.payment_type_name
         and payment_types.fibu_account_nr
         is not distinct from prepaid_redemptions.fibu_account_nr
+    group by
+        payment_types.location_id,
+        payment_types.business_date,
+        payment_types.payment_type_id,
+        payment_types.payment_type_name,
+        payment_types.debit_account
 
 ),
 
@@ -164,7 +190,9 @@ differences as (
         '' as sort_key,
         difference_amount as amount,
         booking_account('clearing') as debit_account,
+        'clearing' as debit_role,
         booking_account('suspense') as credit_account,
+        'suspense' as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
         'Kassendifferenz' as booking_text
@@ -199,12 +227,15 @@ final as (
         ) as booking_number,
         'Z' || location_id || '-' || strftime(business_date, '%Y%m%d') as document_number,
         debit_account,
+        debit_role,
         credit_account,
+        credit_role,
         cast(amount as decimal(18, 2)) as amount,
         tax_rate_percent,
         cast(tax_amount as decimal(18, 2)) as tax_amount,
         booking_kind,
-        booking_text
+        booking_text,
+        pos_accounts
 
     from lines
     where amount <> 0

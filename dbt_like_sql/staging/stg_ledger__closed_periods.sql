@@ -22,6 +22,7 @@ renamed as (
         octet_length(content) as file_bytes,
         bookings,
         incomplete,
+        suspense,
         load_id
 
     from source

@@ -14,7 +14,8 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -23,14 +24,17 @@ from pipeline.accounting import ledger
 from pipeline.accounting.bookings import (
     Booking,
     BookingError,
+    ChartViolation,
     Period,
     by_period,
     check_accounts,
+    check_chart,
     daily_close_bookings,
     period_of,
     suspense_warning,
 )
 from pipeline.accounting.formats import booking_format
+from pipeline.core.outcomes import ConfigError
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
@@ -42,6 +46,11 @@ from pipeline.warehouse.selection import (
     remove_leftovers,
     selection_query,
 )
+
+
+class AccountsRefused(ExportError, ConfigError):
+    """The bookings hold an account outside the chart's ranges for its role, or a payment
+    type without an account: the config must say more (exit 2, as a config error)."""
 
 
 def export_bookings(settings: Settings, sel: Selection, fmt: str, output: Path) -> Exported:
@@ -150,10 +159,15 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
             check_accounts(con, settings.accounting.chart_of_accounts,
                            settings.accounting.pass_through)
             ledger.check_current(con, closed)
-            bookings = daily_close_bookings(con, selection_query(con, sel), locations)
+            accounts = settings.accounting.chart_of_accounts
+            bookings = daily_close_bookings(con, selection_query(con, sel), locations,
+                                            accounts)
+            check_chart(bookings, accounts)
             if first_open and (sel.start or first_open.first) <= first_open.first <= \
                     (sel.end or first_open.first):
                 bookings += ledger.corrections(con, first_open, sel.location_ids, locations)
+        except ChartViolation as exc:
+            raise AccountsRefused(str(exc)) from None
         except BookingError as exc:
             raise ExportError(str(exc)) from None
         except duckdb.CatalogException as exc:
@@ -192,8 +206,41 @@ class IncompletePeriod(ExportError):
             "--allow-incomplete closes it anyway.")
 
 
+class SuspensePeriod(ExportError):
+    """A period whose bookings put money on the suspense account is not closed (without
+    ``allow_suspense``): an advisor would send it back."""
+
+    def __init__(self, period: Period, lines: list[Booking], suspense: str):
+        total = sum((abs(b.amount) for b in lines), Decimal(0))
+        shown = "; ".join(suspense_line(b) for b in lines[:SHOWN])
+        more = f"; and {len(lines) - SHOWN} more" if len(lines) > SHOWN else ""
+        super().__init__(
+            f"period {period.name} books {len(lines)} line(s) of {total:,.2f} EUR to the "
+            f"suspense account {suspense}: {shown}{more}. Give each payment group an account "
+            "([accounting.accounts] non_revenue_accounts) or clear the days' differences, "
+            "build, and close again; --allow-suspense closes it anyway (recorded).")
+
+
+SHOWN = 5
+"""Suspense lines a refused close names (the rest counted)."""
+
+
+def suspense_line(b: Booking) -> str:
+    """What a suspense booking is, for the accountant: the payment group or the day's
+    difference, location, business date, amount."""
+    what = b.where.split(", ", 2)[-1]
+    return f"{what}, location {b.location_id}, {b.day}: {b.amount:,.2f} EUR"
+
+
+def suspense_bookings(bookings: list[Booking], suspense: str) -> list[Booking]:
+    """The bookings (not corrections) that put money on the suspense account."""
+    return [b for b in bookings if b.amount and b.kind != "correction"
+            and suspense in (b.account, b.counter)]
+
+
 def close_period(settings: Settings, day: date, fmt: str, today: date | None = None,
-                 allow_incomplete: bool = False) -> ledger.ClosedPeriod:
+                 allow_incomplete: bool = False, allow_suspense: bool = False,
+                 now: datetime | None = None) -> ledger.ClosedPeriod:
     """Close the booking period ``day`` lies in: write its file in ``fmt`` (its daily
     closes and, if earlier periods are closed, their corrections) and commit it with its
     bookings to the lake (``pipeline.accounting.ledger``). A build then gives the warehouse the
@@ -211,6 +258,15 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
         ledger.check_closable(period, closed, today or date.today())
     except BookingError as exc:
         raise ExportError(str(exc)) from None
+    if now is None:  # a given ``today`` is the day the close runs: at its end, in UTC
+        now = datetime.now(UTC) if today is None else \
+            datetime.combine(today, time.max, UTC)
+    over = settings.last_date_over(now)
+    if period.last > over:  # a location's last business day of the period is under way
+        raise ExportError(f"period {period.name} has not ended for every location: its last "
+                          f"business date {period.last} is not over yet (the last one "
+                          f"over is {over}; a location's day ends at its "
+                          "business_day_starts); close it once it is")
     missing = [g for g in gaps(settings, warehouse_days(settings.warehouse.warehouse_path),
                                None, period.first, period.last) if g.missing]
     if missing and not allow_incomplete:
@@ -224,6 +280,14 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
     if placeholders := booking_format(fmt).placeholders(settings):
         raise ExportError(f"{placeholders} before a period is closed: its file stays as it "
                           "is closed")
+    suspense_account = settings.accounting.chart_of_accounts.suspense_account
+    on_suspense = suspense_bookings(bookings, suspense_account)
+    if on_suspense and not allow_suspense:
+        raise SuspensePeriod(period, on_suspense, suspense_account)
+    suspense = None if not on_suspense else (
+        f"{len(on_suspense)} line(s) of "
+        f"{sum((abs(b.amount) for b in on_suspense), Decimal(0)):,.2f} EUR on the suspense "
+        f"account {suspense_account}: " + "; ".join(map(suspense_line, on_suspense)))
     name = booking_format(fmt).file_name.format(period.name)
     closed_at = datetime.now(UTC)
     with tempfile.TemporaryDirectory(dir=settings.warehouse.data_dir) as tmp:
@@ -231,4 +295,5 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
         _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at,
                 incomplete is not None, locked=True)
         content = path.read_bytes()
-    return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete)
+    return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete,
+                         suspense)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 from anyascii import anyascii
 
 from pipeline.core.accounting_settings import ChartOfAccounts, PassThrough
+from pipeline.core.charts import SINGLE_ACCOUNT_ROLES
+from pipeline.core.outcomes import ConfigError
 from pipeline.core.settings import LocationSettings, Settings
 
 if TYPE_CHECKING:
@@ -38,6 +40,11 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 class BookingError(Exception):
     """A value cannot be booked; the message names where it comes from."""
+
+
+class ChartViolation(BookingError, ConfigError):
+    """An account outside the chart's ranges for its role, or a payment type without an
+    account: the config must say more (exit 2); the message names the line to add."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,10 @@ class Booking:
     """revenue, tips, non_revenue, payment, difference; correction."""
     original_date: date | None = None
     """The business date a correction corrects (None: ``day``)."""
+    account_role: str = ""
+    """The role of ``account`` in the chart (``pipeline.core.charts``); empty: not
+    checked (a correction, a closed period's booking)."""
+    counter_role: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,8 +163,9 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
     asked = [(f"revenue_account({rate})", account) for rate, account in rates.items()]
     asked += [(f"non_revenue_account('{group.replace(chr(39), chr(39) * 2)}')", account)
               for group, account in accounts.non_revenue_accounts.items()]
-    asked += [(f"booking_account('{role}')", getattr(accounts, f"{role}_account"))
-              for role in ("clearing", "tip", "suspense", "cash")]
+    asked += [(f"booking_account('{role}')", accounts.role_account(role))
+              for role in SINGLE_ACCOUNT_ROLES]
+    asked += [("chart_fingerprint()", accounts.fingerprint)]
     asked += [(f"pass_through_account('{product}')", item.account)
               for item in pass_through for product in item.products]
     import duckdb  # not at import: the CLI reads its arguments without DuckDB
@@ -162,7 +174,8 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
         built = con.execute("select " + ", ".join(sql for sql, _ in asked)).fetchone()
     except duckdb.Error:
         built = [None] * len(asked)
-    changed = [sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}"
+    changed = [("the chart's ranges or the payment accounts" if sql == "chart_fingerprint()"
+                else sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}")
                for (sql, now), was in zip(asked, built, strict=True) if was != now]
     if changed:
         raise BookingError("the warehouse was built with other accounts than the config "
@@ -171,18 +184,23 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
 
 
 def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
-                         locations: Mapping[int, LocationSettings]) -> list[Booking]:
+                         locations: Mapping[int, LocationSettings],
+                         accounts: ChartOfAccounts | None = None) -> list[Booking]:
     """The bookings (``rpt_daily_close_bookings``) of the daily closes that ``close_sql``
-    selects, with each location's short code in the text and its cost centre."""
+    selects, with each location's short code in the text and its cost centre. A payment
+    type without an account in the chart is refused (``ChartViolation``) naming them all,
+    with the line of ``[accounting.accounts] payment_accounts`` to add."""
     rows = con.execute(f"""
         select b.location_id, b.business_date, b.document_number, b.debit_account,
                b.credit_account,
-               b.amount, b.tax_rate_percent, b.tax_amount, b.booking_kind, b.booking_text
+               b.amount, b.tax_rate_percent, b.tax_amount, b.booking_kind, b.booking_text,
+               b.debit_role, b.credit_role, b.pos_accounts
         from rpt_daily_close_bookings as b
         semi join ({close_sql}) as c using (location_id, business_date)
         order by b.location_id, b.business_date, b.booking_number""").fetchall()
-    out = []
-    for loc, day, doc, account, counter, amount, rate, tax, kind, text in rows:
+    out, unmapped = [], {}
+    for (loc, day, doc, account, counter, amount, rate, tax, kind, text, account_role,
+         counter_role, pos_accounts) in rows:
         place = locations.get(loc)
         what = {"revenue": f"revenue at {text.removeprefix('Erlöse ')}", "tips": "tips",
                 "pass_through": f"{text} collected for others",
@@ -192,14 +210,83 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
             raise BookingError(
                 f"location {loc}, business date {day}: no revenue account for tax rate "
                 f"{rate_key(rate)} %; add it to [accounting.accounts] revenue_accounts")
+        if account is None:
+            unmapped.setdefault(text, (pos_accounts, loc, day))
+            continue
         out.append(Booking(
             Decimal(amount), account, counter, day, doc,
             f"{text} {place.short_code if place else loc}",
             f"location {loc}, business date {day}, {what}", loc,
             place.cost_center if place else None,
             None if rate is None else Decimal(rate), None if tax is None else Decimal(tax),
-            kind))
+            kind, account_role=account_role or "", counter_role=counter_role or ""))
+    if unmapped:
+        raise unmapped_payments(unmapped, accounts)
     return out
+
+
+def unmapped_payments(unmapped: dict[str, tuple], accounts: ChartOfAccounts | None
+                      ) -> ChartViolation:
+    """The refusal of payment types without an account in the chart: each named with the
+    POS's accounts and where it was first met, and the config lines to add."""
+    chart = accounts.definition if accounts else None
+    name = chart.name if chart else "the chart"
+    ranges = chart.ranges_text("payment") if chart else ""
+    named = "; ".join(
+        f"{t!r} (the POS's account {pos or 'none'}; first location {loc}, business date "
+        f"{day})" for t, (pos, loc, day) in sorted(unmapped.items()))
+    hint = accounts.card_transit_account if accounts else "..."
+    lines = ", ".join(f'{_toml_key(t)} = "{hint}"' for t in sorted(unmapped))
+    return ChartViolation(
+        f"{len(unmapped)} payment type(s) without an account in {name}: {named}. A payment "
+        f"type's account must lie in the chart's ranges for payments ({ranges}); add to "
+        f"[accounting.accounts] payment_accounts = {{ {lines} }} (the card transit "
+        f"account {hint} shown; a room charge's is a receivable, "
+        f"{accounts.receivable_account if accounts else '...'}); `pos-etl accounts` shows "
+        "the mapping in force")
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else \
+        '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+CONFIG_LINES = {
+    "revenue": "[accounting.accounts] revenue_accounts = {{ \"<rate>\" = \"{account}\" }}",
+    "pass_through": "[[accounting.pass_through]] account = \"{account}\"",
+    "non_revenue": "[accounting.accounts] non_revenue_accounts = "
+                   "{{ \"<group>\" = \"{account}\" }}",
+    "payment": "[accounting.accounts] payment_accounts = "
+               "{{ \"<payment type>\" = \"{account}\" }}",
+    "cash_transit": "[accounting.accounts] transit_account = \"{account}\"",
+}
+"""The line of the config that sets a role's account."""
+
+
+def check_chart(bookings: list[Booking], accounts: ChartOfAccounts) -> None:
+    """Raise ``ChartViolation`` unless every account of ``bookings`` lies in the chart's
+    ranges for its role, naming each account outside them, what books it, and the line
+    of the config to change (a correction or a closed period's booking has no role: it
+    books what was booked)."""
+    chart = accounts.definition
+    wrong: dict[tuple[str, str], str] = {}
+    for b in bookings:
+        for account, role in ((b.account, b.account_role), (b.counter, b.counter_role)):
+            if role and not chart.fits(role, account, accounts.account_length):
+                wrong.setdefault((role, account), b.where)
+    if not wrong:
+        return
+    parts = []
+    for (role, account), where in sorted(wrong.items()):
+        default = chart.accounts.get(role) or (
+            next(iter(chart.revenue_accounts.values())) if role == "revenue" else
+            f"<an account in {chart.ranges_text(role)}>")
+        line = CONFIG_LINES.get(role, f"[accounting.accounts] {role}_account = \"{{account}}\""
+                                ).format(account=default)
+        parts.append(f"account {account} ({where}) lies outside {chart.name}'s ranges for "
+                     f"{role} ({chart.ranges_text(role)}): set {line}")
+    raise ChartViolation(f"{len(parts)} account(s) outside the chart of accounts "
+                         f"{chart.name}: " + "; ".join(parts))
 
 
 @dataclass

@@ -45,6 +45,8 @@ class ClosedPeriod:
     bookings: int
     incomplete: str | None = None
     """Closed with business dates missing (``--allow-incomplete``): which, per location."""
+    suspense: str | None = None
+    """Closed with bookings on the suspense account (``--allow-suspense``): which."""
 
     @property
     def name(self) -> str:
@@ -60,7 +62,7 @@ def closed_periods(lake: LakeStore) -> dict[str, ClosedPeriod]:
         out[row["period"]] = ClosedPeriod(
             Period(row["first_date"], row["last_date"], row["year_start"]), row["closed_at"],
             row["format"], row["file_name"], row["sha256"], row["content"], record.load_id,
-            row["bookings"], row.get("incomplete"))
+            row["bookings"], row.get("incomplete"), row.get("suspense"))
     return dict(sorted(out.items(), key=lambda item: item[1].period.first))
 
 
@@ -142,9 +144,10 @@ def corrections(con: duckdb.DuckDBPyConnection, period: Period, location_ids: li
 
 def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: bytes,
            bookings: list[Booking], closed_at: datetime | None = None,
-           incomplete: str | None = None) -> ClosedPeriod:
+           incomplete: str | None = None, suspense: str | None = None) -> ClosedPeriod:
     """Commit the closed ``period``: its file and its bookings, in one lake commit
-    (``incomplete``: the dates it was closed without)."""
+    (``incomplete``: the dates it was closed without; ``suspense``: what it closed on the
+    suspense account)."""
     closed_at = closed_at or datetime.now(UTC)
     digest = hashlib.sha256(content).hexdigest()
     numbers: dict[tuple[int, date], int] = {}
@@ -163,7 +166,7 @@ def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: b
             "period": period.name, "first_date": period.first, "last_date": period.last,
             "year_start": period.year_start, "closed_at": closed_at, "format": fmt,
             "file_name": file_name, "sha256": digest, "content": content,
-            "bookings": len(bookings), "incomplete": incomplete}],
+            "bookings": len(bookings), "incomplete": incomplete, "suspense": suspense}],
             schema=LEDGER_TABLES["closed_periods"]),
         "closed_bookings": pa.Table.from_pylist(rows, schema=LEDGER_TABLES["closed_bookings"]),
     }
@@ -171,7 +174,7 @@ def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: b
                metadata={"sha256": digest, "bookings": len(bookings)})
     return ClosedPeriod(period, closed_at, fmt, file_name, digest, content,
                         lake.committed(AREA, {"period": period.name}).load_id, len(bookings),
-                        incomplete)
+                        incomplete, suspense)
 
 
 def check_closable(period: Period, closed: dict[str, ClosedPeriod], today: date) -> None:

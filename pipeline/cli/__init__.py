@@ -14,7 +14,7 @@ import warnings
 
 import click
 
-from pipeline.cli import outputs, runs  # noqa: F401 (they declare their commands)
+from pipeline.cli import books, outputs, runs  # noqa: F401 (they declare their commands)
 from pipeline.cli.base import cli
 from pipeline.core import stops
 from pipeline.core.outcomes import ConfigError, UsageError

@@ -11,7 +11,7 @@ import click
 
 from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.cli.base import IsoDate, cli, config_option, load_settings, location_option
-from pipeline.core.outcomes import UsageError
+from pipeline.core.outcomes import ConfigError, UsageError
 from pipeline.core.untrusted import for_terminal
 from pipeline.outputs import TABLE_FORMATS
 
@@ -75,7 +75,7 @@ def export(model: str, config: str | None, start: date | None, end: date | None,
         done = export(settings, selection, fmt, target, raw_text=raw_text, locale=locale)
     except ExportError as exc:
         print(f"export: {for_terminal(str(exc))}", file=sys.stderr)
-        return 2 if isinstance(exc, UsageError) else 1
+        return 2 if isinstance(exc, UsageError | ConfigError) else 1
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     what = "bookings" if fmt in BOOKING_FORMATS else "rows"
@@ -112,23 +112,30 @@ class PeriodArg(click.ParamType):
 @click.option("--allow-incomplete", is_flag=True,
               help="close it although business dates of configured locations are missing "
                    "(the close's record and the file's description say so)")
+@click.option("--allow-suspense", is_flag=True,
+              help="close it although bookings go to the suspense account (a payment group "
+                   "without an account, a day's difference); the close's record says which")
 def close_period(period: date, config: str | None, fmt: str, output: str | None,
-                 allow_incomplete: bool) -> int:
+                 allow_incomplete: bool, allow_suspense: bool) -> int:
     from pipeline.accounting.bookfiles import close_period as close
     from pipeline.orchestration.loader import run_build
     from pipeline.outputs.export import ExportError, Selection, export
 
     settings = load_settings(config)
     try:
-        closed = close(settings, period, fmt, allow_incomplete=allow_incomplete)
+        closed = close(settings, period, fmt, allow_incomplete=allow_incomplete,
+                       allow_suspense=allow_suspense)
     except ExportError as exc:
         print(f"close-period: {for_terminal(str(exc))}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, ConfigError) else 1
     print(f"closed {closed.name}: {closed.bookings:,} bookings, {closed.file_name} "
           f"(sha256 {closed.sha256[:16]}...) recorded in the lake")
     if closed.incomplete:
         print(f"WARNING closed incomplete (--allow-incomplete): {for_terminal(closed.incomplete)}",
               file=sys.stderr)
+    if closed.suspense:
+        print(f"WARNING closed with suspense bookings (--allow-suspense): "
+              f"{for_terminal(closed.suspense)}", file=sys.stderr)
     report = run_build(settings)  # the warehouse learns of the closed period
     if not report.ok:
         print(report.summary(), file=sys.stderr)

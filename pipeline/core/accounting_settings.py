@@ -3,13 +3,16 @@ chart of accounts (presets and overrides) and the booking formats' headers."""
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from pipeline.core.charts import Chart, ChartError, load_chart
 from pipeline.core.config_base import StrictModel, check_zone
 
 _ACCOUNT = re.compile(r"[0-9]{1,9}")
@@ -24,56 +27,71 @@ PLACEHOLDER_CONSULTANT, PLACEHOLDER_CLIENT = 1001, 1
 
 @dataclass(frozen=True)
 class ChartOfAccounts:
-    """The accounts the daily close books to, resolved: a chart's preset, overridden by
-    ``[accounting.accounts]``, and by the account keys an older config has in
-    ``[accounting.datev]``."""
+    """The accounts the daily close books to, resolved: the chart's defaults (its file,
+    ``pipeline.core.charts``), overridden by ``[accounting.accounts]``, and by the
+    account keys an older config has in ``[accounting.datev]``."""
 
     chart: str
+    """The chart's id (``ekr``, ``skr03``, ``skr04``, a client's own)."""
     revenue_accounts: dict[str, str]
     """Revenue account per tax rate in percent (DATEV: automatic accounts, so the VAT is
     posted from the account)."""
     tip_account: str
     """Where tips post (passed on to the staff)."""
     non_revenue_accounts: dict[str, str]
-    """Account per non-revenue payment group; a group without one posts to the suspense
-    account."""
+    """Account per non-revenue payment group (a voucher-sale group: the voucher account);
+    a group without one posts to the suspense account."""
     clearing_account: str
     """Every booking of a daily close passes through it (it nets to 0)."""
     suspense_account: str
     """What has no account of its own, and a day's difference."""
     cash_account: str
-    """Payments whose payment type carries no ``fibuAccountNr``."""
+    """Cash payments whose ``fibuAccountNr`` is not a cash account of the chart."""
     transit_account: str
     """Cash on its way to the bank (Geldtransit): the counter account the sandbox's
     Kassabuch records name, for the accountant's mapping."""
+    voucher_account: str = ""
+    """Multi-purpose vouchers: credited at the sale, debited at the redemption."""
+    card_transit_account: str = ""
+    bank_account: str = ""
+    receivable_account: str = ""
+    card_fees_account: str = ""
+    payment_accounts: dict[str, str] = field(default_factory=dict)
+    """The config's account per payment type: by ``paymentType.name``, or ``id:<id>``."""
+    definition: Chart | None = None
+    """The chart's roles and ranges."""
+    account_length: int = 4
+    """Digits of a general ledger account (DATEV's Sachkontenlänge)."""
 
     @property
     def datev_chart(self) -> str:
         """The header's Sachkontenrahmen: ``03``/``04`` for DATEV's SKR, else empty."""
-        return {"skr03": "03", "skr04": "04"}.get(self.chart, "")
+        return self.definition.datev_chart if self.definition else ""
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the chart's ranges, the account length, the payment accounts and
+        the voucher account: what the warehouse's macros were made of, beyond the
+        accounts an export asks them one by one."""
+        ranges = sorted((role, tuple(map(str, r)))
+                        for role, r in (self.definition.ranges if self.definition else {})
+                        .items())
+        text = repr((ranges, self.account_length, sorted(self.payment_accounts.items()),
+                     self.voucher_account))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def role_account(self, role: str) -> str:
+        """The account of a single-account role (``pipeline.core.charts``)."""
+        return getattr(self, "transit_account" if role == "cash_transit"
+                       else f"{role}_account")
 
 
-CHARTS: dict[str, dict] = {
-    # Austria: Einheitskontenrahmen (EKR), the accounts this project always used
-    "ekr": {"revenue_accounts": {"20": "4000", "13": "4020", "10": "4010", "0": "4090"},
-            "tip_account": "3790", "non_revenue_accounts": {"Gutscheinverkauf": "3600"},
-            "clearing_account": "2890", "suspense_account": "2899", "cash_account": "2700",
-            "transit_account": "2880"},
-    # Germany: DATEV SKR03 (Erlöse 19 %/7 % as automatic accounts, Durchlaufende Posten as
-    # the clearing account and the one after it as the suspense account, Kasse, Geldtransit,
-    # tips as owed to the staff, multi-purpose vouchers as other liabilities)
-    "skr03": {"revenue_accounts": {"19": "8400", "7": "8300", "0": "8200"},
-              "tip_account": "1740", "non_revenue_accounts": {"Gutscheinverkauf": "1700"},
-              "clearing_account": "1590", "suspense_account": "1591", "cash_account": "1000",
-              "transit_account": "1360"},
-    # Germany: DATEV SKR04, the same roles
-    "skr04": {"revenue_accounts": {"19": "4400", "7": "4300", "0": "4200"},
-              "tip_account": "3720", "non_revenue_accounts": {"Gutscheinverkauf": "3500"},
-              "clearing_account": "1370", "suspense_account": "1371", "cash_account": "1600",
-              "transit_account": "1460"},
-}
-"""The chart-of-accounts presets (``[accounting.accounts] chart``): a starting point to
-agree with the tax advisor, each account overridable."""
+def chart_defaults(chart: Chart) -> dict[str, object]:
+    """A chart's default accounts as ``ChartOfAccounts`` fields."""
+    out: dict[str, object] = {"revenue_accounts": dict(chart.revenue_accounts)}
+    for role, account in chart.accounts.items():
+        out["transit_account" if role == "cash_transit" else f"{role}_account"] = account
+    return out
 
 
 def _check_accounts(value: dict[str, str] | None) -> dict[str, str] | None:
@@ -124,16 +142,40 @@ class _AccountOverrides(StrictModel):
 
 class AccountsSettings(_AccountOverrides):
     """``[accounting.accounts]``: the chart of accounts the bookings use (DATEV and BMD
-    alike): a preset, and any account of it overridden."""
+    alike): a chart we ship or the client's own, any account of it overridden, and the
+    account of each payment type."""
 
     chart: Literal["ekr", "skr03", "skr04"] = "ekr"
     """``ekr`` (Austria), ``skr03`` or ``skr04`` (Germany, DATEV's standard charts)."""
+    chart_file: Path | None = None
+    """The client's own chart, a file of the shipped charts' form (relative: to the
+    config file's folder); it replaces ``chart``."""
     transit_account: str | None = None
+    voucher_account: str | None = None
+    card_transit_account: str | None = None
+    bank_account: str | None = None
+    receivable_account: str | None = None
+    card_fees_account: str | None = None
+    payment_accounts: dict[str, str] = {}
+    """The account each payment type's payments are debited to: by ``paymentType.name``
+    or ``"id:<paymentType.id>"``. Unmapped, a payment type uses the POS's
+    ``fibuAccountNr`` where it fits the chart's ranges (cash: the cash account; a
+    voucher: the voucher account), else an export refuses it by name."""
 
-    @field_validator("transit_account")
+    @field_validator("transit_account", "voucher_account", "card_transit_account",
+                     "bank_account", "receivable_account", "card_fees_account")
     @classmethod
-    def _transit(cls, value: str | None) -> str | None:
+    def _role(cls, value: str | None) -> str | None:
         return _check_account(value)
+
+    @field_validator("payment_accounts")
+    @classmethod
+    def _payments(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not key.strip() or key.startswith("id:") and not key[3:].isdigit():
+                raise ValueError(f"payment type {key!r}: name it by paymentType.name or "
+                                 "as \"id:<paymentType.id>\"")
+        return _check_accounts(value)
 
 
 class DatevSettings(_AccountOverrides):
@@ -240,17 +282,44 @@ class AccountingSettings(StrictModel):
         return self.fiscal_year_start or self.datev.fiscal_year_start or "01-01"
 
     @property
+    def chart(self) -> Chart:
+        """The chart of accounts in use: ``[accounting.accounts] chart_file``'s, else the
+        shipped ``chart``."""
+        return load_chart(self.accounts.chart, self.accounts.chart_file)
+
+    @property
     def chart_of_accounts(self) -> ChartOfAccounts:
-        """The accounts the bookings use: the chart's preset, overridden by
+        """The accounts the bookings use: the chart's defaults, overridden by
         ``[accounting.datev]``'s account keys (an older config's), then by
-        ``[accounting.accounts]``'s."""
-        resolved = dict(CHARTS[self.accounts.chart])
+        ``[accounting.accounts]``'s; a voucher-sale group's account is the voucher
+        account unless ``non_revenue_accounts`` names another."""
+        chart = self.chart
+        resolved = chart_defaults(chart)
+        groups: dict[str, str] = {}
         for section in (self.datev, self.accounts):
-            for name in resolved:
+            for name in [*resolved, "non_revenue_accounts"]:
                 value = getattr(section, name, None)
-                if value is not None:
+                if value is None:
+                    continue
+                if name == "non_revenue_accounts":
+                    groups.update(value)
+                else:
                     resolved[name] = value
-        return ChartOfAccounts(self.accounts.chart, **resolved)
+        voucher = resolved["voucher_account"]
+        resolved["non_revenue_accounts"] = {
+            **{group: voucher for group in self.voucher_sale_groups}, **groups}
+        return ChartOfAccounts(chart.id, **resolved,
+                               payment_accounts=dict(self.accounts.payment_accounts),
+                               definition=chart, account_length=self.datev.account_length)
+
+    @model_validator(mode="after")
+    def _chart(self) -> AccountingSettings:
+        if self.accounts.chart_file is None or self.accounts.chart_file.is_absolute():
+            try:
+                self.chart  # noqa: B018  (read: a chart that cannot be used is a config error)
+            except ChartError as exc:
+                raise ValueError(str(exc)) from None
+        return self
 
     @field_validator("ledger_timezone")
     @classmethod

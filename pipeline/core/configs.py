@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 
-from pipeline.core.accounting_settings import AccountingSettings, PassThrough
+from pipeline.core.accounting_settings import AccountingSettings, AccountsSettings, PassThrough
 from pipeline.core.settings import (
     CONFIG_ENV,
     LocationSettings,
@@ -39,9 +39,12 @@ def sandbox_settings(data_dir: Path | str = SANDBOX_DATA_DIR, start_date: date |
     return Settings(
         schedule=ScheduleSettings(start_date=start_date),
         warehouse=WarehouseSettings(data_dir=Path(data_dir)),
-        accounting=AccountingSettings(pass_through=[PassThrough(  # the hotel's tourist tax
-            name=world.TOURIST_TAX, products=world.tourist_tax_products(),
-            account=world.TOURIST_TAX_ACCOUNT)]),
+        accounting=AccountingSettings(
+            pass_through=[PassThrough(  # the hotel's tourist tax
+                name=world.TOURIST_TAX, products=world.tourist_tax_products(),
+                account=world.TOURIST_TAX_ACCOUNT)],
+            accounts=AccountsSettings(payment_accounts=world.CONFIG_PAYMENT_ACCOUNTS,
+                                      non_revenue_accounts=world.CONFIG_GROUP_ACCOUNTS)),
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
                              api_key_env=f"POS_SANDBOX_KEY_{loc.id}",

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from pipeline.core.accounting_settings import AccountingSettings
+from pipeline.core.charts import ChartError
 from pipeline.core.config_base import StrictModel, check_zone
 from pipeline.core.outcomes import ConfigError
 
@@ -395,6 +396,15 @@ def read_settings(path: str | Path) -> Settings:
         settings = settings.model_copy(update={
             "warehouse": settings.warehouse.model_copy(update={"data_dir": data_dir})})
     check_data_dir(f"{path}: warehouse.data_dir", data_dir)
+    accounts = settings.accounting.accounts
+    if accounts.chart_file is not None and not accounts.chart_file.is_absolute():
+        accounts = accounts.model_copy(update={"chart_file": path.parent / accounts.chart_file})
+        settings = settings.model_copy(update={"accounting": settings.accounting.model_copy(
+            update={"accounts": accounts})})
+    try:
+        settings.accounting.chart  # noqa: B018  (read now: a bad chart is a config error)
+    except ChartError as exc:
+        raise ConfigError(f"{path}: accounting.accounts.chart_file: {exc}") from None
     settings._config_file = str(path)
     return settings
 

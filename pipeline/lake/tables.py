@@ -16,7 +16,9 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
         pa.field("sha256", pa.string(), False), pa.field("content", pa.binary(), False),
         pa.field("bookings", pa.int64(), False),
         # closed with dates missing (--allow-incomplete): which; null when complete
-        pa.field("incomplete", pa.string())]),
+        pa.field("incomplete", pa.string()),
+        # closed with bookings on the suspense account (--allow-suspense): which; else null
+        pa.field("suspense", pa.string())]),
     "closed_bookings": pa.schema([
         pa.field("period", pa.string(), False), pa.field("location_id", pa.int32(), False),
         pa.field("business_date", pa.date32(), False),

@@ -37,6 +37,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
+from pipeline.core.charts import PAYMENT_ROLES, SINGLE_ACCOUNT_ROLES
 from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.core.settings import Settings
 from pipeline.load.areas import AREAS
@@ -371,7 +372,8 @@ def _voucher_macros(accounting: AccountingSettings) -> tuple[str, ...]:
 
 
 def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
-    """The accounts of the bookings ([accounting.accounts]) as macros."""
+    """The accounts of the bookings ([accounting.accounts]) and the chart's ranges
+    (``pipeline.core.charts``) as macros."""
     def case(value: str, pairs: dict[str, str], default: str = "null") -> str:
         whens = " ".join(f"when {value} = {when} then {_sql_list([then])}"
                          for when, then in pairs.items())
@@ -379,16 +381,61 @@ def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
 
     rates = {str(Decimal(k)): v for k, v in accounts.revenue_accounts.items()}
     groups = {_sql_list([k]): v for k, v in accounts.non_revenue_accounts.items()}
-    roles = {"'clearing'": accounts.clearing_account, "'tip'": accounts.tip_account,
-             "'suspense'": accounts.suspense_account, "'cash'": accounts.cash_account}
+    roles = {f"'{role}'": accounts.role_account(role) for role in SINGLE_ACCOUNT_ROLES}
+    chart = accounts.definition
+    length = accounts.account_length
+    fits = " ".join(f"when '{role}' then {' or '.join(r.sql('account', length) for r in ranges)}"
+                    for role, ranges in sorted(chart.ranges.items()))
+    payment_fits = " or ".join(r.sql("account", length)
+                               for role in PAYMENT_ROLES for r in chart.ranges[role])
+    by_id = {int(k[3:]): v for k, v in accounts.payment_accounts.items() if k.startswith("id:")}
+    by_name = {k: v for k, v in accounts.payment_accounts.items() if not k.startswith("id:")}
+    mapped = [f"when type_id = {key} then {_sql_list([v])}" for key, v in by_id.items()]
+    mapped += [f"when type_name = {_sql_list([key])} then {_sql_list([v])}"
+               for key, v in by_name.items()]
+    configured = " or ".join([f"type_id in ({', '.join(map(str, by_id))})"] * bool(by_id)
+                             + [f"type_name in ({_sql_list(list(by_name))})"] * bool(by_name))
     return (
         "-- the revenue account of a tax rate, null where none ([accounting.accounts])\n"
         f"create or replace macro revenue_account(rate) as\n    {case('rate', rates)};",
         "-- the account of a non-revenue payment group, else the suspense account\n"
         "create or replace macro non_revenue_account(group_name) as\n"
         f"    {case('group_name', groups, _sql_list([accounts.suspense_account]))};",
-        "-- the clearing, tip, suspense and cash accounts by their role\n"
+        "-- the role of a non-revenue payment group's account: voucher, non_revenue, or\n"
+        "-- suspense (no account of its own)\n"
+        "create or replace macro non_revenue_role(group_name) as\n"
+        f"    case when group_name in ({_sql_list(list(accounts.non_revenue_accounts)) or 'null'})"
+        " then case when is_voucher_sale(group_name) then 'voucher' else 'non_revenue' end"
+        " else 'suspense' end;",
+        "-- the account of a single-account role: clearing, tip, suspense, cash, ...\n"
         f"create or replace macro booking_account(role) as\n    {case('role', roles)};",
+        f"-- whether an account lies in the chart's ranges for a role ({chart.name}: "
+        "pipeline/core/charts)\n"
+        "create or replace macro account_fits(role, account) as\n"
+        f"    case role {fits} when 'payment' then {payment_fits} else false end;",
+        "-- the role of a payment type's account: cash, voucher, or payment (a card, a room\n"
+        "-- charge: any of the chart's cash, transit, bank and receivable ranges)\n"
+        "create or replace macro payment_role(type_name) as\n"
+        "    case when is_cash_payment(type_name) then 'cash' when "
+        "is_voucher_payment(type_name) then 'voucher' else 'payment' end;",
+        "-- the account a payment type's payments are debited to: the config's\n"
+        "-- (payment_accounts), else the POS's fibuAccountNr where it fits the chart for\n"
+        "-- the payment's role, else the cash or voucher account, else null (refused)\n"
+        "create or replace macro payment_account(type_id, type_name, fibu) as\n"
+        f"    case {' '.join(mapped)} when is_cash_payment(type_name) then case when "
+        f"coalesce(account_fits('cash', fibu), false) then fibu else "
+        f"{_sql_list([accounts.cash_account])} end when is_voucher_payment(type_name) then "
+        f"{_sql_list([accounts.voucher_account])} when coalesce(account_fits('payment', fibu), "
+        "false) then fibu else null end;",
+        "-- where payment_account's account comes from: config, pos or chart (null: none)\n"
+        "create or replace macro payment_account_source(type_id, type_name, fibu) as\n"
+        f"    case {f'when {configured} then {chr(39)}config{chr(39)}' if configured else ''}"
+        " when is_cash_payment(type_name) then case when coalesce(account_fits('cash', fibu), "
+        "false) then 'pos' else 'chart' end when is_voucher_payment(type_name) then 'chart' "
+        "when coalesce(account_fits('payment', fibu), false) then 'pos' else null end;",
+        "-- what the accounts above were made from (the export checks it is the config's)\n"
+        "create or replace macro chart_fingerprint() as\n"
+        f"    {_sql_list([accounts.fingerprint])};",
     )
 
 

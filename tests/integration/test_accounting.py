@@ -306,11 +306,11 @@ def warehouse_balance(built, settings, start: date | None = None,
     for rate, gross in query(built, "select tax_rate_percent, sum(gross_after_discount) "
                                     f"from rpt_vat_by_rate {days} group by all"):
         balance[accounts.revenue_accounts[format(rate.normalize(), "f")]] -= gross
-    for account, paid in query(built, "select coalesce(fibu_account_nr, "
-                                      f"'{accounts.cash_account}'), "
-                                      "sum(payment_amount) from rpt_daily_close_payments "
-                                      f"{days} group by all"):
-        balance[account] += paid
+    table = chart_table(accounts.chart)
+    for type_id, name, fibu, paid in query(
+            built, "select payment_type_id, payment_type_name, fibu_account_nr, "
+                   f"sum(payment_amount) from rpt_daily_close_payments {days} group by all"):
+        balance[expected_payment_account(accounts, table, type_id, name, fibu)] += paid
     ((tips, difference),) = query(built, "select sum(tip_amount), sum(difference_amount) "
                                          f"from rpt_daily_close {days}")
     balance[accounts.tip_account] -= tips or 0
@@ -326,14 +326,14 @@ def warehouse_balance(built, settings, start: date | None = None,
     redeeming = [c.payment_types for c in settings.accounting.voucher_categories
                  if c.purpose == "single"]
     names = ", ".join(f"'{name}'" for types in redeeming for name in types) or "null"
-    for account, redeemed in query(built, f"""
-            select coalesce(fibu_account_nr, '{accounts.cash_account}'), sum(amount)
+    for type_id, name, fibu, redeemed in query(built, f"""
+            select payment_type_id, payment_type_name, fibu_account_nr, sum(amount)
             from fct_payments
             {days} and payment_type_name in ({names})
                 and payment_group_name = 'Umsatzwirksam'
                 and transaction_type in ('Abrechnen', 'RechnungZurückholen')
             group by all"""):
-        balance[account] -= redeemed
+        balance[expected_payment_account(accounts, table, type_id, name, fibu)] -= redeemed
     assert not difference  # every day closed: no difference on the suspense account
     return {k: v for k, v in balance.items() if v}
 
@@ -367,52 +367,159 @@ def test_an_independent_datev_reader_finds_the_warehouses_totals(built, tmp_path
 SANDBOX_RATES = {"skr03": {"20": "8400", "13": "8300", "10": "8310", "0": "8200"},
                  "skr04": {"20": "4400", "13": "4300", "10": "4310", "0": "4200"}}
 """The sandbox sells at Austrian rates: a German chart maps them to its revenue accounts."""
+GERMAN_PAYMENTS = {
+    "skr03": {"Bankomat": "1360", "Kreditkarte": "1361", "Online": "1362",
+              "Zimmerrechnung": "1400"},
+    "skr04": {"Bankomat": "1460", "Kreditkarte": "1461", "Online": "1462",
+              "Zimmerrechnung": "1200"}}
+"""What a German client maps its payment types to: cards and online payments to money in
+transit, the room charge to receivables (the POS's accounts are Austrian)."""
+GERMAN_GROUPS = {"skr03": {"Nicht umsatzwirksam": "4140"},
+                 "skr04": {"Nicht umsatzwirksam": "6130"}}
+"""Staff meals: freiwillige soziale Aufwendungen."""
+
+
+def chart_table(chart: str) -> dict:
+    """The chart's own table, read as a file (not through the exporter's code)."""
+    import tomllib
+
+    from pipeline.core.charts import SHIPPED
+
+    return tomllib.loads((SHIPPED / f"{chart}.toml").read_text(encoding="utf-8"))
+
+
+def in_ranges(table: dict, roles: tuple[str, ...], account: str) -> bool:
+    return any(len(first) == len(account) and first <= account <= last
+               for role in roles for first, last in
+               (r.split("-") for r in table["roles"][role]["ranges"]))
+
+
+def expected_payment_account(accounts, table: dict, type_id: int, name: str,
+                             fibu: str | None, cash_types=("Bar",),
+                             voucher_types=("Gutschein",)) -> str | None:
+    """The rule, written from docs/accounting.md: the config's account (by id, then
+    name), else a cash type's POS account where it is a cash account (else the chart's
+    cash account), a voucher type's the voucher account, else the POS's account where it
+    fits the payment roles' ranges, else none."""
+    mapped = accounts.payment_accounts
+    if f"id:{type_id}" in mapped or name in mapped:
+        return mapped.get(f"id:{type_id}", mapped.get(name))
+    if name in cash_types:
+        return fibu if fibu and in_ranges(table, ("cash",), fibu) else accounts.cash_account
+    if name in voucher_types:
+        return accounts.voucher_account
+    money = ("cash", "card_transit", "bank", "cash_transit", "receivable")
+    return fibu if fibu and in_ranges(table, money, fibu) else None
+
+
+GERMAN_TOURIST_TAX = {"skr03": "1701", "skr04": "3501"}
+"""The Kurtaxe owed to the municipality: an other liability of its own."""
+
+
+def german(settings, chart: str, payments: bool = True, groups: bool = True):
+    from pipeline.core.accounting_settings import AccountsSettings
+
+    return settings.model_copy(update={
+        "accounting": settings.accounting.model_copy(update={"accounts": AccountsSettings(
+            chart=chart, revenue_accounts=SANDBOX_RATES.get(chart),
+            payment_accounts=GERMAN_PAYMENTS[chart] if payments else {},
+            non_revenue_accounts=GERMAN_GROUPS[chart] if groups else None),
+            "pass_through": [item.model_copy(update={"account": GERMAN_TOURIST_TAX[chart]})
+                             for item in settings.accounting.pass_through]})})
+
+
+def rebuilt(built, settings, tmp_path):
+    """``settings`` over a copy of the built warehouse, built again with them."""
+    from pipeline.core.reporting import Reporter
+    from tests.conftest import run_build_in_memory
+
+    data_dir = tmp_path / "copy" / "data"
+    shutil.copytree(built.warehouse.data_dir, data_dir,
+                    ignore=shutil.ignore_patterns("dagster_home"))
+    settings = settings.model_copy(update={
+        "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir})})
+    assert run_build_in_memory(settings, progress=Reporter()).ok
+    return settings
 
 
 @pytest.mark.parametrize("chart", ["ekr", "skr03", "skr04"])
-def test_each_chart_of_accounts_books_what_the_warehouse_has(built, tmp_path, chart):
-    """[accounting.accounts] chart = ekr, skr03 or skr04: the files post to the preset's
-    accounts (revenue overridden for the sandbox's Austrian rates), the header names the
-    chart, the independent reader finds the warehouse's totals, and the bookings that
-    went to the suspense account are counted with their cause."""
+def test_each_chart_of_accounts_books_only_accounts_in_its_ranges(built, tmp_path, chart):
+    """[accounting.accounts] chart = ekr, skr03 or skr04: every account of the DATEV file
+    lies in the chart's ranges for what it books (the ranges read from the chart's own
+    table), the header names the chart, the payments post where the documented rule
+    says, and the independent reader finds the warehouse's totals."""
     from pipeline.accounting.datev import read_datev
-    from pipeline.core.accounting_settings import CHARTS, AccountsSettings
-    from pipeline.core.reporting import Reporter
     from pipeline.outputs.export import Selection, export
-    from tests.conftest import run_build_in_memory
 
     plain = _datev_settings(built)
-    settings = plain.model_copy(update={
-        "accounting": plain.accounting.model_copy(update={"accounts": AccountsSettings(
-            chart=chart, revenue_accounts=SANDBOX_RATES.get(chart))})})
+    settings = plain if chart == "ekr" else rebuilt(built, german(plain, chart), tmp_path)
     accounts = settings.accounting.chart_of_accounts
-    assert accounts.clearing_account == CHARTS[chart]["clearing_account"]
-    if chart != "ekr":  # the default: the warehouse was built with it
-        data_dir = tmp_path / "copy" / "data"
-        shutil.copytree(built.warehouse.data_dir, data_dir,
-                        ignore=shutil.ignore_patterns("dagster_home"))
-        settings = settings.model_copy(update={
-            "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir})})
-        assert run_build_in_memory(settings, progress=Reporter()).ok
+    table = chart_table(chart)
+    assert accounts.clearing_account == table["roles"]["clearing"]["account"]
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
                   tmp_path / "datev")
     header, rows = read_datev(done.files[0])
-    assert header[26] == {"skr03": "03", "skr04": "04"}.get(chart, "")  # Sachkontenrahmen
+    assert header[26] == table["datev_chart"]  # Sachkontenrahmen
+    role_of_text = {"Trinkgeld": ("tip",), "Gutscheinverkauf": ("voucher",),
+                    "Ortstaxe": ("pass_through",), "Nicht umsatzwirksam": ("non_revenue",),
+                    "Kassendifferenz": ("suspense",), "Bar": ("cash",),
+                    "Gutschein": ("voucher",)}
+    money = ("cash", "card_transit", "bank", "cash_transit", "receivable")
+    seen = set()
+    for row in rows:
+        konto, gegen = row["Konto"], row["Gegenkonto (ohne BU-Schlüssel)"]
+        assert accounts.clearing_account in (konto, gegen)
+        assert in_ranges(table, ("clearing",), accounts.clearing_account)
+        other = gegen if konto == accounts.clearing_account else konto
+        what = row["Buchungstext"].rsplit(" ", 1)[0]
+        roles = ("revenue",) if what.startswith("Erlöse") else role_of_text.get(what, money)
+        assert in_ranges(table, roles, other), (what, other, roles)
+        seen.add(what)
+    assert {"Bar", "Bankomat", "Kreditkarte", "Gutschein", "Zimmerrechnung", "Trinkgeld",
+            "Nicht umsatzwirksam"} <= seen
+    payments = query(settings, "select distinct payment_type_id, payment_type_name, "
+                               "fibu_account_nr from rpt_daily_close_payments")
     posted = {r["Konto"] for r in rows} | {r["Gegenkonto (ohne BU-Schlüssel)"] for r in rows}
-    assert {accounts.clearing_account, accounts.tip_account} <= posted
+    for type_id, name, fibu in payments:
+        assert expected_payment_account(accounts, table, type_id, name, fibu) in posted
     read = read_independently(done.files)
     assert {k: Decimal(v) for k, v in read["totals"].items() if Decimal(v)} == \
-        warehouse_balance(built, settings)
-    staff_meals = query(built, "select count(*), sum(amount) from "
-                               "rpt_payment_reconciliation where payment_group_name = "
-                               "'Nicht umsatzwirksam' and line_number between 401 and 799")
-    assert staff_meals[0][0] > 0
-    suspense = [w for w in done.warnings if "suspense account" in w]
-    assert suspense == [
-        f"{staff_meals[0][0]} booking(s) of {abs(staff_meals[0][1]):,.2f} EUR went to the "
-        f"suspense account {accounts.suspense_account} ({staff_meals[0][0]} of "
-        f"{abs(staff_meals[0][1]):,.2f} EUR: payment group 'Nicht umsatzwirksam' has no "
-        "account: add it to [accounting.accounts] non_revenue_accounts)"]
+        warehouse_balance(settings, settings)
+    assert not [w for w in done.warnings if "suspense account" in w]
+
+
+def test_a_german_chart_without_payment_accounts_is_refused_by_name(built, tmp_path):
+    """SKR 04 over the sandbox's Austrian POS accounts, no payment_accounts: the export
+    refuses (a config error, exit 2) naming each payment type whose account does not fit
+    the chart, with the line to add; nothing is written. Cash and vouchers take the
+    chart's own accounts; an account outside its role's ranges is refused too."""
+    from pipeline.core.outcomes import ConfigError
+    from pipeline.outputs.export import ExportError, Selection, export
+
+    settings = rebuilt(built, german(_datev_settings(built), "skr04", payments=False),
+                       tmp_path)
+    sel = Selection("rpt_daily_close", DAYS[0], DAYS[-1], None)
+    with pytest.raises(ExportError) as refused:
+        export(settings, sel, "datev", tmp_path / "datev")
+    message = str(refused.value)
+    assert isinstance(refused.value, ConfigError)
+    for name, pos in (("Bankomat", "2780"), ("Kreditkarte", "2790"),
+                      ("Zimmerrechnung", "2000")):
+        assert f"'{name}' (the POS's account {pos};" in message
+    assert "'Bar'" not in message and "'Gutschein'" not in message
+    assert "[accounting.accounts] payment_accounts = { Bankomat = \"1460\"" in message
+    assert not (tmp_path / "datev").exists() or not any((tmp_path / "datev").iterdir())
+    # mapped, but the staff meals' group to an account of another role's range (SKR 04's
+    # 3100-3899 are liabilities; 2000 is equity): refused naming account, group and line
+    wrong = german(_datev_settings(built), "skr04")
+    wrong = wrong.model_copy(update={"accounting": wrong.accounting.model_copy(update={
+        "accounts": wrong.accounting.accounts.model_copy(update={
+            "non_revenue_accounts": {"Nicht umsatzwirksam": "2000"}})})})
+    wrong = rebuilt(built, wrong, tmp_path / "w")
+    with pytest.raises(ExportError, match=r"account 2000 \(location 100\d, business date "
+                                          r"2026-03-2\d, payment group 'Nicht umsatzwirksam'"
+                                          r"\) lies outside SKR 04's ranges for non_revenue"):
+        export(wrong, sel, "datev", tmp_path / "datev2")
 
 
 def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
@@ -795,3 +902,31 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
                   tmp_path / "two.csv")
     totals = _totals_of(read_independently(done.files))
     assert totals == warehouse_balance(single, single)
+
+
+def test_pos_etl_accounts_prints_the_mapping_in_force(built, monkeypatch, capsys):
+    """`pos-etl accounts` shows each payment type of the warehouse with its account and
+    where it comes from (exit 0: nothing refused); `--chart skr04` shows what SKR 04
+    would need: the Austrian POS accounts and rates marked, exit 2."""
+    from pipeline.cli import main
+
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    assert main(["accounts"]) == 0
+    shown = capsys.readouterr().out
+    assert "chart of accounts: EKR" in shown
+    assert re.search(r"payment type 'Bankomat' \(id 2, POS account 2780\)\s+payment\s+"
+                     r"2780\s+pos\n", shown)
+    assert re.search(r"payment type 'Online' \(config; not in the warehouse\)\s+payment\s+"
+                     r"2795\s+config\n", shown)
+    assert re.search(r"payment type 'Gutschein' \(id 4, POS account 3600\)\s+voucher\s+"
+                     r"3600\s+chart\n", shown)
+    assert "<-" not in shown
+    assert main(["accounts", "--chart", "skr04"]) == 2
+    out, err = capsys.readouterr()
+    assert re.search(r"payment type 'Bankomat' \(id 2, POS account 2780\)\s+payment\s+-\s+"
+                     r"unmapped  <- the POS's account 2780 is no account of SKR 04's", out)
+    assert re.search(r"payment type 'Bar' \(id 1, POS account 2700\)\s+cash\s+1600\s+chart\n",
+                     out)
+    assert re.search(r"Erlöse 20 %\s+revenue\s+-\s+unmapped  <- the warehouse has revenue", out)
+    assert "line(s) an export or close would refuse" in err

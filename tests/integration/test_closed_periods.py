@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 import duckdb
@@ -57,6 +57,15 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
         close_period(settings, OCT31, "datev", allow_incomplete=True)
     settings = settings.model_copy(update={"accounting": settings.accounting.model_copy(
         update={"datev": DatevSettings(consultant_number=29098, client_number=55003)})})
+    # at 00:30 UTC on 1 November a location in New York is still in its 31 October: no
+    # close books a business date that is not over at every location
+    west = settings.model_copy(update={"locations": [
+        *settings.locations[:2],
+        settings.locations[2].model_copy(update={"timezone": "America/New_York"})]})
+    with pytest.raises(ExportError, match="period 2026-10 has not ended for every location: "
+                                          "its last business date 2026-10-31 is not over"):
+        close_period(west, OCT31, "datev", today=NOV1, allow_incomplete=True,
+                     now=datetime(2026, 11, 1, 0, 30, tzinfo=UTC))
     # October has two days of one location of three: closed only when told to, and so noted
     closed = close_period(settings, OCT31, "datev", allow_incomplete=True)
     assert closed.name == "2026-10" and closed.bookings > 0
@@ -85,7 +94,6 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                               "what changes there is booked as corrections in 2026-11"]
     assert again.result == "OK, 1 warning"
     assert "  WARN 2026-10-30 .. 2026-10-31 lie in the closed period" in again.summary()
-    from datetime import UTC, datetime
 
     from pipeline.lake.open import make_lake
     from pipeline.orchestration.instance import open_instance
@@ -160,6 +168,11 @@ def read_datev_header(content: bytes) -> list[str]:
     return next(csv.reader([content.decode("cp1252").split("\r\n")[0]], delimiter=";"))
 
 
+def query(settings, sql: str) -> list[tuple]:
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def test_close_period_command_writes_records_and_refuses_a_second_close(
         sandbox_url, tmp_path, sandbox_keys, capsys):
     from pipeline.cli import main
@@ -170,13 +183,32 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
     assert run_load(load_settings(config), OCT31, NOV1, catalog=False,
                     progress=Reporter()).ok
     folder = tmp_path / "closed"
+    # the config names no account for the staff meals' payment group: its settlements go
+    # to the suspense account, and a close refuses that, naming group, day and amount
+    ((meals,),) = query(load_settings(config), """
+        select sum(amount) from rpt_payment_reconciliation
+        where payment_group_name = 'Nicht umsatzwirksam' and business_date = '2026-10-31'""")
+    assert meals
     assert main(["close-period", "2026-10", "--config", str(config), "--format", "bmd",
-                 "-o", str(folder), "--allow-incomplete"]) == 0
+                 "-o", str(folder), "--allow-incomplete"]) == 1
+    refused = capsys.readouterr().err
+    assert "close-period: period 2026-10 books 1 line(s) of " \
+           f"{abs(meals):,.2f} EUR to the suspense account 2899: payment group 'Nicht " \
+           f"umsatzwirksam', location 1001, 2026-10-31: {abs(meals):,.2f} EUR." in refused
+    assert "--allow-suspense closes it anyway" in refused
+    assert not folder.exists()
+    assert main(["close-period", "2026-10", "--config", str(config), "--format", "bmd",
+                 "-o", str(folder), "--allow-incomplete", "--allow-suspense"]) == 0
     said = capsys.readouterr()
     out = said.out
     assert "closed 2026-10:" in out and "recorded in the lake" in out
     assert "WARNING closed incomplete (--allow-incomplete): location 1001 VIE01: missing " \
            "2026-10-01 .. 2026-10-30 (30 days of 31)" in said.err
+    assert "WARNING closed with suspense bookings (--allow-suspense): 1 line(s) of " \
+           f"{abs(meals):,.2f} EUR on the suspense account 2899" in said.err
+    ((recorded,),) = query(load_settings(config),
+                           "select suspense from rpt_closed_periods where period = '2026-10'")
+    assert "payment group 'Nicht umsatzwirksam', location 1001, 2026-10-31" in recorded
     written = folder / "BMD_Buchungen_2026-10.csv"
     digest = hashlib.sha256(written.read_bytes()).hexdigest()
     assert written.is_file() and f"sha256 {digest[:16]}" in out
