@@ -238,3 +238,14 @@ def record_export(lake: LakeStore, fmt: str, files: list[ExportedFile],
     }
     lake.write(EXPORTS, tables, {"export_id": export_id})
     return export_id
+
+
+def exported_digests(lake: LakeStore, fmt: str, period: str) -> set[str]:
+    """The SHA-256 of every file the lake's ``exports`` area records for ``fmt`` and
+    ``period``."""
+    out = set()
+    for partition in lake.partitions(EXPORTS):
+        for row in lake.read(EXPORTS, "exported_files", partition).to_pylist():
+            if row["format"] == fmt and row["period"] == period:
+                out.add(row["sha256"])
+    return out

@@ -1,8 +1,11 @@
-"""The commands of the books beyond writing them: the accounts in force."""
+"""The commands of the books beyond writing them: the accounts in force, an auditor's
+pack checked."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -43,4 +46,33 @@ def accounts(config: str | None, chart: str | None) -> int:
         print(f"accounts: {len(found.problems)} line(s) an export or close would refuse "
               "(marked <-)", file=sys.stderr)
         return 2
+    return 0
+
+
+@cli.command("verify-pack", short_help="check an auditor's pack of a closed period",
+             help="check the auditor's pack PATH (the folder close-period wrote, or a zip "
+                  "of it): every file of its manifest unchanged (size and SHA-256), no "
+                  "file added, SHA256SUMS agreeing; with --config (or $POS_ETL_CONFIG), "
+                  "also the booking file against the closed period in the lake and the "
+                  "manifest against the one close-period recorded. Exit 1 naming each "
+                  "file that changed.")
+@click.argument("path", type=click.Path(path_type=Path))
+@config_option
+def verify_pack(path: Path, config: str | None) -> int:
+    from pipeline.core.settings import CONFIG_ENV
+    from pipeline.lake.open import make_lake
+    from pipeline.outputs.pack import verify_pack as verify
+
+    lake = None
+    if config or os.environ.get(CONFIG_ENV):
+        lake = make_lake(load_settings(config))
+    found = verify(path, lake)
+    for problem in found.problems:
+        print(f"verify-pack: {for_terminal(problem)}", file=sys.stderr)
+    if found.problems:
+        print(f"verify-pack: {path}: {len(found.problems)} problem(s)", file=sys.stderr)
+        return 1
+    against = "and against the lake's closed period" if found.against_lake else \
+        "(not against a lake: give --config to check it against the closed period)"
+    print(f"pack {found.period}: {found.files} files as written {against}")
     return 0

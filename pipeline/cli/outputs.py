@@ -120,6 +120,7 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     from pipeline.accounting.bookfiles import close_period as close
     from pipeline.orchestration.loader import run_build
     from pipeline.outputs.export import ExportError, Selection, export
+    from pipeline.outputs.pack import write_pack
 
     settings = load_settings(config)
     try:
@@ -146,6 +147,10 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     print(f"wrote {', '.join(str(f) for f in done.files)}")
+    pack = write_pack(settings, closed, target)
+    print(f"wrote the auditor's pack {pack.folder} ({len(pack.files)} files; manifest sha256 "
+          f"{pack.manifest_sha256[:16]}... recorded in the lake; check it with `pos-etl "
+          f"verify-pack {pack.folder}`)")
     return 0
 
 

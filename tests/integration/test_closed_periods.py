@@ -5,6 +5,8 @@ file, which net to the change. Both files read back by an independent DATEV read
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from collections import defaultdict
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -217,3 +219,47 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
     assert main(["close-period", "2026-12", "--config", str(config)]) == 1
     assert "has not ended" in capsys.readouterr().err
     assert main(["close-period", "October", "--config", str(config)]) == 2
+
+    # the auditor's pack: the booking files, the period's tables, a manifest; checked by
+    # verify-pack and by sha256sum (coreutils, not ours)
+    pack = folder / "pack_2026-10"
+    assert f"wrote the auditor's pack {pack} (" in out
+    names = sorted(p.name for p in pack.iterdir())
+    assert names == ["BMD_Buchungen_2026-10.csv", "Buchungen_wie_gebucht.csv",
+                     "EXTF_Buchungsstapel_2026-10.csv", "Kassenbuch.csv",
+                     "Korrekturen_offen.csv", "SHA256SUMS", "Tagesabschluesse.csv",
+                     "USt_nach_Steuersatz.csv", "Vollstaendigkeit.csv", "manifest.json"]
+    assert (pack / "BMD_Buchungen_2026-10.csv").read_bytes() == written.read_bytes()
+    cash_book = (pack / "Kassenbuch.csv").read_text(encoding="utf-8-sig")
+    assert cash_book.startswith("Standort;Geschäftstag;") and "2026-10-31" in cash_book
+    import subprocess
+
+    assert subprocess.run(["sha256sum", "--check", "--quiet", "SHA256SUMS"], cwd=pack,
+                          capture_output=True).returncode == 0
+    assert main(["verify-pack", str(pack), "--config", str(config)]) == 0
+    assert "pack 2026-10: 8 files as written and against the lake's closed period" in \
+        capsys.readouterr().out
+    zipped = shutil.make_archive(str(tmp_path / "pack"), "zip", folder, "pack_2026-10")
+    assert main(["verify-pack", zipped]) == 0
+    capsys.readouterr()
+    # one byte of the cash book changed: named, exit 1
+    data = bytearray((pack / "Kassenbuch.csv").read_bytes())
+    data[-3] = ord("9") if data[-3] != ord("9") else ord("8")
+    (pack / "Kassenbuch.csv").write_bytes(bytes(data))
+    assert main(["verify-pack", str(pack)]) == 1
+    err = capsys.readouterr().err
+    assert "verify-pack: Kassenbuch.csv: changed since the pack was written" in err
+    # the manifest rewritten to match: the pack agrees with itself, not with the lake
+    manifest = json.loads((pack / "manifest.json").read_text())
+    for entry in manifest["files"]:
+        if entry["name"] == "Kassenbuch.csv":
+            entry["sha256"] = hashlib.sha256(bytes(data)).hexdigest()
+    (pack / "manifest.json").write_text(json.dumps(manifest))
+    (pack / "SHA256SUMS").write_text("".join(
+        f"{hashlib.sha256((pack / n).read_bytes()).hexdigest()}  {n}\n"
+        for n in [*(e["name"] for e in manifest["files"]), "manifest.json"]))
+    assert main(["verify-pack", str(pack)]) == 0
+    capsys.readouterr()
+    assert main(["verify-pack", str(pack), "--config", str(config)]) == 1
+    assert "manifest.json: not a manifest close-period recorded for 2026-10 in the lake" in \
+        capsys.readouterr().err
