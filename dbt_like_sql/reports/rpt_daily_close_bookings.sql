@@ -174,7 +174,6 @@ payments as (
     group by
         payment_types.location_id,
         payment_types.business_date,
-        payment_types.payment_type_id,
         payment_types.payment_type_name,
         payment_types.debit_account
 

@@ -10,191 +10,28 @@
 -- cents taken out of the receipt's gross and no share of its discount.
 with
 
-lines as (
-
-    select * from fct_receipt_items
-    where is_revenue_effective and pass_through_account(product_nr) is null
-
-),
-
-pass_through as (
-
-    select
-        location_id,
-        business_date,
-        transaction_id,
-        sum(amount) as amount
-
-    from fct_pass_through
-    group by all
-
-),
-
 receipts as (
 
-    select * from fct_receipts
-    where is_revenue_effective
-
-),
-
-prepaid as (
-
-    select * from fct_prepaid_vouchers
-
-),
-
-receipt_rates as (
-
-    select
-        location_id,
-        business_date,
-        transaction_id,
-        tax_rate_percent,
-        count(*) as item_line_count,
-        to_weight(sum(line_gross_amount)) as weight
-
-    from lines
-    group by all
-
-),
-
-weighted as (
-
-    select
-        receipt_rates.*,
-        sum(receipt_rates.weight) over receipt as receipt_weight,
-        row_number() over (receipt order by receipt_rates.tax_rate_percent) as share_rank,
-        to_cent_units(receipts.items_gross_amount)
-        - to_cent_units(coalesce(pass_through.amount, 0)) as receipt_gross_units,
-        to_cent_units(coalesce(receipts.discount_amount, 0)) as receipt_discount_units
-
-    from receipt_rates
-    inner join receipts
-        on receipt_rates.location_id = receipts.location_id
-        and receipt_rates.business_date = receipts.business_date
-        and receipt_rates.transaction_id = receipts.transaction_id
-    left join pass_through
-        on receipt_rates.location_id = pass_through.location_id
-        and receipt_rates.business_date = pass_through.business_date
-        and receipt_rates.transaction_id = pass_through.transaction_id
-    window receipt as (
-        partition by
-            receipt_rates.location_id,
-            receipt_rates.business_date,
-            receipt_rates.transaction_id
-    )
-
-),
-
-floors as (
-
-    select
-        *,
-        share_floor(receipt_gross_units, weight, receipt_weight, share_rank) as gross_floor,
-        share_floor(receipt_discount_units, weight, receipt_weight, share_rank)
-            as discount_floor
-
-    from weighted
-
-),
-
--- The cents the floors leave per receipt go one each to the largest remainders.
-remainders as (
-
-    select
-        *,
-        share_remainder(receipt_gross_units, weight, receipt_weight, gross_floor)
-            as gross_remainder,
-        share_remainder(receipt_discount_units, weight, receipt_weight, discount_floor)
-            as discount_remainder
-
-    from floors
-
-),
-
-ranked as (
-
-    select
-        *,
-        row_number() over (receipt order by gross_remainder desc, tax_rate_percent asc)
-            as gross_remainder_rank,
-        receipt_gross_units - sum(gross_floor) over receipt as gross_units_left,
-        row_number() over (receipt order by discount_remainder desc, tax_rate_percent asc)
-            as discount_remainder_rank,
-        receipt_discount_units - sum(discount_floor) over receipt as discount_units_left
-
-    from remainders
-    window receipt as (partition by location_id, business_date, transaction_id)
-
-),
-
-allocated as (
-
-    select
-        *,
-        gross_floor
-        + case when gross_remainder_rank <= gross_units_left then 1 else 0 end
-            as gross_units,
-        discount_floor
-        + case when discount_remainder_rank <= discount_units_left then 1 else 0 end
-            as discount_units
-
-    from ranked
-
-),
-
-line_days as (
-
-    select
-        location_id,
-        business_date,
-        tax_rate_percent,
-        count(*) as revenue_receipt_count,
-        cast(sum(item_line_count) as bigint) as item_line_count,
-        sum(gross_units) as gross_units,
-        sum(discount_units) as discount_units
-
-    from allocated
-    group by location_id, business_date, tax_rate_percent
-
-),
-
-prepaid_days as (
-
-    select
-        location_id,
-        business_date,
-        tax_rate_percent,
-        to_cent_units(sum(sold_amount)) as sold_units,
-        to_cent_units(sum(redeemed_amount)) as redeemed_units
-
-    from prepaid
-    group by location_id, business_date, tax_rate_percent
+    select * from fct_receipt_revenue
 
 ),
 
 daily as (
 
     select
-        coalesce(line_days.location_id, prepaid_days.location_id) as location_id,
-        coalesce(line_days.business_date, prepaid_days.business_date) as business_date,
-        coalesce(line_days.tax_rate_percent, prepaid_days.tax_rate_percent)
-            as tax_rate_percent,
-        coalesce(line_days.revenue_receipt_count, 0) as revenue_receipt_count,
-        coalesce(line_days.item_line_count, 0) as item_line_count,
-        coalesce(line_days.gross_units, 0) as gross_units,
-        coalesce(line_days.discount_units, 0) as discount_units,
-        coalesce(prepaid_days.sold_units, 0) as sold_units,
-        coalesce(prepaid_days.redeemed_units, 0) as redeemed_units,
-        coalesce(line_days.gross_units, 0) - coalesce(line_days.discount_units, 0)
-        + coalesce(prepaid_days.sold_units, 0) - coalesce(prepaid_days.redeemed_units, 0)
-            as after_units
+        location_id,
+        business_date,
+        tax_rate_percent,
+        count(*) filter (where item_line_count > 0) as revenue_receipt_count,
+        cast(sum(item_line_count) as bigint) as item_line_count,
+        to_cent_units(sum(gross_amount)) as gross_units,
+        to_cent_units(sum(discount_amount)) as discount_units,
+        to_cent_units(sum(prepaid_sold_amount)) as sold_units,
+        to_cent_units(sum(prepaid_redeemed_amount)) as redeemed_units,
+        to_cent_units(sum(gross_after_discount)) as after_units
 
-    from line_days
-    full outer join prepaid_days
-        on line_days.location_id = prepaid_days.location_id
-        and line_days.business_date = prepaid_days.business_date
-        and line_days.tax_rate_percent = prepaid_days.tax_rate_percent
+    from receipts
+    group by location_id, business_date, tax_rate_percent
 
 ),
 

@@ -76,3 +76,32 @@ def verify_pack(path: Path, config: str | None) -> int:
         "(not against a lake: give --config to check it against the closed period)"
     print(f"pack {found.period}: {found.files} files as written {against}")
     return 0
+
+
+@cli.command(short_help="from a booking line to its receipts, or from a receipt to its "
+                        "bookings",
+             help="trace NAME through the books (GoBD's audit trail): a booking's document "
+                  "number as the DATEV or BMD file carries it (Z1001-20261015, or BMD's "
+                  "belegnr 202610151001; /4 for its fourth line) lists the day's booking "
+                  "lines with the receipts each sums (or the line's receipts and shares); a "
+                  "receipt's transactionId lists the booking lines it is part of. The sums "
+                  "tie to the cent (rpt_booking_receipts).")
+@click.argument("name")
+@config_option
+def trace(name: str, config: str | None) -> int:
+    from pipeline.accounting.trace import TraceError
+    from pipeline.accounting.trace import trace as follow
+
+    settings = load_settings(config)
+    path = settings.warehouse.warehouse_path
+    if not path.is_file():
+        print(f"trace: no warehouse at {path}: run `{settings.command('load')}` first",
+              file=sys.stderr)
+        return 1
+    try:
+        lines = follow(path, name)
+    except TraceError as exc:
+        print(f"trace: {for_terminal(str(exc))}", file=sys.stderr)
+        return 1
+    print("\n".join(for_terminal(line) for line in lines))
+    return 0 if not any("DOES NOT TIE" in line for line in lines) else 1

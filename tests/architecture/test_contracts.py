@@ -90,7 +90,8 @@ def test_the_shipped_contracts_hold_the_checks_with_their_severities():
     assert checks[("rpt_daily_close", "day_is_closed")] is False  # a till's fault: warn
     assert checks[("rpt_daily_close", "payments_add_up")] is True  # a model bug: error
     assert checks[("fct_receipts", "one_version_per_receipt")] is True  # one day per receipt
-    assert len(checks) == 96  # (dim_locations: unique on its grain, not null keys)
+    assert len(checks) == 99  # (fct_receipt_revenue, rpt_booking_receipts: their grains;
+    # every_booking_line_ties_to_its_receipts)
 
 
 def test_every_model_has_a_grain_of_its_columns_and_its_unique_test_is_that_grain():

@@ -930,3 +930,50 @@ def test_pos_etl_accounts_prints_the_mapping_in_force(built, monkeypatch, capsys
                      out)
     assert re.search(r"Erlöse 20 %\s+revenue\s+-\s+unmapped  <- the warehouse has revenue", out)
     assert "line(s) an export or close would refuse" in err
+
+
+def test_every_booking_line_traces_to_receipts_that_tie_and_back(built, tmp_path, capsys,
+                                                                  monkeypatch):
+    """GoBD's audit trail: each line of the DATEV file, named by its Belegfeld 1 and its
+    place in it, traces to receipts whose shares add up to the line's amount; each
+    receipt of the sandbox traces back to lines whose payment shares are what it was paid
+    (from the sandbox's own receipts, not from the warehouse)."""
+    from pipeline.accounting.datev import read_datev
+    from pipeline.accounting.trace import trace
+    from pipeline.cli import main
+    from pipeline.outputs.export import Selection, export
+
+    done = export(_datev_settings(built), Selection("rpt_daily_close", DAYS[0], DAYS[-1],
+                                                    None), "datev", tmp_path / "datev")
+    _, rows = read_datev(done.files[0])
+    place: dict[str, int] = defaultdict(int)
+    warehouse = built.warehouse.warehouse_path
+    for row in rows:
+        document = row["Belegfeld 1"]
+        place[document] += 1
+        (line,) = trace(warehouse, f"{document}/{place[document]}")[:1]
+        amount = Decimal(row["Umsatz (ohne Soll/Haben-Kz)"].replace(",", "."))
+        assert f" {amount:,.2f} EUR" in line.replace("-", ""), (line, amount)
+        assert line.endswith(", ties"), line
+    assert len(place) == len(LOCATIONS) * len(DAYS)
+    paid = defaultdict(Decimal)
+    for loc, day, receipts in truth():
+        for r in receipts:
+            if r.transaction_type in SETTLEMENTS:
+                paid[r.transaction_id] += sum((p.amount for p in r.payments), Decimal(0))
+    checked = 0
+    for transaction_id, amount in list(paid.items())[::25]:
+        lines = trace(warehouse, transaction_id)
+        shares = [Decimal(re.search(r"share +(-?[\d,]+\.\d\d) EUR of", x)[1].replace(",", ""))
+                  for x in lines[1:] if " payment " in x]
+        assert sum(shares, Decimal(0)) == amount, (transaction_id, lines)
+        checked += 1
+    assert checked > 10
+    monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
+    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+    assert main(["trace", f"Z1001-{DAYS[0]:%Y%m%d}/1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"Z1001-{DAYS[0]:%Y%m%d}/1  revenue") and out[0].endswith("ties")
+    assert len(out) > 2 and all(" share " in x for x in out[1:])
+    assert main(["trace", "nothing-like-this"]) == 1
+    assert "is no document number" in capsys.readouterr().err
