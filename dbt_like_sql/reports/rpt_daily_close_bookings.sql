@@ -34,7 +34,7 @@ revenue as (
         'Erlöse ' || rtrim(rtrim(cast(tax_rate_percent as varchar), '0'), '.') || ' %'
             as booking_text
 
-    from rpt_vat_by_rate
+    from rpt_vat_by_rate_current
 
 ),
 
@@ -55,7 +55,7 @@ tips as (
         cast(null as decimal(18, 2)) as tax_amount,
         'Trinkgeld' as booking_text
 
-    from rpt_daily_close
+    from rpt_daily_close_current
 
 ),
 
@@ -196,7 +196,7 @@ differences as (
         cast(null as decimal(18, 2)) as tax_amount,
         'Kassendifferenz' as booking_text
 
-    from rpt_daily_close
+    from rpt_daily_close_current
 
 ),
 

@@ -8,7 +8,7 @@ with
 
 close as (
 
-    select * from rpt_daily_close
+    select * from rpt_daily_close_current
 
 ),
 

@@ -295,5 +295,7 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
         _render(settings, fmt, bookings, period, (period.first, period.last), path, closed_at,
                 incomplete is not None, locked=True)
         content = path.read_bytes()
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        frozen = ledger.frozen_reports(con, period)  # the reports as the file was made
     return ledger.record(lake, period, fmt, name, content, bookings, closed_at, incomplete,
-                         suspense)
+                         suspense, frozen)

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from pipeline.accounting.bookings import Booking, BookingError, Period, period_of
 from pipeline.lake.store import LakeStore
-from pipeline.lake.tables import EXPORT_TABLES, EXPORTS, LEDGER_TABLES
+from pipeline.lake.tables import EXPORT_TABLES, EXPORTS, FROZEN_REPORTS, LEDGER_TABLES
 
 AREA = "ledger"
 @dataclass(frozen=True)
@@ -142,9 +142,27 @@ def corrections(con: duckdb.DuckDBPyConnection, period: Period, location_ids: li
     return out
 
 
+def frozen_reports(con: duckdb.DuckDBPyConnection, period: Period) -> dict[str, pa.Table]:
+    """The rows of the reports a close freezes, of the period's days, as the warehouse
+    computes them now (``rpt_<name>_current``), as the ledger's tables."""
+    out = {}
+    for table, report in FROZEN_REPORTS.items():
+        schema = LEDGER_TABLES[table]
+        columns = ", ".join(f'"{f.name}"' for f in schema if f.name != "period")
+        result = con.execute(f"""
+            select '{period.name}' as period, {columns} from {report}_current
+            where business_date between ? and ?
+            order by all""", [period.first, period.last])
+        names = [d[0] for d in result.description]
+        out[table] = pa.Table.from_pylist([dict(zip(names, row, strict=True))
+                                           for row in result.fetchall()], schema=schema)
+    return out
+
+
 def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: bytes,
            bookings: list[Booking], closed_at: datetime | None = None,
-           incomplete: str | None = None, suspense: str | None = None) -> ClosedPeriod:
+           incomplete: str | None = None, suspense: str | None = None,
+           frozen: dict[str, pa.Table] | None = None) -> ClosedPeriod:
     """Commit the closed ``period``: its file and its bookings, in one lake commit
     (``incomplete``: the dates it was closed without; ``suspense``: what it closed on the
     suspense account)."""
@@ -169,6 +187,8 @@ def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: b
             "bookings": len(bookings), "incomplete": incomplete, "suspense": suspense}],
             schema=LEDGER_TABLES["closed_periods"]),
         "closed_bookings": pa.Table.from_pylist(rows, schema=LEDGER_TABLES["closed_bookings"]),
+        **{table: (frozen or {}).get(table, LEDGER_TABLES[table].empty_table())
+           for table in FROZEN_REPORTS},
     }
     lake.write(AREA, tables, {"period": period.name},
                metadata={"sha256": digest, "bookings": len(bookings)})

@@ -63,6 +63,9 @@ class Status:
     """Per location, its expected dates up to its newest loaded one and the holes among
     them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
     command: Callable[[str], str] = lambda args: f"pos-etl {args}"
+    changes: list[tuple[str, int]] = field(default_factory=list)
+    """(closed period, measures of its reports that changed since the close:
+    ``rpt_period_changes``)."""
     """A command to run with the same settings, as a hint (``Settings.command``)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
@@ -104,7 +107,9 @@ class Status:
                 "corrections_pending": [
                     {"closed_period": period, "dates": dates, "bookings": bookings,
                      "booking_date": booked} for period, dates, bookings, booked
-                    in self.corrections]}
+                    in self.corrections],
+                "closed_period_changes": [{"closed_period": period, "changes": n}
+                                          for period, n in self.changes]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -133,6 +138,10 @@ class Status:
                        f"date{'s' * (dates > 1)} of the closed period {period}, booked on "
                        f"{booked} (rpt_period_corrections; the next period's file carries "
                        f"them)")
+        for period, n in self.changes:
+            out.append(f"note: {n:,} change(s) to the closed period {period}'s days since its "
+                       "close (rpt_period_changes): its cash book, VAT report and daily "
+                       "closes stay as closed; carry the changes into the first open period")
         if self.unconfigured:
             out.append("note: in the warehouse, not configured: "
                        + ", ".join(map(str, self.unconfigured))
@@ -195,6 +204,17 @@ def _corrections(warehouse_path: Path) -> list[tuple[str, int, int, str]]:
             in rows]
 
 
+def _changes(warehouse_path: Path) -> list[tuple[str, int]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            return con.execute("select closed_period, count(*) from rpt_period_changes "
+                               "group by all order by 1").fetchall()
+        except duckdb.CatalogException:
+            return []
+
+
 def _unconfigured(settings: Settings) -> list[int]:
     path = settings.warehouse.warehouse_path
     if not path.exists():
@@ -217,7 +237,8 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
     return Status(freshness(settings, lake, now, loaded), runs,
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
                   _corrections(settings.warehouse.warehouse_path),
-                  history(settings, loaded, now), settings.command)
+                  history(settings, loaded, now), settings.command,
+                  _changes(settings.warehouse.warehouse_path))
 
 
 def print_json(status: Status, warn_error: bool) -> str:

@@ -99,7 +99,33 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
                                   f"over, {over}: {first} .. {sel.end} "
                                   f"{'are' if sel.end > first else 'is'} not over yet"
                                   + (", not booked" if fmt in BOOKING_FORMATS else ""))
+    result.warnings += closed_changes(settings, sel)
     return result
+
+
+def closed_changes(settings: Settings, sel: Selection) -> list[str]:
+    """A warning per closed booking period the selection reaches into whose days changed
+    since the close: what its reports froze (``rpt_period_changes``) and what its
+    bookings carry as corrections (``rpt_period_corrections``)."""
+    start, end = sel.start or date.min, sel.end or date.max
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        try:
+            rows = con.execute("""
+                select p.period, p.closed_at,
+                       (select count(*) from rpt_period_changes c
+                        where c.closed_period = p.period),
+                       (select count(distinct (c.location_id, c.original_date))
+                        from rpt_period_corrections c where c.closed_period = p.period)
+                from rpt_closed_periods p
+                where p.first_date <= ? and p.last_date >= ?
+                order by p.first_date""", [end, start]).fetchall()
+        except duckdb.Error:  # a warehouse built before the close's tables
+            return []
+    return [f"the closed period {period} (closed {closed_at:%Y-%m-%d %H:%M} UTC): its "
+            f"reports and booking file are as closed; {changes} change(s) since are in "
+            f"rpt_period_changes and correction bookings for {dates} date(s) in "
+            "rpt_period_corrections, carried into the first open period"
+            for period, closed_at, changes, dates in rows if changes or dates]
 
 
 def missing_dates(settings: Settings, sel: Selection) -> list[Gaps]:

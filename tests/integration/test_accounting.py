@@ -304,7 +304,7 @@ def warehouse_balance(built, settings, start: date | None = None,
     days = f"where business_date between '{start or date.min}' and '{end or date.max}'"
     balance: dict[str, Decimal] = defaultdict(Decimal)
     for rate, gross in query(built, "select tax_rate_percent, sum(gross_after_discount) "
-                                    f"from rpt_vat_by_rate {days} group by all"):
+                                    f"from rpt_vat_by_rate_current {days} group by all"):
         balance[accounts.revenue_accounts[format(rate.normalize(), "f")]] -= gross
     table = chart_table(accounts.chart)
     for type_id, name, fibu, paid in query(
@@ -312,7 +312,7 @@ def warehouse_balance(built, settings, start: date | None = None,
                    f"sum(payment_amount) from rpt_daily_close_payments {days} group by all"):
         balance[expected_payment_account(accounts, table, type_id, name, fibu)] += paid
     ((tips, difference),) = query(built, "select sum(tip_amount), sum(difference_amount) "
-                                         f"from rpt_daily_close {days}")
+                                         f"from rpt_daily_close_current {days}")
     balance[accounts.tip_account] -= tips or 0
     for account, collected in query(built, "select pass_through_account, sum(amount) from "
                                            f"fct_pass_through {days} group by all"):
@@ -957,7 +957,7 @@ def test_every_booking_line_traces_to_receipts_that_tie_and_back(built, tmp_path
         assert line.endswith(", ties"), line
     assert len(place) == len(LOCATIONS) * len(DAYS)
     paid = defaultdict(Decimal)
-    for loc, day, receipts in truth():
+    for _loc, _day, receipts in truth():
         for r in receipts:
             if r.transaction_type in SETTLEMENTS:
                 paid[r.transaction_id] += sum((p.amount for p in r.payments), Decimal(0))

@@ -83,6 +83,13 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert (tmp_path / "oct.csv").read_bytes() == closed.content and first.rows == closed.bookings
     with pytest.raises(ExportError, match="was closed on"):
         close_period(settings, OCT31, "datev")
+    reports = ("rpt_cash_book", "rpt_vat_by_rate", "rpt_daily_close")
+    as_closed = {}
+    for report in reports:  # October's reports as closed
+        export(settings, Selection(report, date(2026, 10, 1), OCT31, None), "csv",
+               tmp_path / f"{report}.csv")
+        as_closed[report] = (tmp_path / f"{report}.csv").read_bytes()
+        assert b"2026-10-31" in as_closed[report]
 
     # The POS corrects a receipt of 31 October: moved to the 30th, with a line fewer.
     before = SandboxData()
@@ -106,11 +113,38 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert [(p, d, b) for p, d, _, b in found.corrections] == [("2026-10", 2, "2026-11-01")]
     assert any(line.startswith("note: ") and "pending for 2 dates of the closed period "
                "2026-10, booked on 2026-11-01" in line for line in found.lines())
+    assert found.changes and found.changes[0][0] == "2026-10"
+    assert any(line.startswith(f"note: {found.changes[0][1]:,} change(s) to the closed "
+                               "period 2026-10's days since its close") for line in found.lines())
     now = warehouse_balance(settings, settings, date(2026, 10, 1), OCT31)
 
-    # October's file stays as it was closed, byte for byte.
+    # October's file stays as it was closed, byte for byte, and so do its cash book, VAT
+    # report and daily closes; what changed is in rpt_period_changes
     export(settings, OCTOBER, "datev", tmp_path / "oct-again.csv")
     assert (tmp_path / "oct-again.csv").read_bytes() == closed.content
+    for report in reports:
+        again_ = export(settings, Selection(report, date(2026, 10, 1), OCT31, None), "csv",
+                        tmp_path / f"{report}-again.csv")
+        assert (tmp_path / f"{report}-again.csv").read_bytes() == as_closed[report], report
+        assert any("closed period 2026-10" in w and "rpt_period_changes" in w
+                   for w in again_.warnings), again_.warnings
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        changes = dict(((r, d, m), c) for r, d, m, c in con.execute("""
+            select report, business_date, measure, sum(change_amount)
+            from rpt_period_changes where closed_period = '2026-10' group by all""").fetchall())
+        for report, measure in (("rpt_vat_by_rate", "gross_after_discount"),
+                                ("rpt_daily_close", "payment_amount"),
+                                ("rpt_cash_book", "cash_takings")):
+            for day in (OCT30, OCT31):
+                ((now_, then_),) = con.execute(f"""
+                    select (select coalesce(sum({measure}), 0) from {report}_current
+                            where location_id = 1001 and business_date = ?),
+                           (select coalesce(sum({measure}), 0) from {report}
+                            where location_id = 1001 and business_date = ?)""",
+                                              [day, day]).fetchall()
+                assert changes.get((report, day, measure), 0) == now_ - then_, (report, day)
+        assert changes[("rpt_daily_close", OCT31, "payment_amount")] < 0  # moved away
+        assert changes[("rpt_daily_close", OCT30, "payment_amount")] > 0  # moved in
     # rpt_period_corrections lists the change, booked on 1 November.
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         listed = con.execute("select original_date, closed_period, booking_date, "

@@ -36,6 +36,7 @@ def test_a_changed_expected_value_fails_its_unit_test(con):
 
 def test_the_models_with_their_edge_cases_have_unit_tests():
     covered = {t.model for t in TESTS}
-    assert {"fct_turnover_daily", "rpt_vat_by_rate", "rpt_daily_close", "rpt_cash_book",
+    assert {"fct_turnover_daily", "rpt_vat_by_rate_current", "rpt_daily_close_current",
+            "rpt_cash_book_current", "rpt_vat_by_rate", "fct_receipt_revenue",
             "rpt_payment_reconciliation", "rpt_period_corrections",
             "fct_voucher_liability_daily"} <= covered
