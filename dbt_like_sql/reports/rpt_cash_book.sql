@@ -32,6 +32,7 @@ open_rows as (
     anti join closed_periods
         on current_rows.business_date
         between closed_periods.first_date and closed_periods.last_date
+        and closed_periods.reports_frozen
 
 ),
 

@@ -9,7 +9,9 @@ with
 
 closed_periods as (
 
+    -- those closed with their reports' rows (a close by an older pos-etl has none)
     select * from stg_ledger__closed_periods
+    where reports_frozen
 
 ),
 

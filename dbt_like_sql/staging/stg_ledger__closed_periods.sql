@@ -23,6 +23,7 @@ renamed as (
         bookings,
         incomplete,
         suspense,
+        coalesce(reports_frozen, false) as reports_frozen,
         load_id
 
     from source

@@ -184,7 +184,8 @@ def record(lake: LakeStore, period: Period, fmt: str, file_name: str, content: b
             "period": period.name, "first_date": period.first, "last_date": period.last,
             "year_start": period.year_start, "closed_at": closed_at, "format": fmt,
             "file_name": file_name, "sha256": digest, "content": content,
-            "bookings": len(bookings), "incomplete": incomplete, "suspense": suspense}],
+            "bookings": len(bookings), "incomplete": incomplete, "suspense": suspense,
+            "reports_frozen": bool(FROZEN_REPORTS) or None}],
             schema=LEDGER_TABLES["closed_periods"]),
         "closed_bookings": pa.Table.from_pylist(rows, schema=LEDGER_TABLES["closed_bookings"]),
         **{table: (frozen or {}).get(table, LEDGER_TABLES[table].empty_table())

@@ -18,7 +18,10 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
         # closed with dates missing (--allow-incomplete): which; null when complete
         pa.field("incomplete", pa.string()),
         # closed with bookings on the suspense account (--allow-suspense): which; else null
-        pa.field("suspense", pa.string())]),
+        pa.field("suspense", pa.string()),
+        # its reports' rows were recorded as closed (closed_vat_by_rate, ...); null: closed
+        # by a pos-etl before that, its reports show the data as it is now
+        pa.field("reports_frozen", pa.bool_())]),
     "closed_bookings": pa.schema([
         pa.field("period", pa.string(), False), pa.field("location_id", pa.int32(), False),
         pa.field("business_date", pa.date32(), False),

@@ -383,11 +383,14 @@ def create_lake_views(con: duckdb.DuckDBPyConnection,
         wanted = partitions.get(area, set())
         parts = area_loads.parts_rows(wanted)
         arrow_insert(con, f"{lake}._parts_{area}", parts, PARTS_SCHEMA)
+        # the tables the area's files hold: a table added since an older lake was
+        # written (the ledger's reports as closed, say) is in none of them yet
+        held = set(next(iter(area_loads.loads.values()))[2]) if area_loads.loads else set()
         for table, schema in tables.items():
             empty = pa.schema([*schema, *LOAD_COLUMNS]).empty_table()
             # the table's columns and types, whatever the files hold
             arrow_insert(con, f"{lake}._columns_{table}", [], empty.schema)
-            if not parts:
+            if not parts or table not in held:
                 con.execute(f"create view {lake}.{table} as "
                             f"select * from {lake}._columns_{table}")
                 continue

@@ -297,3 +297,38 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
     assert main(["verify-pack", str(pack), "--config", str(config)]) == 1
     assert "manifest.json: not a manifest close-period recorded for 2026-10 in the lake" in \
         capsys.readouterr().err
+
+
+def test_a_period_closed_by_an_older_pos_etl_still_builds_and_shows_its_days(
+        sandbox_url, tmp_path, sandbox_keys):
+    """A lake whose ledger was written before the reports' rows were recorded at a close
+    (no closed_vat_by_rate..., no suspense or reports_frozen in closed_periods): a build
+    reads it, and the period's reports show its days as the data says now (there is
+    nothing as closed to show), with no changes listed."""
+    import pyarrow as pa
+
+    from pipeline.lake.open import make_lake
+    from pipeline.lake.tables import LEDGER_TABLES
+
+    settings = make_settings(sandbox_url, tmp_path / "data")
+    assert run_load(settings, OCT31, OCT31, [1001], catalog=False, progress=Reporter()).ok
+    older = pa.schema([f for f in LEDGER_TABLES["closed_periods"]
+                       if f.name not in ("suspense", "reports_frozen")])
+    make_lake(settings).write("ledger", {
+        "closed_periods": pa.Table.from_pylist([{
+            "period": "2026-10", "first_date": date(2026, 10, 1), "last_date": OCT31,
+            "year_start": date(2026, 1, 1), "closed_at": datetime(2026, 11, 2, tzinfo=UTC),
+            "format": "datev", "file_name": "EXTF_Buchungsstapel_2026-10.csv",
+            "sha256": hashlib.sha256(b"x").hexdigest(), "content": b"x", "bookings": 0,
+            "incomplete": None}], schema=older),
+        "closed_bookings": LEDGER_TABLES["closed_bookings"].empty_table()},
+        {"period": "2026-10"})
+    assert run_build(settings, progress=Reporter()).ok
+    for report in ("rpt_vat_by_rate", "rpt_daily_close", "rpt_cash_book"):
+        shown = query(settings, f"select * exclude (closed_period) from {report} "
+                                "where business_date = '2026-10-31' order by all")
+        assert shown and shown == query(settings, f"select * from {report}_current where "
+                                                  "business_date = '2026-10-31' order by all")
+    assert query(settings, "select reports_frozen, suspense from rpt_closed_periods") == \
+        [(False, None)]
+    assert query(settings, "select count(*) from rpt_period_changes") == [(0,)]
