@@ -103,68 +103,18 @@ non_revenue as (
 
 ),
 
-prepaid_redeemed as (
-
-    select
-        location_id,
-        business_date,
-        transaction_id,
-        payment_type_name,
-        fibu_account_nr,
-        sum(redeemed_amount) as redeemed_amount
-
-    from prepaid
-    where payment_type_name is not null
-    group by location_id, business_date, transaction_id, payment_type_name, fibu_account_nr
-
-),
-
-receipt_payments as (
-
-    select
-        location_id,
-        business_date,
-        transaction_id,
-        payment_type_name,
-        fibu_account_nr,
-        payment_account(payment_type_id, payment_type_name, fibu_account_nr)
-            as debit_account,
-        sum(amount) as payment_amount
-
-    from fct_payments
-    where is_settlement(transaction_type)
-    group by all
-
-),
-
 payments as (
 
     select
-        receipt_payments.location_id,
-        receipt_payments.business_date,
-        receipt_payments.transaction_id,
+        location_id,
+        business_date,
+        transaction_id,
         'payment' as booking_kind,
-        receipt_payments.payment_type_name || chr(31)
-        || coalesce(receipt_payments.debit_account, '') as line_key,
-        sum(
-            receipt_payments.payment_amount
-            - coalesce(prepaid_redeemed.redeemed_amount, 0)
-        ) as amount
+        payment_type_name || chr(31) || coalesce(debit_account, '') as line_key,
+        sum(amount) as amount
 
-    from receipt_payments
-    left join prepaid_redeemed
-        on receipt_payments.location_id = prepaid_redeemed.location_id
-        and receipt_payments.business_date = prepaid_redeemed.business_date
-        and receipt_payments.transaction_id = prepaid_redeemed.transaction_id
-        and receipt_payments.payment_type_name = prepaid_redeemed.payment_type_name
-        and receipt_payments.fibu_account_nr
-        is not distinct from prepaid_redeemed.fibu_account_nr
-    group by
-        receipt_payments.location_id,
-        receipt_payments.business_date,
-        receipt_payments.transaction_id,
-        receipt_payments.payment_type_name,
-        receipt_payments.debit_account
+    from fct_receipt_payments
+    group by location_id, business_date, transaction_id, payment_type_name, debit_account
 
 ),
 

@@ -10,12 +10,6 @@
 -- redeems one moves no money and was revenue at the sale, so it is not booked.
 with
 
-prepaid as (
-
-    select * from fct_prepaid_vouchers
-
-),
-
 revenue as (
 
     select
@@ -81,23 +75,6 @@ pass_through as (
 
 ),
 
-prepaid_redemptions as (
-
-    select
-        location_id,
-        business_date,
-        payment_type_name,
-        fibu_account_nr,
-        sum(redeemed_amount) as redeemed_amount
-
-    -- per account the redeeming payments posted to: a payment type that posts to two
-    -- accounts on one day has each redemption taken off its own account only
-    from prepaid
-    where payment_type_name is not null
-    group by location_id, business_date, payment_type_name, fibu_account_nr
-
-),
-
 non_revenue as (
 
     select
@@ -122,60 +99,29 @@ non_revenue as (
 
 ),
 
-payment_types as (
+payments as (
 
     select
         location_id,
         business_date,
-        payment_type_id,
-        payment_type_name,
-        fibu_account_nr,
-        payment_account(payment_type_id, payment_type_name, fibu_account_nr)
-            as debit_account,
-        sum(payment_amount) as payment_amount
-
-    from rpt_daily_close_payments
-    group by location_id, business_date, payment_type_id, payment_type_name, fibu_account_nr
-
-),
-
-payments as (
-
-    select
-        payment_types.location_id,
-        payment_types.business_date,
         4 as line_group,
         'payment' as booking_kind,
-        payment_types.payment_type_name || chr(31) || coalesce(payment_types.debit_account, '')
-            as sort_key,
-        sum(
-            payment_types.payment_amount - coalesce(prepaid_redemptions.redeemed_amount, 0)
-        ) as amount,
-        payment_types.debit_account,
-        payment_role(payment_types.payment_type_name) as debit_role,
+        payment_type_name || chr(31) || coalesce(debit_account, '') as sort_key,
+        sum(amount) as amount,
+        debit_account,
+        payment_role(payment_type_name) as debit_role,
         booking_account('clearing') as credit_account,
         'clearing' as credit_role,
         cast(null as decimal(9, 4)) as tax_rate_percent,
         cast(null as decimal(18, 2)) as tax_amount,
-        payment_types.payment_type_name as booking_text,
+        payment_type_name as booking_text,
         -- the POS's accounts of an unmapped payment type, for the export's refusal
-        string_agg(
-            distinct payment_types.fibu_account_nr, ', '
-            order by payment_types.fibu_account_nr
-        ) as pos_accounts
+        string_agg(distinct fibu_account_nr, ', ' order by fibu_account_nr) as pos_accounts
 
-    from payment_types
-    left join prepaid_redemptions
-        on payment_types.location_id = prepaid_redemptions.location_id
-        and payment_types.business_date = prepaid_redemptions.business_date
-        and payment_types.payment_type_name = prepaid_redemptions.payment_type_name
-        and payment_types.fibu_account_nr
-        is not distinct from prepaid_redemptions.fibu_account_nr
-    group by
-        payment_types.location_id,
-        payment_types.business_date,
-        payment_types.payment_type_name,
-        payment_types.debit_account
+    -- per payment type and the account it posts to, single-purpose vouchers redeemed
+    -- taken out (they were revenue at the sale: no money moves)
+    from fct_receipt_payments
+    group by location_id, business_date, payment_type_name, debit_account
 
 ),
 

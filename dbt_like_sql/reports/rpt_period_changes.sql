@@ -15,18 +15,40 @@ closed_periods as (
 
 ),
 
-vat_frozen as (
+vat_booked_rows as (
 
-    select * from stg_ledger__closed_vat_by_rate
+    select
+        'rpt_vat_by_rate' as report,
+        closed_period,
+        location_id,
+        business_date,
+        tax_rate_percent,
+        gross_after_discount,
+        net_after_discount,
+        vat_after_discount
+    from stg_ledger__closed_vat_by_rate
 
 ),
 
-vat_now as (
+vat_booked as (
+
+    unpivot vat_booked_rows
+    on gross_after_discount, net_after_discount, vat_after_discount
+    into name measure value amount
+
+),
+
+vat_now_rows as (
 
     select
-        rpt_vat_by_rate_current.*,
-        closed_periods.period as closed_period
-
+        'rpt_vat_by_rate' as report,
+        closed_periods.period as closed_period,
+        rpt_vat_by_rate_current.location_id,
+        rpt_vat_by_rate_current.business_date,
+        rpt_vat_by_rate_current.tax_rate_percent,
+        rpt_vat_by_rate_current.gross_after_discount,
+        rpt_vat_by_rate_current.net_after_discount,
+        rpt_vat_by_rate_current.vat_after_discount
     from rpt_vat_by_rate_current
     inner join closed_periods
         on rpt_vat_by_rate_current.business_date
@@ -34,18 +56,56 @@ vat_now as (
 
 ),
 
-close_frozen as (
+vat_now as (
 
-    select * from stg_ledger__closed_daily_close
+    unpivot vat_now_rows
+    on gross_after_discount, net_after_discount, vat_after_discount
+    into name measure value amount
 
 ),
 
-close_now as (
+close_booked_rows as (
 
     select
-        rpt_daily_close_current.*,
-        closed_periods.period as closed_period
+        'rpt_daily_close' as report,
+        closed_period,
+        location_id,
+        business_date,
+        cast(null as decimal(9, 4)) as tax_rate_percent,
+        revenue_amount,
+        tip_amount,
+        pass_through_amount,
+        non_revenue_amount,
+        payment_amount,
+        difference_amount
+    from stg_ledger__closed_daily_close
 
+),
+
+close_booked as (
+
+    unpivot close_booked_rows
+    on
+    revenue_amount, tip_amount, pass_through_amount, non_revenue_amount,
+    payment_amount, difference_amount
+    into name measure value amount
+
+),
+
+close_now_rows as (
+
+    select
+        'rpt_daily_close' as report,
+        closed_periods.period as closed_period,
+        rpt_daily_close_current.location_id,
+        rpt_daily_close_current.business_date,
+        cast(null as decimal(9, 4)) as tax_rate_percent,
+        rpt_daily_close_current.revenue_amount,
+        rpt_daily_close_current.tip_amount,
+        rpt_daily_close_current.pass_through_amount,
+        rpt_daily_close_current.non_revenue_amount,
+        rpt_daily_close_current.payment_amount,
+        rpt_daily_close_current.difference_amount
     from rpt_daily_close_current
     inner join closed_periods
         on rpt_daily_close_current.business_date
@@ -53,18 +113,56 @@ close_now as (
 
 ),
 
-cash_frozen as (
+close_now as (
 
-    select * from stg_ledger__closed_cash_book
+    unpivot close_now_rows
+    on
+    revenue_amount, tip_amount, pass_through_amount, non_revenue_amount,
+    payment_amount, difference_amount
+    into name measure value amount
 
 ),
 
-cash_now as (
+cash_booked_rows as (
 
     select
-        rpt_cash_book_current.*,
-        closed_periods.period as closed_period
+        'rpt_cash_book' as report,
+        closed_period,
+        location_id,
+        business_date,
+        cast(null as decimal(9, 4)) as tax_rate_percent,
+        cash_takings,
+        cash_deposits,
+        cash_withdrawals,
+        counted_cash,
+        cash_difference,
+        closing_cash
+    from stg_ledger__closed_cash_book
 
+),
+
+cash_booked as (
+
+    unpivot cash_booked_rows
+    on cash_takings, cash_deposits, cash_withdrawals, counted_cash, cash_difference, closing_cash
+    into name measure value amount
+
+),
+
+cash_now_rows as (
+
+    select
+        'rpt_cash_book' as report,
+        closed_periods.period as closed_period,
+        rpt_cash_book_current.location_id,
+        rpt_cash_book_current.business_date,
+        cast(null as decimal(9, 4)) as tax_rate_percent,
+        rpt_cash_book_current.cash_takings,
+        rpt_cash_book_current.cash_deposits,
+        rpt_cash_book_current.cash_withdrawals,
+        rpt_cash_book_current.counted_cash,
+        rpt_cash_book_current.cash_difference,
+        rpt_cash_book_current.closing_cash
     from rpt_cash_book_current
     inner join closed_periods
         on rpt_cash_book_current.business_date
@@ -72,311 +170,31 @@ cash_now as (
 
 ),
 
+cash_now as (
+
+    unpivot cash_now_rows
+    on cash_takings, cash_deposits, cash_withdrawals, counted_cash, cash_difference, closing_cash
+    into name measure value amount
+
+),
+
 booked as (
 
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'gross_after_discount' as measure,
-        gross_after_discount as amount
-    from vat_frozen
-    union all
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'net_after_discount' as measure,
-        net_after_discount as amount
-    from vat_frozen
-    union all
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'vat_after_discount' as measure,
-        vat_after_discount as amount
-    from vat_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'revenue_amount' as measure,
-        revenue_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'tip_amount' as measure,
-        tip_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'pass_through_amount' as measure,
-        pass_through_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'non_revenue_amount' as measure,
-        non_revenue_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'payment_amount' as measure,
-        payment_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'difference_amount' as measure,
-        difference_amount as amount
-    from close_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_takings' as measure,
-        cash_takings as amount
-    from cash_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_deposits' as measure,
-        cash_deposits as amount
-    from cash_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_withdrawals' as measure,
-        cash_withdrawals as amount
-    from cash_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'counted_cash' as measure,
-        counted_cash as amount
-    from cash_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_difference' as measure,
-        cash_difference as amount
-    from cash_frozen
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'closing_cash' as measure,
-        closing_cash as amount
-    from cash_frozen
+    select * from vat_booked
+    union all by name
+    select * from close_booked
+    union all by name
+    select * from cash_booked
 
 ),
 
 now as (
 
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'gross_after_discount' as measure,
-        gross_after_discount as amount
-    from vat_now
-    union all
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'net_after_discount' as measure,
-        net_after_discount as amount
-    from vat_now
-    union all
-    select
-        'rpt_vat_by_rate' as report,
-        closed_period,
-        location_id,
-        business_date,
-        tax_rate_percent,
-        'vat_after_discount' as measure,
-        vat_after_discount as amount
-    from vat_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'revenue_amount' as measure,
-        revenue_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'tip_amount' as measure,
-        tip_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'pass_through_amount' as measure,
-        pass_through_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'non_revenue_amount' as measure,
-        non_revenue_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'payment_amount' as measure,
-        payment_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_daily_close' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'difference_amount' as measure,
-        difference_amount as amount
-    from close_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_takings' as measure,
-        cash_takings as amount
-    from cash_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_deposits' as measure,
-        cash_deposits as amount
-    from cash_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_withdrawals' as measure,
-        cash_withdrawals as amount
-    from cash_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'counted_cash' as measure,
-        counted_cash as amount
-    from cash_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'cash_difference' as measure,
-        cash_difference as amount
-    from cash_now
-    union all
-    select
-        'rpt_cash_book' as report,
-        closed_period,
-        location_id,
-        business_date,
-        cast(null as decimal(9, 4)) as tax_rate_percent,
-        'closing_cash' as measure,
-        closing_cash as amount
-    from cash_now
+    select * from vat_now
+    union all by name
+    select * from close_now
+    union all by name
+    select * from cash_now
 
 ),
 

@@ -90,7 +90,8 @@ def test_the_shipped_contracts_hold_the_checks_with_their_severities():
     assert checks[("rpt_daily_close_current", "day_is_closed")] is False  # the till's: warn
     assert checks[("rpt_daily_close_current", "payments_add_up")] is True  # a model bug
     assert checks[("fct_receipts", "one_version_per_receipt")] is True  # one day per receipt
-    assert len(checks) == 106  # (the grains of fct_receipt_revenue, rpt_booking_receipts,
+    assert len(checks) == 107  # (the grains of fct_receipt_revenue, fct_receipt_payments,
+    # rpt_booking_receipts,
     # the three reports as closed and their ledger tables, rpt_period_changes;
     # every_booking_line_ties_to_its_receipts)
 
