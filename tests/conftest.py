@@ -57,12 +57,18 @@ def unexpected(checks: list) -> list:
     return [c for c in checks if c.check.name != CASH_SHORTS]
 
 
-def write_config(folder: Path, base_url: str) -> Path:
+def write_config(folder: Path, base_url: str, accounts: bool = True) -> Path:
     """``folder/pos.toml``: location 1001 at ``base_url``, data in ``folder/data``, the key
-    in ``POS_TEST_KEY_1001``."""
+    in ``POS_TEST_KEY_1001``; with ``accounts``, the accounts the sandbox's own configs
+    map (its staff meals' payment group, its online payments)."""
     config = folder / "pos.toml"
+    mapped = "" if not accounts else (
+        "[accounting.accounts]\npayment_accounts = { "
+        + ", ".join(f'"{k}" = "{v}"' for k, v in world.CONFIG_PAYMENT_ACCOUNTS.items())
+        + " }\nnon_revenue_accounts = { "
+        + ", ".join(f'"{k}" = "{v}"' for k, v in world.CONFIG_GROUP_ACCOUNTS.items()) + " }\n")
     config.write_text(f'[source]\nbase_url = "{base_url}"\n[warehouse]\ndata_dir = "data"\n'
-                      '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
+                      + mapped + '[[locations]]\nid = 1001\nshort_code = "VIE01"\n'
                       'api_key_env = "POS_TEST_KEY_1001"\n')
     return config
 

@@ -58,9 +58,11 @@ final as (
         typed.payment_type_id,
         payment_account(typed.payment_type_id, typed.payment_type_name, typed.fibu_account_nr)
             as debit_account,
-        typed.payment_amount,
-        coalesce(redeemed.redeemed_amount, 0) as prepaid_redeemed_amount,
-        typed.payment_amount - coalesce(redeemed.redeemed_amount, 0) as amount
+        cast(typed.payment_amount as decimal(18, 2)) as payment_amount,
+        cast(coalesce(redeemed.redeemed_amount, 0) as decimal(18, 2))
+            as prepaid_redeemed_amount,
+        cast(typed.payment_amount - coalesce(redeemed.redeemed_amount, 0) as decimal(18, 2))
+            as amount
 
     from typed
     left join redeemed

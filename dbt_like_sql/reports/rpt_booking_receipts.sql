@@ -200,7 +200,7 @@ final as (
         shares.transaction_id,
         receipts.receipted_at_local,
         receipts.transaction_type,
-        receipts.total_amount as receipt_total_amount,
+        round_cent(receipts.total_amount) as receipt_total_amount,
         cast(shares.amount as decimal(18, 2)) as amount
 
     from lines

@@ -215,7 +215,7 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
     from pipeline.core.configs import load_settings
     from tests.conftest import write_config
 
-    config = write_config(tmp_path, sandbox_url)
+    config = write_config(tmp_path, sandbox_url, accounts=False)
     assert run_load(load_settings(config), OCT31, NOV1, catalog=False,
                     progress=Reporter()).ok
     folder = tmp_path / "closed"

@@ -27,6 +27,8 @@ def holed(sandbox_url, tmp_path_factory):
         f'[source]\nbase_url = "{sandbox_url}"\n[warehouse]\ndata_dir = "data"\n'
         '[schedule]\nstart_date = "2026-09-01"\n'
         '[accounting.datev]\nconsultant_number = 29098\nclient_number = 55003\n'
+        # the staff meals' payment group has an account: nothing waits on suspense
+        '[accounting.accounts]\nnon_revenue_accounts = { "Nicht umsatzwirksam" = "6700" }\n'
         '[[locations]]\nid = 1001\nshort_code = "VIE01"\napi_key_env = "POS_TEST_KEY_1001"\n'
         'first_business_date = "2026-10-01"\nlast_business_date = "2026-10-31"\n')
     mp = pytest.MonkeyPatch()

@@ -148,8 +148,9 @@ def test_datev_refuses_a_forged_account_naming_where_it_comes_from(hostile, tmp_
     with pytest.raises(ExportError) as failed:
         export(settings, Selection("rpt_daily_close", DAY1, DAY1, [1001]), "datev", target)
     message = str(failed.value)
-    assert "location 1001, business date 2026-11-19, payment type 'Bankomat'" in message
-    assert "'1;2;3' is not a DATEV account" in message
+    # no account of the chart: refused as unmapped, naming type, POS account and where
+    assert "payment type(s) without an account in EKR: 'Bankomat' (the POS's account " \
+           "1;2;3; first location 1001, business date 2026-11-19)" in message
     assert not target.exists() and not list(tmp_path.iterdir())
 
 

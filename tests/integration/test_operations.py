@@ -56,8 +56,8 @@ def test_a_till_a_cent_short_is_a_warning_and_fails_only_with_warn_error(cent_sh
     not close is a WARN line naming check, location and date; ``--warn-error`` fails."""
     config, code, out = cent_short
     assert code == 0, out
-    assert f"WARN warehouse/rpt_daily_close: day_is_closed at location 1001 business date " \
-           f"{DAY}" in out
+    assert "WARN warehouse/rpt_daily_close_current: day_is_closed at location 1001 " \
+           f"business date {DAY}" in out
     assert "result: OK, 1 warning" in out
     assert "CHECK FAILED" not in out
     with open_instance(load_settings(str(config))) as instance:
@@ -65,13 +65,14 @@ def test_a_till_a_cent_short_is_a_warning_and_fails_only_with_warn_error(cent_sh
         assert len(runs) == 2 and all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS
                                       for r in runs)
         check = instance.event_log_storage.get_latest_asset_check_execution_by_key(
-            [dg.AssetCheckKey(dg.AssetKey(["warehouse", "rpt_daily_close"]), "day_is_closed")])
+            [dg.AssetCheckKey(dg.AssetKey(["warehouse", "rpt_daily_close_current"]),
+                              "day_is_closed")])
         evaluation = next(iter(check.values())).event.dagster_event.event_specific_data
         assert not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.WARN
 
     code, out = run_cli(["build", "--config", str(config), "--warn-error"])
     assert code == 1
-    assert "WARN warehouse/rpt_daily_close: day_is_closed" in out
+    assert "WARN warehouse/rpt_daily_close_current: day_is_closed" in out
     assert "result: FAILED (1 warning, --warn-error)" in out
     assert run_cli(["build", "--config", str(config)])[0] == 0
 
@@ -104,7 +105,7 @@ def test_status_and_the_freshness_checks_see_a_stale_lake(cent_short):
     assert code == 1, out
     assert f"1001      {DAY}" in out and "STALE" in out
     assert "ATTENTION location 1001 VIE01: lake has 2026-11-20" in out
-    assert "WARN warehouse/rpt_daily_close: day_is_closed at location 1001" in out
+    assert "WARN warehouse/rpt_daily_close_current: day_is_closed at location 1001" in out
     code, out = run_cli(["status", "--config", str(config), "--json"])
     status = json.loads(out)
     assert code == 1 and not status["ok"]
@@ -201,7 +202,7 @@ def test_warnings_and_a_stale_lake_are_posted(cent_short, receiver, monkeypatch)
     config = alerting(cent_short[0], on_warning=True)
     assert main(["build", "--config", str(config)]) == 0
     [body] = receiver.bodies
-    assert "WARN warehouse/rpt_daily_close: day_is_closed at location 1001" in body["text"]
+    assert "WARN warehouse/rpt_daily_close_current: day_is_closed at location 1001" in body["text"]
 
     # The freshness checks' run (the sensor freshness starts it): the lake is stale.
     settings = load_settings(str(config))

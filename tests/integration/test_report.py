@@ -83,7 +83,7 @@ def test_the_report_renders_with_a_point_per_day_and_the_warehouses_totals(repor
     # the only check that does not pass: the sandbox's deliberate short counts, a warning
     listed = re.findall(r"<li>(.*?)</li>", dom.split('id="failed-checks"')[1].split(
         "</section>")[0], re.S)
-    assert listed and all(line.startswith("WARN rpt_cash_book: cash_count_matches_the_book")
+    assert listed and all(line.startswith("WARN rpt_cash_book_current: cash_count_matches_the_book")
                           for line in listed)
 
 
