@@ -105,3 +105,34 @@ def trace(name: str, config: str | None) -> int:
         return 1
     print("\n".join(for_terminal(line) for line in lines))
     return 0 if not any("DOES NOT TIE" in line for line in lines) else 1
+
+
+@cli.command(short_help="write the auditor's pack of a closed period again",
+             help="write the auditor's pack of the closed period PERIOD (YYYY-MM) into "
+                  "<folder>/pack_<period> (close-period writes it; this writes it again, "
+                  "say after its folder was lost, from the lake's record and the reports "
+                  "as closed), its manifest recorded in the lake")
+@click.argument("period")
+@config_option
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="the folder to write pack_<period> into (default: closed_<format>)")
+def pack(period: str, config: str | None, output: Path | None) -> int:
+    from pipeline.accounting.ledger import closed_periods
+    from pipeline.cli.outputs import said_pack
+    from pipeline.lake.open import make_lake
+    from pipeline.outputs.export import ExportError
+    from pipeline.outputs.pack import write_pack
+
+    settings = load_settings(config)
+    closed = closed_periods(make_lake(settings))
+    if period not in closed:
+        print(f"pack: {for_terminal(period)} is no closed period (closed: "
+              f"{', '.join(closed) or 'none'})", file=sys.stderr)
+        return 1
+    try:
+        written = write_pack(settings, closed[period],
+                             output or Path(f"closed_{closed[period].format}"))
+    except ExportError as exc:
+        print(f"pack: {for_terminal(str(exc))}", file=sys.stderr)
+        return 1
+    return said_pack(written)

@@ -147,7 +147,13 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     print(f"wrote {', '.join(str(f) for f in done.files)}")
-    pack = write_pack(settings, closed, target)
+    return said_pack(write_pack(settings, closed, target))
+
+
+def said_pack(pack) -> int:
+    """What the auditor's pack written says (``pos-etl close-period``, ``pos-etl pack``)."""
+    for reason in pack.not_written:
+        print(f"warning: the pack has no file of {for_terminal(reason)}", file=sys.stderr)
     print(f"wrote the auditor's pack {pack.folder} ({len(pack.files)} files; manifest sha256 "
           f"{pack.manifest_sha256[:16]}... recorded in the lake; check it with `pos-etl "
           f"verify-pack {pack.folder}`)")

@@ -25,7 +25,7 @@ from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.lake.store import LakeStore
-from pipeline.outputs.export import Selection, export
+from pipeline.outputs.export import ExportError, Selection, export
 
 MANIFEST, SUMS = "manifest.json", "SHA256SUMS"
 PACK_FORMAT = "pack"
@@ -47,6 +47,8 @@ class Pack:
     folder: Path
     files: list[str]
     manifest_sha256: str
+    not_written: list[str]
+    """The other booking format's file where it could not be written, and why."""
 
 
 def pack_name(period: str) -> str:
@@ -66,9 +68,16 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
     scratch.mkdir(parents=True)
     try:
         period = closed.period
+        not_written = []
         for fmt in BOOKING_FORMATS:  # the closed format byte for byte, the other as booked
-            export(settings, Selection("rpt_daily_close", period.first, period.last, None),
-                   fmt, scratch / fmt)
+            try:
+                export(settings, Selection("rpt_daily_close", period.first, period.last,
+                                           None), fmt, scratch / fmt)
+            except ExportError as exc:
+                if fmt == closed.format:
+                    raise
+                not_written.append({"format": fmt, "reason": str(exc)})
+                continue  # the other format cannot be written (BMD's digits-only kost, say)
             for path in sorted((scratch / fmt).iterdir()):
                 os.replace(path, scratch / path.name)
             (scratch / fmt).rmdir()
@@ -85,7 +94,8 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
             "format": closed.format, "booking_file": closed.file_name,
             "booking_file_sha256": closed.sha256, "incomplete": closed.incomplete,
             "suspense": closed.suspense, "written_at": datetime.now(UTC).isoformat(),
-            "files": entries}, indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
+            "not_written": not_written, "files": entries},
+            indent=2, ensure_ascii=False).encode("utf-8") + b"\n"
         (scratch / MANIFEST).write_bytes(manifest)
         sums = "".join(f"{e['sha256']}  {e['name']}\n" for e in
                        [*entries, {"name": MANIFEST, "sha256": _digest(manifest)}])
@@ -97,7 +107,8 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
         os.replace(scratch, target)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Pack(target, [*files, MANIFEST, SUMS], _digest(manifest))
+    return Pack(target, [*files, MANIFEST, SUMS], _digest(manifest),
+                [f"{n['format']}: {n['reason']}" for n in not_written])
 
 
 class _Files:

@@ -264,6 +264,7 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
                      "Korrekturen_offen.csv", "SHA256SUMS", "Tagesabschluesse.csv",
                      "USt_nach_Steuersatz.csv", "Vollstaendigkeit.csv", "manifest.json"]
     assert (pack / "BMD_Buchungen_2026-10.csv").read_bytes() == written.read_bytes()
+    first_cash_book = (pack / "Kassenbuch.csv").read_bytes()
     cash_book = (pack / "Kassenbuch.csv").read_text(encoding="utf-8-sig")
     assert cash_book.startswith("Standort;Geschäftstag;") and "2026-10-31" in cash_book
     import subprocess
@@ -297,6 +298,16 @@ def test_close_period_command_writes_records_and_refuses_a_second_close(
     assert main(["verify-pack", str(pack), "--config", str(config)]) == 1
     assert "manifest.json: not a manifest close-period recorded for 2026-10 in the lake" in \
         capsys.readouterr().err
+    # the pack written again (its folder lost, say): the same files, a manifest on record
+    assert main(["pack", "2026-10", "--config", str(config), "-o", str(tmp_path / "again")]) == 0
+    assert f"wrote the auditor's pack {tmp_path / 'again' / 'pack_2026-10'}" in \
+        capsys.readouterr().out
+    assert (tmp_path / "again" / "pack_2026-10" / "Kassenbuch.csv").read_bytes() == \
+        first_cash_book  # the cash book as closed
+    assert main(["verify-pack", str(tmp_path / "again" / "pack_2026-10"), "--config",
+                 str(config)]) == 0
+    assert main(["pack", "2026-09", "--config", str(config)]) == 1
+    assert "pack: 2026-09 is no closed period (closed: 2026-10)" in capsys.readouterr().err
 
 
 def test_a_period_closed_by_an_older_pos_etl_still_builds_and_shows_its_days(
