@@ -54,6 +54,11 @@ def trace(warehouse: Path, name: str) -> list[str]:
     """What ``name`` (a document number, with or without its line, or a receipt's
     transactionId) leads to, as lines of text; ``TraceError`` if nothing."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
+        try:
+            con.execute("select 1 from rpt_booking_receipts limit 0")
+        except duckdb.CatalogException:
+            raise TraceError("the warehouse was built by an older pos-etl (it has no "
+                             "rpt_booking_receipts): run `pos-etl build` first") from None
         match = DOCUMENT.fullmatch(name) or BMD_NUMBER.fullmatch(name)
         if match:
             return _booking(con, name, int(match["loc"]),
