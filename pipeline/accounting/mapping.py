@@ -14,7 +14,7 @@ import duckdb
 from pipeline.accounting.bookings import rate_key
 from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
 from pipeline.core.charts import SINGLE_ACCOUNT_ROLES
-from pipeline.warehouse.models import config_macros
+from pipeline.warehouse.config_sql import config_macros
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ self-contained file.
 
 from pipeline.extract.macros import macro_sql
 from pipeline.warehouse.build import BlockedBuild, BuildResult, build_warehouse
+from pipeline.warehouse.config_sql import config_macros, config_tables
 from pipeline.warehouse.models import (
     LAKE_AREA_OF,
     LAKE_AREAS,
@@ -23,8 +24,6 @@ from pipeline.warehouse.models import (
     Model,
     ModelError,
     build_order,
-    config_macros,
-    config_tables,
     discover_models,
 )
 from pipeline.warehouse.project import Project, shipped

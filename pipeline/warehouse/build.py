@@ -44,6 +44,7 @@ from pipeline.warehouse.compute import (
     use_catalog,
     where_of,
 )
+from pipeline.warehouse.config_sql import config_macros, config_tables
 from pipeline.warehouse.dictionary import apply_comments
 from pipeline.warehouse.integrity import Corrupt
 from pipeline.warehouse.lakefiles import LakeFiles, lake_files
@@ -55,8 +56,6 @@ from pipeline.warehouse.models import (
     Model,
     ModelError,
     build_order,
-    config_macros,
-    config_tables,
     only_in_build,
 )
 from pipeline.warehouse.plan import (

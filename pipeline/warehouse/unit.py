@@ -33,14 +33,13 @@ from decimal import Decimal, InvalidOperation
 import duckdb
 
 from pipeline.extract.macros import macro_sql
+from pipeline.warehouse.config_sql import config_macros, config_tables
 from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.models import (
     STAGING_SCHEMA,
     Model,
     build_order,
-    config_macros,
-    config_tables,
     qualify_staging,
 )
 

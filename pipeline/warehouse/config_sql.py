@@ -1,0 +1,198 @@
+"""What the config file gives the warehouse's SQL: its locations as the table macro
+``configured_locations()`` and its ``[accounting]`` as scalar macros (the voucher and
+cash payment types, the ledger's time zone, the chart of accounts and the payment
+accounts, single-purpose vouchers, what is collected for others), created after the
+project's own ``macros/``."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
+from pipeline.core.charts import PAYMENT_ROLES, SINGLE_ACCOUNT_ROLES
+from pipeline.core.settings import Settings
+
+
+def _sql_list(values: list[str]) -> str:
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values) or "null"
+
+
+CONFIG_TABLES = ("configured_locations",)
+"""Table macros of the config file that only models of ``materialized: table`` may read:
+they are not part of the partitioned models' versions (``config_tables``)."""
+
+
+def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
+    """The configured locations as the table macro ``configured_locations()``: each one's
+    id, short code, name, cost centre, time zone, business-day start, first and last
+    business date (the
+    defaults resolved: ``pipeline.warehouse.coverage``) and the freshness deadline. Changing them
+    changes no partitioned model, so they are not part of the versions (``CONFIG_TABLES``)."""
+    rows = []
+    for loc in settings.locations if settings else ():
+        first = max(filter(None, (loc.first_business_date, settings.schedule.start_date)))
+        last = f"DATE '{loc.last_business_date}'" if loc.last_business_date else \
+            "cast(null as date)"
+        cost_center = _sql_list([loc.cost_center]) if loc.cost_center else "null"
+        rows.append(f"({loc.id}, {_sql_list([loc.short_code])}, "
+                    f"{_sql_list([loc.name or loc.short_code])}, {cost_center}, "
+                    f"{_sql_list([loc.timezone])}, "
+                    f"TIME '{loc.business_day_starts}', DATE '{first}', {last}, "
+                    f"TIME '{settings.freshness.deadline}')")
+    values = ", ".join(rows) if rows else (
+        "(null, null, null, null, null, null, null, null, null)")
+    return (
+        "-- the configured locations and the business dates each should have (pos-etl's\n"
+        "-- config: [[locations]], [schedule] start_date, [freshness] deadline)\n"
+        "create or replace macro configured_locations() as table\n"
+        "select cast(location_id as integer) as location_id,\n"
+        "    cast(short_code as varchar) as short_code,\n"
+        "    cast(location_name as varchar) as location_name,\n"
+        "    cast(cost_center as varchar) as cost_center,\n"
+        "    cast(timezone as varchar) as timezone,\n"
+        "    cast(business_day_starts as time) as business_day_starts,\n"
+        "    cast(first_business_date as date) as first_business_date,\n"
+        "    cast(last_business_date as date) as last_business_date,\n"
+        "    cast(due_at as time) as due_at\n"
+        f"from (values {values}) as t (location_id, short_code, location_name,\n"
+        "    cost_center, timezone,\n"
+        "    business_day_starts, first_business_date, last_business_date, due_at)\n"
+        "where location_id is not null;",
+    )
+
+
+def config_macros(accounting: AccountingSettings | None = None,
+                  default_timezone: str = "Europe/Vienna") -> tuple[str, ...]:
+    """The macros the config file defines (``[accounting]``), created after ``macros/``:
+    part of every partitioned model's version, so changing them recomputes the reports."""
+    accounting = accounting or AccountingSettings()
+    tz = accounting.ledger_timezone or default_timezone
+    return (
+        "-- a settlement of this payment group sells vouchers ([accounting] voucher_sale_groups)\n"
+        "create or replace macro is_voucher_sale(payment_group_name) as\n"
+        f"    payment_group_name in ({_sql_list(accounting.voucher_sale_groups)});",
+        "-- a payment of this type redeems a voucher ([accounting] voucher_payment_types)\n"
+        "create or replace macro is_voucher_payment(payment_type_name) as\n"
+        f"    payment_type_name in ({_sql_list(accounting.voucher_payment_types)});",
+        "-- a payment of this type is cash, in the till's drawer ([accounting] "
+        "cash_payment_types)\n"
+        "create or replace macro is_cash_payment(payment_type_name) as\n"
+        f"    payment_type_name in ({_sql_list(accounting.cash_payment_types)});",
+        "-- the voucher ledger's business date of an instant ([accounting] ledger_timezone)\n"
+        "create or replace macro ledger_date(instant) as\n"
+        f"    cast(timezone({_sql_list([tz])}, instant) as date);",
+        *_account_macros(accounting.chart_of_accounts),
+        *_voucher_macros(accounting),
+        *_pass_through_macros(accounting),
+    )
+
+
+def _pass_through_macros(accounting: AccountingSettings) -> tuple[str, ...]:
+    """``[[accounting.pass_through]]`` as macros: the account and the name of what a
+    product collects for someone else, else null."""
+    def case(pick: str) -> str:
+        whens = " ".join(f"when product_nr = {_sql_list([str(p)])} then "
+                         f"{_sql_list([getattr(item, pick)])}"
+                         for item in accounting.pass_through for p in item.products)
+        return f"case {whens} else cast(null as varchar) end" if whens \
+            else "cast(null as varchar)"
+
+    return (
+        "-- the account of what a product collects for someone else (a tourist tax), else\n"
+        "-- null ([[accounting.pass_through]])\n"
+        f"create or replace macro pass_through_account(product_nr) as\n    {case('account')};",
+        "-- the name of what a product collects for someone else, else null\n"
+        f"create or replace macro pass_through_name(product_nr) as\n    {case('name')};",
+    )
+
+
+def _voucher_macros(accounting: AccountingSettings) -> tuple[str, ...]:
+    """The single-purpose vouchers of ``[[accounting.voucher_categories]]`` as macros: the
+    VAT rate of a product that sells one, and of a payment type that redeems one."""
+    single = [c for c in accounting.voucher_categories if c.purpose == "single"]
+
+    def rates(value: str, pairs: dict[str, Decimal]) -> str:
+        whens = " ".join(f"when {value} = {key} then cast({rate} as decimal(9, 4))"
+                         for key, rate in pairs.items())
+        return f"case {whens} else cast(null as decimal(9, 4)) end" if whens \
+            else "cast(null as decimal(9, 4))"
+
+    sales = {_sql_list([str(p)]): c.tax_rate for c in single for p in c.sale_products}
+    redeems = {_sql_list([t]): c.tax_rate for c in single for t in c.payment_types}
+    return (
+        "-- the VAT rate of the single-purpose voucher a product sells, else null\n"
+        "-- ([[accounting.voucher_categories]])\n"
+        "create or replace macro prepaid_sale_rate(product_nr) as\n"
+        f"    {rates('product_nr', sales)};",
+        "-- the VAT rate of the single-purpose voucher a payment type redeems, else null\n"
+        "create or replace macro prepaid_payment_rate(payment_type_name) as\n"
+        f"    {rates('payment_type_name', redeems)};",
+    )
+
+
+def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
+    """The accounts of the bookings ([accounting.accounts]) and the chart's ranges
+    (``pipeline.core.charts``) as macros."""
+    def case(value: str, pairs: dict[str, str], default: str = "null") -> str:
+        whens = " ".join(f"when {value} = {when} then {_sql_list([then])}"
+                         for when, then in pairs.items())
+        return f"case {whens} else {default} end" if whens else default
+
+    rates = {str(Decimal(k)): v for k, v in accounts.revenue_accounts.items()}
+    groups = {_sql_list([k]): v for k, v in accounts.non_revenue_accounts.items()}
+    roles = {f"'{role}'": accounts.role_account(role) for role in SINGLE_ACCOUNT_ROLES}
+    chart = accounts.definition
+    length = accounts.account_length
+    fits = " ".join(f"when '{role}' then {' or '.join(r.sql('account', length) for r in ranges)}"
+                    for role, ranges in sorted(chart.ranges.items()))
+    payment_fits = " or ".join(r.sql("account", length)
+                               for role in PAYMENT_ROLES for r in chart.ranges[role])
+    by_id = {int(k[3:]): v for k, v in accounts.payment_accounts.items() if k.startswith("id:")}
+    by_name = {k: v for k, v in accounts.payment_accounts.items() if not k.startswith("id:")}
+    mapped = [f"when type_id = {key} then {_sql_list([v])}" for key, v in by_id.items()]
+    mapped += [f"when type_name = {_sql_list([key])} then {_sql_list([v])}"
+               for key, v in by_name.items()]
+    configured = " or ".join([f"type_id in ({', '.join(map(str, by_id))})"] * bool(by_id)
+                             + [f"type_name in ({_sql_list(list(by_name))})"] * bool(by_name))
+    return (
+        "-- the revenue account of a tax rate, null where none ([accounting.accounts])\n"
+        f"create or replace macro revenue_account(rate) as\n    {case('rate', rates)};",
+        "-- the account of a non-revenue payment group, else the suspense account\n"
+        "create or replace macro non_revenue_account(group_name) as\n"
+        f"    {case('group_name', groups, _sql_list([accounts.suspense_account]))};",
+        "-- the role of a non-revenue payment group's account: voucher, non_revenue, or\n"
+        "-- suspense (no account of its own)\n"
+        "create or replace macro non_revenue_role(group_name) as\n"
+        f"    case when group_name in ({_sql_list(list(accounts.non_revenue_accounts)) or 'null'})"
+        " then case when is_voucher_sale(group_name) then 'voucher' else 'non_revenue' end"
+        " else 'suspense' end;",
+        "-- the account of a single-account role: clearing, tip, suspense, cash, ...\n"
+        f"create or replace macro booking_account(role) as\n    {case('role', roles)};",
+        f"-- whether an account lies in the chart's ranges for a role ({chart.name}: "
+        "pipeline/core/charts)\n"
+        "create or replace macro account_fits(role, account) as\n"
+        f"    case role {fits} when 'payment' then {payment_fits} else false end;",
+        "-- the role of a payment type's account: cash, voucher, or payment (a card, a room\n"
+        "-- charge: any of the chart's cash, transit, bank and receivable ranges)\n"
+        "create or replace macro payment_role(type_name) as\n"
+        "    case when is_cash_payment(type_name) then 'cash' when "
+        "is_voucher_payment(type_name) then 'voucher' else 'payment' end;",
+        "-- the account a payment type's payments are debited to: the config's\n"
+        "-- (payment_accounts), else the POS's fibuAccountNr where it fits the chart for\n"
+        "-- the payment's role, else the cash or voucher account, else null (refused)\n"
+        "create or replace macro payment_account(type_id, type_name, fibu) as\n"
+        f"    case {' '.join(mapped)} when is_cash_payment(type_name) then case when "
+        f"coalesce(account_fits('cash', fibu), false) then fibu else "
+        f"{_sql_list([accounts.cash_account])} end when is_voucher_payment(type_name) then "
+        f"{_sql_list([accounts.voucher_account])} when coalesce(account_fits('payment', fibu), "
+        "false) then fibu else null end;",
+        "-- where payment_account's account comes from: config, pos or chart (null: none)\n"
+        "create or replace macro payment_account_source(type_id, type_name, fibu) as\n"
+        f"    case {f'when {configured} then {chr(39)}config{chr(39)}' if configured else ''}"
+        " when is_cash_payment(type_name) then case when coalesce(account_fits('cash', fibu), "
+        "false) then 'pos' else 'chart' end when is_voucher_payment(type_name) then 'chart' "
+        "when coalesce(account_fits('payment', fibu), false) then 'pos' else null end;",
+        "-- what the accounts above were made from (the export checks it is the config's)\n"
+        "create or replace macro chart_fingerprint() as\n"
+        f"    {_sql_list([accounts.fingerprint])};",
+    )
