@@ -155,11 +155,10 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     selection holds the first open period's first day."""
     locations = {loc.id: loc for loc in settings.locations}
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        accounts = settings.accounting.chart_of_accounts
         try:
-            check_accounts(con, settings.accounting.chart_of_accounts,
-                           settings.accounting.pass_through)
+            check_accounts(con, accounts, settings.accounting.pass_through)
             ledger.check_current(con, closed)
-            accounts = settings.accounting.chart_of_accounts
             bookings = daily_close_bookings(con, selection_query(con, sel), locations,
                                             accounts)
             check_chart(bookings, accounts)

@@ -185,7 +185,7 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
 
 def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
                          locations: Mapping[int, LocationSettings],
-                         accounts: ChartOfAccounts | None = None) -> list[Booking]:
+                         accounts: ChartOfAccounts) -> list[Booking]:
     """The bookings (``rpt_daily_close_bookings``) of the daily closes that ``close_sql``
     selects, with each location's short code in the text and its cost centre. A payment
     type without an account in the chart is refused (``ChartViolation``) naming them all,
@@ -225,25 +225,23 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
     return out
 
 
-def unmapped_payments(unmapped: dict[str, tuple], accounts: ChartOfAccounts | None
+def unmapped_payments(unmapped: dict[str, tuple], accounts: ChartOfAccounts
                       ) -> ChartViolation:
     """The refusal of payment types without an account in the chart: each named with the
     POS's accounts and where it was first met, and the config lines to add."""
-    chart = accounts.definition if accounts else None
-    name = chart.name if chart else "the chart"
-    ranges = chart.ranges_text("payment") if chart else ""
+    chart = accounts.definition
     named = "; ".join(
         f"{t!r} (the POS's account {pos or 'none'}; first location {loc}, business date "
         f"{day})" for t, (pos, loc, day) in sorted(unmapped.items()))
-    hint = accounts.card_transit_account if accounts else "..."
+    hint = accounts.card_transit_account
     lines = ", ".join(f'{_toml_key(t)} = "{hint}"' for t in sorted(unmapped))
     return ChartViolation(
-        f"{len(unmapped)} payment type(s) without an account in {name}: {named}. A payment "
-        f"type's account must lie in the chart's ranges for payments ({ranges}); add to "
-        f"[accounting.accounts] payment_accounts = {{ {lines} }} (the card transit "
-        f"account {hint} shown; a room charge's is a receivable, "
-        f"{accounts.receivable_account if accounts else '...'}); `pos-etl accounts` shows "
-        "the mapping in force")
+        f"{len(unmapped)} payment type(s) without an account in {chart.name}: {named}. A "
+        f"payment type's account must lie in the chart's ranges for payments "
+        f"({chart.ranges_text('payment')}); add to [accounting.accounts] payment_accounts "
+        f"= {{ {lines} }} (the card transit account {hint} shown; a room charge's is a "
+        f"receivable, {accounts.receivable_account}); `pos-etl accounts` shows the mapping "
+        "in force")
 
 
 def _toml_key(name: str) -> str:

@@ -147,11 +147,15 @@ def close_period(period: date, config: str | None, fmt: str, output: str | None,
     for warning in done.warnings:
         print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     print(f"wrote {', '.join(str(f) for f in done.files)}")
-    return said_pack(write_pack(settings, closed, target))
+    return said_pack(write_pack(settings, closed, target), said=done.warnings)
 
 
-def said_pack(pack) -> int:
-    """What the auditor's pack written says (``pos-etl close-period``, ``pos-etl pack``)."""
+def said_pack(pack, said: list[str] = ()) -> int:
+    """What the auditor's pack written says (``pos-etl close-period``, ``pos-etl pack``):
+    its exports' warnings but those ``said`` already."""
+    for warning in pack.warnings:
+        if warning not in said:
+            print(f"warning: {for_terminal(warning)}", file=sys.stderr)
     for reason in pack.not_written:
         print(f"warning: the pack has no file of {for_terminal(reason)}", file=sys.stderr)
     print(f"wrote the auditor's pack {pack.folder} ({len(pack.files)} files; manifest sha256 "

@@ -49,6 +49,8 @@ class Pack:
     manifest_sha256: str
     not_written: list[str]
     """The other booking format's file where it could not be written, and why."""
+    warnings: list[str]
+    """What the exports of its files warned (dates missing, characters transliterated)."""
 
 
 def pack_name(period: str) -> str:
@@ -68,11 +70,12 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
     scratch.mkdir(parents=True)
     try:
         period = closed.period
-        not_written = []
+        not_written, warnings = [], []
         for fmt in BOOKING_FORMATS:  # the closed format byte for byte, the other as booked
             try:
-                export(settings, Selection("rpt_daily_close", period.first, period.last,
-                                           None), fmt, scratch / fmt)
+                warnings += export(settings, Selection("rpt_daily_close", period.first,
+                                                       period.last, None),
+                                   fmt, scratch / fmt).warnings
             except ExportError as exc:
                 if fmt == closed.format:
                     raise
@@ -84,7 +87,8 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
         for model, by_date, name in REPORTS:
             sel = Selection(model, period.first if by_date else None,
                             period.last if by_date else None, None)
-            export(settings, sel, "csv", scratch / f"{name}.csv", locale="de")
+            warnings += export(settings, sel, "csv", scratch / f"{name}.csv",
+                               locale="de").warnings
         files = sorted(p.name for p in scratch.iterdir())
         entries = [{"name": n, "bytes": (scratch / n).stat().st_size,
                     "sha256": _digest((scratch / n).read_bytes())} for n in files]
@@ -108,7 +112,8 @@ def write_pack(settings: Settings, closed: ledger.ClosedPeriod, parent: Path) ->
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return Pack(target, [*files, MANIFEST, SUMS], _digest(manifest),
-                [f"{n['format']}: {n['reason']}" for n in not_written])
+                [f"{n['format']}: {n['reason']}" for n in not_written],
+                list(dict.fromkeys(warnings)))
 
 
 class _Files:
