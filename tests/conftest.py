@@ -142,15 +142,19 @@ def source_with(settings: Settings, **options) -> PosSource:
     return PosSource(settings, settings.source.base_url, keys, **options)
 
 
-def moved_receipt(location_id: int, day: date, to: date, data: SandboxData = DATA):
-    """A revenue-effective settlement of ``day`` (three lines or more) and the sandbox's
-    data once the POS corrected it: moved to noon of ``to``, its last line gone."""
+def moved_receipt(location_id: int, day: date, to: date, data: SandboxData = DATA,
+                  paid_in_cash: bool = False):
+    """A revenue-effective settlement of ``day`` (three lines or more; paid in cash only,
+    if asked) and the sandbox's data once the POS corrected it: moved to noon of ``to``,
+    its last line gone (so its last payment shrinks)."""
     from dataclasses import replace
 
     from pos_sandbox.receipts import Correction
 
     moved = next(r for r in receipts_on(location_id, day, data)
                  if r.transaction_type == "Abrechnen" and len(r.items) >= 3
-                 and r.payment_group.name == "Umsatzwirksam")
+                 and r.payment_group.name == "Umsatzwirksam"
+                 and (not paid_in_cash
+                      or {p.payment_type.name for p in r.payments} == {"Bar"}))
     return moved, replace(data, corrections=(Correction(
         location_id, moved.transaction_id, datetime.combine(to, time(12, 0, 7))),))

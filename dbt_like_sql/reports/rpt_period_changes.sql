@@ -1,10 +1,11 @@
 -- What changed of a closed booking period's days since it was closed, report by report:
 -- per location, business date (and tax rate) and measure, the amount as closed
 -- (rpt_vat_by_rate, rpt_daily_close, rpt_cash_book show it) and as the data says now
--- (their _current models), in EUR. The reports of a closed period never change; these are
--- the changes an advisor carries into the first open period (the bookings' own
--- corrections are rpt_period_corrections, which that period's file books). A date loaded
--- after its period was closed shows here with nothing as closed.
+-- (their _current models), in EUR. The reports of a closed period never change; the first
+-- open period carries the changes: the cash book's and VAT report's as correction rows
+-- (rpt_cash_book, rpt_vat_by_rate: corrects_date), the bookings' as correction bookings
+-- (rpt_period_corrections). A date loaded after its period was closed shows here with
+-- nothing as closed.
 with
 
 closed_periods as (
@@ -27,6 +28,7 @@ vat_booked_rows as (
         net_after_discount,
         vat_after_discount
     from stg_ledger__closed_vat_by_rate
+    where corrects_date is null
 
 ),
 
@@ -138,6 +140,7 @@ cash_booked_rows as (
         cash_difference,
         closing_cash
     from stg_ledger__closed_cash_book
+    where corrects_date is null
 
 ),
 

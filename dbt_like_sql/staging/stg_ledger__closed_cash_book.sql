@@ -14,6 +14,7 @@ renamed as (
         period as closed_period,
         cast(location_id as integer) as location_id,
         business_date,
+        corrects_date,
         opening_cash,
         cash_takings,
         cash_deposits,

@@ -14,6 +14,7 @@ renamed as (
         period as closed_period,
         cast(location_id as integer) as location_id,
         business_date,
+        corrects_date,
         tax_rate_percent,
         revenue_receipt_count,
         item_line_count,

@@ -142,16 +142,36 @@ def corrections(con: duckdb.DuckDBPyConnection, period: Period, location_ids: li
     return out
 
 
+def pending_report_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Per closed period, the correction rows the first open period's cash book and VAT
+    report carry for its days (``rpt_cash_book``, ``rpt_vat_by_rate``: ``corrects_date``),
+    until that period is closed; empty for a warehouse built before them."""
+    try:
+        return dict(con.execute("""
+            select p.period, count(*)
+            from (select corrects_date from rpt_cash_book
+                  where corrects_date is not null and closed_period is null
+                  union all
+                  select corrects_date from rpt_vat_by_rate
+                  where corrects_date is not null and closed_period is null) as c
+            inner join rpt_closed_periods as p
+                on c.corrects_date between p.first_date and p.last_date
+            group by all order by all""").fetchall())
+    except duckdb.Error:
+        return {}
+
+
 def frozen_reports(con: duckdb.DuckDBPyConnection, period: Period) -> dict[str, pa.Table]:
     """The rows of the reports a close freezes, of the period's days, as the warehouse
-    computes them now (``rpt_<name>_current``), as the ledger's tables."""
+    reports them now (the period is open: its days as the data says, and the corrections
+    of closed days it carries, dated its first day), as the ledger's tables."""
     out = {}
     for table, report in FROZEN_REPORTS.items():
         schema = LEDGER_TABLES[table]
         columns = ", ".join(f'"{f.name}"' for f in schema if f.name != "period")
         result = con.execute(f"""
-            select '{period.name}' as period, {columns} from {report}_current
-            where business_date between ? and ?
+            select '{period.name}' as period, {columns} from {report}
+            where business_date between ? and ? and closed_period is null
             order by all""", [period.first, period.last])
         names = [d[0] for d in result.description]
         out[table] = pa.Table.from_pylist([dict(zip(names, row, strict=True))

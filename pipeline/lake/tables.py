@@ -38,6 +38,7 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
     "closed_vat_by_rate": pa.schema([
         pa.field("period", pa.string(), False), pa.field("location_id", pa.int32(), False),
         pa.field("business_date", pa.date32(), False),
+        pa.field("corrects_date", pa.date32()),
         pa.field("tax_rate_percent", pa.decimal128(9, 4)),
         *(pa.field(n, pa.int64()) for n in ("revenue_receipt_count", "item_line_count")),
         *(pa.field(n, MONEY) for n in (
@@ -60,6 +61,7 @@ LEDGER_TABLES: dict[str, pa.Schema] = {
     "closed_cash_book": pa.schema([
         pa.field("period", pa.string(), False), pa.field("location_id", pa.int32(), False),
         pa.field("business_date", pa.date32(), False),
+        pa.field("corrects_date", pa.date32()),
         *(pa.field(n, MONEY) for n in (
             "opening_cash", "cash_takings", "cash_deposits", "cash_withdrawals",
             "counted_cash", "cash_difference", "closing_cash", "lowest_cash",

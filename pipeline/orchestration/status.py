@@ -20,6 +20,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
+from pipeline.accounting import ledger
 from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
 from pipeline.orchestration.runs import IN_PROGRESS, is_dead
@@ -64,9 +65,8 @@ class Status:
     them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
     command: Callable[[str], str] = lambda args: f"pos-etl {args}"
     changes: list[tuple[str, int]] = field(default_factory=list)
-    """(closed period, measures of its reports that changed since the close:
-    ``rpt_period_changes``)."""
-    """A command to run with the same settings, as a hint (``Settings.command``)."""
+    """(closed period, correction rows for its days that the first open period's cash
+    book and VAT report carry: ``pipeline.accounting.ledger.pending_report_corrections``)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
         """What needs attention, one line each (empty: everything is fine)."""
@@ -108,8 +108,8 @@ class Status:
                     {"closed_period": period, "dates": dates, "bookings": bookings,
                      "booking_date": booked} for period, dates, bookings, booked
                     in self.corrections],
-                "closed_period_changes": [{"closed_period": period, "changes": n}
-                                          for period, n in self.changes]}
+                "report_corrections_pending": [{"closed_period": period, "rows": n}
+                                               for period, n in self.changes]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -139,9 +139,10 @@ class Status:
                        f"{booked} (rpt_period_corrections; the next period's file carries "
                        f"them)")
         for period, n in self.changes:
-            out.append(f"note: {n:,} change(s) to the closed period {period}'s days since its "
-                       "close (rpt_period_changes): its cash book, VAT report and daily "
-                       "closes stay as closed; carry the changes into the first open period")
+            out.append(f"note: {n:,} correction row{'s' * (n > 1)} for the closed period "
+                       f"{period}'s days pending in the first open period's cash book and VAT "
+                       "report (rpt_cash_book, rpt_vat_by_rate: corrects_date; its own "
+                       "reports stay as closed; rpt_period_changes lists every change)")
         if self.unconfigured:
             out.append("note: in the warehouse, not configured: "
                        + ", ".join(map(str, self.unconfigured))
@@ -208,11 +209,7 @@ def _changes(warehouse_path: Path) -> list[tuple[str, int]]:
     if not warehouse_path.exists():
         return []
     with duckdb.connect(str(warehouse_path), read_only=True) as con:
-        try:
-            return con.execute("select closed_period, count(*) from rpt_period_changes "
-                               "group by all order by 1").fetchall()
-        except duckdb.CatalogException:
-            return []
+        return list(ledger.pending_report_corrections(con).items())
 
 
 def _unconfigured(settings: Settings) -> list[int]:

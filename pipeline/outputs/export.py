@@ -40,6 +40,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.accounting import ledger
 from pipeline.accounting.bookfiles import export_bookings
 from pipeline.accounting.formats import BOOKING_FORMATS
 from pipeline.core.settings import Settings
@@ -105,15 +106,14 @@ def export(settings: Settings, sel: Selection, fmt: str, output: Path, *,
 
 def closed_changes(settings: Settings, sel: Selection) -> list[str]:
     """A warning per closed booking period the selection reaches into whose days changed
-    since the close: what its reports froze (``rpt_period_changes``) and what its
-    bookings carry as corrections (``rpt_period_corrections``)."""
+    since the close and whose corrections the first open period has not booked yet: its
+    correction bookings (``rpt_period_corrections``) and the correction rows of the cash
+    book and VAT report (``ledger.pending_report_corrections``)."""
     start, end = sel.start or date.min, sel.end or date.max
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         try:
             rows = con.execute("""
                 select p.period, p.closed_at,
-                       (select count(*) from rpt_period_changes c
-                        where c.closed_period = p.period),
                        (select count(distinct (c.location_id, c.original_date))
                         from rpt_period_corrections c where c.closed_period = p.period)
                 from rpt_closed_periods p
@@ -121,11 +121,13 @@ def closed_changes(settings: Settings, sel: Selection) -> list[str]:
                 order by p.first_date""", [end, start]).fetchall()
         except duckdb.Error:  # a warehouse built before the close's tables
             return []
+        reports = ledger.pending_report_corrections(con)
     return [f"the closed period {period} (closed {closed_at:%Y-%m-%d %H:%M} UTC): its "
-            f"reports and booking file are as closed; {changes} change(s) since are in "
-            f"rpt_period_changes and correction bookings for {dates} date(s) in "
-            "rpt_period_corrections, carried into the first open period"
-            for period, closed_at, changes, dates in rows if changes or dates]
+            f"reports and booking file are as closed; changed since: correction bookings "
+            f"for {dates} date(s) (rpt_period_corrections) and {reports.get(period, 0)} "
+            "correction row(s) of the cash book and VAT report (corrects_date), pending in "
+            "the first open period (rpt_period_changes lists every change)"
+            for period, closed_at, dates in rows if dates or reports.get(period)]
 
 
 def missing_dates(settings: Settings, sel: Selection) -> list[Gaps]:

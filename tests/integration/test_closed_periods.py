@@ -93,7 +93,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
 
     # The POS corrects a receipt of 31 October: moved to the 30th, with a line fewer.
     before = SandboxData()
-    moved, after = moved_receipt(1001, OCT31, OCT30, before)
+    moved, after = moved_receipt(1001, OCT31, OCT30, before, paid_in_cash=True)
     with running_sandbox(SandboxConfig(data=after)) as corrected:
         again = run_load(make_settings(corrected, data_dir), OCT30, OCT31, [1001],
                          catalog=False, progress=Reporter())
@@ -101,7 +101,12 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     # the person loading is told where the change goes (a warning: --warn-error fails it)
     assert again.warnings == ["2026-10-30 .. 2026-10-31 lie in the closed period 2026-10: "
                               "what changes there is booked as corrections in 2026-11"]
-    assert again.result == "OK, 1 warning"
+    # and the data as it is now has the cash counts differ from the book (the moved
+    # receipt was paid in cash): the current cash book's check warns; October's cash book
+    # as reported stays as closed (below)
+    assert again.result == "OK, 2 warnings", again.summary()
+    assert "WARN warehouse/rpt_cash_book_current: cash_count_matches_the_book" in \
+        again.summary()
     assert "  WARN 2026-10-30 .. 2026-10-31 lie in the closed period" in again.summary()
 
     from pipeline.lake.open import make_lake
@@ -114,8 +119,9 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert any(line.startswith("note: ") and "pending for 2 dates of the closed period "
                "2026-10, booked on 2026-11-01" in line for line in found.lines())
     assert found.changes and found.changes[0][0] == "2026-10"
-    assert any(line.startswith(f"note: {found.changes[0][1]:,} change(s) to the closed "
-                               "period 2026-10's days since its close") for line in found.lines())
+    assert any(line.startswith(f"note: {found.changes[0][1]:,} correction rows for the "
+                               "closed period 2026-10's days pending in the first open "
+                               "period's cash book and VAT report") for line in found.lines())
     now = warehouse_balance(settings, settings, date(2026, 10, 1), OCT31)
 
     # October's file stays as it was closed, byte for byte, and so do its cash book, VAT
@@ -145,6 +151,33 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                 assert changes.get((report, day, measure), 0) == now_ - then_, (report, day)
         assert changes[("rpt_daily_close", OCT31, "payment_amount")] < 0  # moved away
         assert changes[("rpt_daily_close", OCT30, "payment_amount")] > 0  # moved in
+        # November carries the changes as correction rows dated its first day, naming the
+        # day: the cash book's takings (a cash receipt moved: never a Kassendifferenz) and
+        # the VAT report's figures per rate
+        cash = con.execute("""
+            select corrects_date, cash_takings, cash_difference, closing_cash
+            from rpt_cash_book where location_id = 1001 and corrects_date is not null
+            order by 1""").fetchall()
+        assert cash == [(day, changes[("rpt_cash_book", day, "cash_takings")], None, None)
+                        for day in (OCT30, OCT31)]
+        assert cash[0][1] > 0 > cash[1][1]
+        assert con.execute("select count(*) from rpt_cash_book where corrects_date is not "
+                           "null and (business_date <> ? or closed_period is not null)",
+                           [NOV1]).fetchone() == (0,)
+        vat = dict(((d, rate), (g, v)) for d, rate, g, v in con.execute("""
+            select corrects_date, tax_rate_percent, gross_after_discount, vat_after_discount
+            from rpt_vat_by_rate where corrects_date is not null and business_date = ?""",
+                                                                    [NOV1]).fetchall())
+        now_vat = dict(((d, rate), (g, v)) for d, rate, g, v in con.execute("""
+            select business_date, tax_rate_percent,
+                   sum(gross_after_discount), sum(vat_after_discount)
+            from (select * from rpt_vat_by_rate_current union all by name
+                  select * exclude (closed_period, corrects_date) from rpt_vat_by_rate
+                  where closed_period = '2026-10')
+            where location_id = 1001 and business_date in (?, ?) group by all
+            having sum(gross_after_discount) <> 0 or sum(vat_after_discount) <> 0""",
+                                                                        [OCT30, OCT31]).fetchall())
+        assert vat and {k for k, (g, v) in vat.items() if g or v} == set(now_vat)
     # rpt_period_corrections lists the change, booked on 1 November.
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         listed = con.execute("select original_date, closed_period, booking_date, "
@@ -191,11 +224,24 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
                          hashlib.sha256((tmp_path / "nov.csv").read_bytes()).hexdigest(), False)
     assert {k: v for k, v in booked.items() if v} == _totals(nov_read)
 
-    # Closing November books the corrections: none are outstanding afterwards.
+    # Closing November books the corrections, and freezes its cash book's and VAT
+    # report's correction rows with it: none are outstanding afterwards, none carried twice.
+    nov_cash = query(settings, "select * from rpt_cash_book where business_date = "
+                               "'2026-11-01' order by all")
     close_period(settings, NOV2, "datev", today=date(2026, 12, 5), allow_incomplete=True)
     assert run_build(settings, progress=Reporter()).ok
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         assert con.execute("select count(*) from rpt_period_corrections").fetchone() == (0,)
+        assert con.execute("select count(*) from rpt_cash_book where corrects_date is not "
+                           "null and closed_period is null").fetchone() == (0,)
+        assert con.execute("select count(*) from rpt_vat_by_rate where corrects_date is not "
+                           "null and closed_period = '2026-11'").fetchone()[0] == len(vat)
+        assert [row[:-2] for row in con.execute(
+            "select * from rpt_cash_book where business_date = '2026-11-01' order by all"
+        ).fetchall()] == [row[:-2] for row in nov_cash]
+    with open_instance(settings) as instance:
+        assert not read_status(settings, make_lake(settings), instance,
+                               datetime.now(UTC)).changes
 
 
 def read_datev_header(content: bytes) -> list[str]:
