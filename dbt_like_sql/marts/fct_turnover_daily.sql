@@ -1,7 +1,15 @@
 -- turnover_net follows the spec (2.2): the receipts the macro is_revenue_effective keeps, sum of
 -- netAmount * quantity over their items. Each exact sum has a companion rounded to the cent
 -- (round_cent of the exact sum; the tax's is gross minus net, so the rounded three add up).
+-- is_provisional: the date was loaded before it was over at the location (the day under
+-- way), so its figures are not final; the next load once it is over replaces them.
 with
+
+loads as (
+
+    select * from lake.revenue_loads
+
+),
 
 receipts as (
 
@@ -40,16 +48,21 @@ final as (
 rounded as (
 
     select
-        *,
-        round_cent(turnover_net) as turnover_net_rounded,
-        round_cent(turnover_gross) as turnover_gross_rounded,
-        cast(round_cent(turnover_gross) - round_cent(turnover_net) as decimal(18, 2))
-            as turnover_tax_rounded,
-        round_cent(total_amount) as total_amount_rounded,
-        round_cent(tip_amount) as tip_amount_rounded,
-        round_cent(discount_amount) as discount_amount_rounded
+        final.*,
+        round_cent(final.turnover_net) as turnover_net_rounded,
+        round_cent(final.turnover_gross) as turnover_gross_rounded,
+        cast(
+            round_cent(final.turnover_gross) - round_cent(final.turnover_net) as decimal(18, 2)
+        ) as turnover_tax_rounded,
+        round_cent(final.total_amount) as total_amount_rounded,
+        round_cent(final.tip_amount) as tip_amount_rounded,
+        round_cent(final.discount_amount) as discount_amount_rounded,
+        coalesce(loads.provisional, false) as is_provisional
 
     from final
+    left join loads
+        on final.location_id = loads.location_id
+        and final.business_date = loads.business_date
 
 )
 

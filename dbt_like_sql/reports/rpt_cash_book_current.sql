@@ -2,19 +2,42 @@
 -- count (Bargeldzählung) sets the cash to what was counted; its difference is the count
 -- minus what the book said just before it. Until a location's first count the cash is
 -- not known (no opening balance is configured), so that count shows no difference; the
--- same after business dates the lake lacks (the book breaks there: a chain ends).
+-- same after business dates the lake lacks (the book breaks there: a chain ends). A
+-- business date loaded before it was over (provisional) is not in the cash book: it is
+-- lacking until it is loaded again.
 with
-
-movements as (
-
-    select * from fct_cash_movements
-    where movement_kind <> 'terminal_cut'
-
-),
 
 loads as (
 
     select * from lake.revenue_loads
+    where not provisional
+
+),
+
+provisional_days as (
+
+    select
+        location_id,
+        business_date
+    from lake.revenue_loads
+    where provisional
+
+),
+
+cash_movements as (
+
+    select cash.*
+    from fct_cash_movements as cash
+    anti join provisional_days
+        on cash.location_id = provisional_days.location_id
+        and cash.business_date = provisional_days.business_date
+
+),
+
+movements as (
+
+    select * from cash_movements
+    where movement_kind <> 'terminal_cut'
 
 ),
 
@@ -110,7 +133,7 @@ terminal_cuts as (
         business_date,
         sum(amount) as terminal_cut_amount
 
-    from fct_cash_movements
+    from cash_movements
     where movement_kind = 'terminal_cut'
     group by all
 

@@ -2,8 +2,11 @@
 -- business date to the newest date due when the warehouse was built (its time zone,
 -- business-day start and the freshness deadline), or to its last business date. A date is
 -- loaded when its revenue partition is committed in the lake, loaded_empty when that
--- partition has no receipts (a closed day is data, not a hole), else missing. pos-etl
--- status, close-period and the exports say the same (pipeline.warehouse.coverage).
+-- partition has no receipts (a closed day is data, not a hole), provisional when it was
+-- loaded before the day was over (a row of its own where the date is not due yet; it
+-- counts as missing for a close or a booking file until it is loaded again), else
+-- missing. pos-etl status, close-period and the exports say the same
+-- (pipeline.warehouse.coverage).
 with
 
 locations as (
@@ -74,6 +77,13 @@ days as (
 
 ),
 
+loads as (
+
+    select * from lake.revenue_loads
+
+),
+
+-- the dates due, and those loaded before they were due (the day under way: provisional)
 expected as (
 
     select
@@ -83,11 +93,18 @@ expected as (
         cast(day_start as date) as business_date
     from days
 
-),
+    union all
 
-loads as (
-
-    select * from lake.revenue_loads
+    select
+        spans.location_id,
+        spans.short_code,
+        spans.due_date,
+        loads.business_date
+    from loads
+    inner join spans
+        on loads.location_id = spans.location_id
+        and loads.business_date > spans.last_date
+        and loads.provisional
 
 ),
 
@@ -116,6 +133,7 @@ final as (
         expected.due_date as expected_through,
         case
             when loads.load_id is null then 'missing'
+            when loads.provisional then 'provisional'
             when loads.receipts = 0 then 'loaded_empty'
             else 'loaded'
         end as coverage_status,

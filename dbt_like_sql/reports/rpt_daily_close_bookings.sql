@@ -7,8 +7,19 @@
 -- DATEV and BMD exports write; the accounts come from [accounting.accounts] (the macros
 -- of the config), each side with its role in the chart. A single-purpose
 -- voucher's sale is revenue (in rpt_vat_by_rate), not its group's; a payment that
--- redeems one moves no money and was revenue at the sale, so it is not booked.
+-- redeems one moves no money and was revenue at the sale, so it is not booked. A business
+-- date loaded before it was over (provisional) books nothing until it is loaded again.
 with
+
+provisional_days as (
+
+    select
+        location_id,
+        business_date
+    from lake.revenue_loads
+    where provisional
+
+),
 
 revenue as (
 
@@ -162,6 +173,16 @@ lines as (
 
 ),
 
+final_lines as (
+
+    select lines.*
+    from lines
+    anti join provisional_days
+        on lines.location_id = provisional_days.location_id
+        and lines.business_date = provisional_days.business_date
+
+),
+
 final as (
 
     select
@@ -182,7 +203,7 @@ final as (
         booking_text,
         pos_accounts
 
-    from lines
+    from final_lines
     where amount <> 0
 
 )

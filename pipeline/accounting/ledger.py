@@ -164,14 +164,20 @@ def pending_report_corrections(con: duckdb.DuckDBPyConnection) -> dict[str, int]
 def frozen_reports(con: duckdb.DuckDBPyConnection, period: Period) -> dict[str, pa.Table]:
     """The rows of the reports a close freezes, of the period's days, as the warehouse
     reports them now (the period is open: its days as the data says, and the corrections
-    of closed days it carries, dated its first day), as the ledger's tables."""
+    of closed days it carries, dated its first day), as the ledger's tables. A day held
+    as provisional (loaded before it was over) is not frozen: it is lacking, as in the
+    bookings (a close takes it only with ``--allow-incomplete``)."""
     out = {}
     for table, report in FROZEN_REPORTS.items():
         schema = LEDGER_TABLES[table]
         columns = ", ".join(f'"{f.name}"' for f in schema if f.name != "period")
+        own_day = "corrects_date is null and " if "corrects_date" in schema.names else ""
         result = con.execute(f"""
             select '{period.name}' as period, {columns} from {report}
             where business_date between ? and ? and closed_period is null
+              and not ({own_day}(location_id, business_date) in (
+                  select (location_id, business_date) from rpt_coverage
+                  where coverage_status = 'provisional'))
             order by all""", [period.first, period.last])
         names = [d[0] for d in result.description]
         out[table] = pa.Table.from_pylist([dict(zip(names, row, strict=True))

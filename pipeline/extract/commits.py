@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from pipeline.extract.revenue import RevenuePartition
 
 
+PROVISIONAL = "provisional"
+"""The metadata key (value ``"true"``) of a revenue partition fetched before its business
+day was over; a partition loaded once the day is over has none."""
+
+
 def lake_partition(part: RevenuePartition) -> Replacement:
     """The partition as the lake replaces it; its metadata keeps what drift checks and
     the warehouse's integrity check compare."""
@@ -25,7 +30,8 @@ def lake_partition(part: RevenuePartition) -> Replacement:
         {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
         part.tables,
         {"receipts": part.row_counts["receipts"], "receipts_seen": part.receipts_seen,
-         "turnover_net": part.turnover_net})
+         "turnover_net": part.turnover_net} | ({PROVISIONAL: "true"} if part.provisional
+                                               else {}))
 
 
 MOVED_WINDOW_DAYS = 7

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -74,6 +74,9 @@ class RevenuePartition:
     the table's ``extra_fields``)."""
     turnover_net: Decimal = Decimal(0)
     stats: ClientStats | None = None
+    provisional: bool = False
+    """Fetched before the business day was over at its location (its day under way): the
+    lake marks it, the books leave it out, and the next load once it is over replaces it."""
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -398,6 +401,7 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     """Page through one location's revenue report around one business date and flatten it."""
     settings = source.settings
     loc = settings.location(location_id)
+    under_way = loc.business_date_at(datetime.now(UTC)) <= business_date
     after, before = request_window(business_date, loc.tz,
                                    timedelta(minutes=settings.source.window_margin_minutes),
                                    loc.day_starts)
@@ -407,6 +411,7 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
                                 short_code=loc.short_code, day_starts=loc.day_starts,
                                 window=(after, before))
         part.stats = client.stats
+    part.provisional = under_way
     refuse_keys(source, part.tables, f"location {location_id} business date {business_date}",
                 location_id)
     return part

@@ -22,7 +22,7 @@ from errno import ENOSPC
 
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
-from pipeline.extract.commits import lake_batch
+from pipeline.extract.commits import PROVISIONAL, lake_batch
 from pipeline.extract.contract import refuse_keys
 from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
 from pipeline.extract.snapshots import Snapshot
@@ -59,6 +59,8 @@ class PartitionOutcome:
     failure: Failure | None = None
     kept: bool = False
     """Committed before and not fetched again (a load of the missing partitions only)."""
+    provisional: bool = False
+    """Loaded before its business day was over (``RevenuePartition.provisional``)."""
 
 
 def kept_partitions(lake: LakeStore, jobs: list[tuple[date, int]]
@@ -72,7 +74,9 @@ def kept_partitions(lake: LakeStore, jobs: list[tuple[date, int]]
     kept = {}
     for day, loc in jobs:
         record = records.get(partition_path(partition_key(loc, day)))
-        if record is not None and "receipts" in record.metadata:
+        # a partition loaded before its day was over is loaded again (it is not final)
+        if record is not None and "receipts" in record.metadata \
+                and PROVISIONAL not in record.metadata:
             kept[(day, loc)] = PartitionOutcome(
                 loc, day, receipts=int(record.metadata["receipts"]),
                 turnover_net=Decimal(record.metadata["turnover_net"]), kept=True)
@@ -115,7 +119,8 @@ def _extract_one(source: PosSource, location_id: int, day: date
         pages=part.stats.pages, retries=part.stats.retries,
         duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
         unknown_types=_redacted_counts(part.unknown_types, source.redact),
-        unknown_fields=_redacted_counts(part.unknown_fields, source.redact))
+        unknown_fields=_redacted_counts(part.unknown_fields, source.redact),
+        provisional=part.provisional)
 
 
 def _commit(source: PosSource, lake: LakeStore,

@@ -61,6 +61,8 @@ class LoadReport:
     unknown_fields: dict[str, int] = field(default_factory=dict)
     """Fields the spec does not name that the receipts carried (``table.field``: rows),
     kept in the lake's ``extra_fields``."""
+    provisional: dict[str, list[int]] = field(default_factory=dict)
+    """Business date -> the locations whose day was not over when loaded (provisional)."""
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
     snapshot_failures: dict[str, FailedPartition] = field(default_factory=dict)
     voucher_note: str | None = None
@@ -136,6 +138,8 @@ class LoadReport:
                 self.turnover_net += day.turnover_net
                 self.partitions_kept += day.partitions_kept
                 self.pages += day.pages
+                if day.provisional_locations:
+                    self.provisional[mat.partition] = day.provisional_locations
                 for name, rows in day.unknown_fields.items():
                     self.unknown_fields[name] = self.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:
@@ -224,6 +228,11 @@ class LoadReport:
         for loc, n in self.never_loaded.items():
             lines.append(f"  note: location {loc} (not in this load) has no revenue of {n} of "
                          f"these dates yet")
+        for day, locations in sorted(self.provisional.items()):
+            lines.append(f"  note: {day} is not over yet at location "
+                         f"{', '.join(map(str, locations))}: loaded as provisional (marked so "
+                         "in the warehouse and rpt_coverage; in no booking file, close or cash "
+                         "book; the next load once it is over loads it again)")
         for area in SNAPSHOT_AREAS:
             if area in self.snapshots:
                 counts = ", ".join(f"{n:,} {table}" for table, n in self.snapshots[area].items())

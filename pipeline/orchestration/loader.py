@@ -47,22 +47,19 @@ def date_range(start: date, end: date) -> list[date]:
 
 
 def check_dates(settings: Settings, start: date, end: date) -> list[date]:
-    """The business dates of the range, each a partition: from the first to the last
-    that is over (``Settings.last_date_over``): a day under way is not loaded."""
+    """The business dates of the range, each a partition: from the first up to today. A
+    day still under way at a location (``Settings.last_date_over``) is loaded as
+    provisional there (``RevenuePartition.provisional``), booked nowhere, and loaded again
+    by the next load once it is over."""
     days = date_range(start, end)
     first = settings.schedule.start_date
     now = datetime.now(ZoneInfo(settings.schedule.timezone))
-    over = settings.last_date_over(now)
     if start < first:
         raise UsageError(f"--start {start} is before the first business date, "
                          f"schedule.start_date = {first}")
     if end > now.date():
         raise UsageError(f"--end {end} is in the future (today is {now.date()} in "
                          f"{settings.schedule.timezone})")
-    if end > over:
-        raise UsageError(f"--end {end} is not over yet: a business date is loaded once it "
-                         f"is over (the last one is {over}; a location's day ends at its "
-                         "business_day_starts)")
     return days
 
 

@@ -21,12 +21,14 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
 def business_dates(settings: Settings) -> dg.DailyPartitionsDefinition:
-    """One partition per business date from ``schedule.start_date`` to yesterday: a
-    business date is loaded once it is over (``Settings.last_date_over``), so the UI
-    counts no day under way as missing, and no booking holds a day the till has not
-    finished."""
+    """One partition per business date from ``schedule.start_date`` to today (in the
+    schedule's time zone): the day under way is a partition too, so an analyst can load it
+    (from the UI or ``pos-etl load``). What is loaded of a day before it is over is
+    provisional (``RevenuePartition.provisional``): marked in the lake, the warehouse and
+    ``rpt_coverage``, in no booking file, close or cash book, and loaded again by the
+    nightly once the day is over (``last_complete_business_date``)."""
     return dg.DailyPartitionsDefinition(start_date=settings.schedule.start_date.isoformat(),
-                                        timezone=settings.schedule.timezone)
+                                        timezone=settings.schedule.timezone, end_offset=1)
 
 
 def range_tags(start: date, end: date) -> dict[str, str]:

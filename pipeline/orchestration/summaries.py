@@ -38,6 +38,9 @@ class RevenueDay:
     unknown_fields: dict[str, int] = field(default_factory=dict)
     replaced_by: str = ""
     """Empty for a load's date; ``drift check`` where the drift check replaced it."""
+    provisional_locations: list[int] = field(default_factory=list)
+    """The locations whose day was not over when it was loaded: provisional in the lake
+    and the warehouse, booked nowhere, loaded again once over."""
 
     def to_metadata(self, **shown) -> dict:
         return {
@@ -49,6 +52,7 @@ class RevenueDay:
             "failed_locations": dg.MetadataValue.json(self.failed_locations),
             "unknown_fields": dg.MetadataValue.json(self.unknown_fields),
             "replaced_by": dg.MetadataValue.text(self.replaced_by),
+            "provisional_locations": dg.MetadataValue.json(self.provisional_locations),
             **shown,
         }
 
@@ -57,7 +61,8 @@ class RevenueDay:
         v = values(metadata)
         return cls(int(v[ROW_COUNT]), Decimal(str(v["turnover_net"])), bool(v["complete"]),
                    int(v["partitions_kept"]), int(v["pages"]), dict(v["failed_locations"]),
-                   dict(v["unknown_fields"]), str(v["replaced_by"]))
+                   dict(v["unknown_fields"]), str(v["replaced_by"]),
+                   [int(loc) for loc in v.get("provisional_locations") or []])
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
+import duckdb
+
 from pipeline.core.settings import LocationSettings, Settings
-from pipeline.lake.store import LakeStore
+from pipeline.extract.commits import PROVISIONAL
+from pipeline.lake.store import LakeStore, parse_partition
 
 RANGES_SHOWN = 3
 """Missing ranges a one-line description names before it counts the rest."""
@@ -131,9 +134,13 @@ def gaps(settings: Settings, present: Mapping[int, Iterable[date]], now: datetim
 
 
 def lake_days(lake: LakeStore) -> dict[int, set[date]]:
-    """Per location, the business dates whose revenue partition is committed."""
+    """Per location, the business dates whose revenue partition is committed, final: one
+    loaded before its day was over (provisional) is not there until it is loaded again."""
     days: dict[int, set[date]] = {}
-    for partition in lake.partitions("revenue"):
+    for path, record in lake.records("revenue").items():
+        if PROVISIONAL in record.metadata:
+            continue
+        partition = parse_partition(path)
         days.setdefault(int(partition["location_id"]), set()).add(
             date.fromisoformat(partition["business_date"]))
     return days
@@ -141,11 +148,27 @@ def lake_days(lake: LakeStore) -> dict[int, set[date]]:
 
 def warehouse_days(warehouse_path: Path) -> dict[int, set[date]]:
     """Per location, the business dates the warehouse at ``warehouse_path`` was built
-    from (none without a warehouse)."""
+    from, final (none without a warehouse): a date it holds as provisional (loaded before
+    it was over, ``rpt_coverage``) is not there for a close or a booking file."""
     # the warehouse package builds on this module
     from pipeline.warehouse.state import built_from_state, state_file
 
-    return built_from_state(state_file(warehouse_path))
+    days = built_from_state(state_file(warehouse_path))
+    for location, day in provisional_days(warehouse_path):
+        days.get(location, set()).discard(day)
+    return days
+
+
+def provisional_days(warehouse_path: Path) -> list[tuple[int, date]]:
+    """(location, business date) the warehouse holds as provisional (``rpt_coverage``)."""
+    if not warehouse_path.exists():
+        return []
+    try:
+        with duckdb.connect(str(warehouse_path), read_only=True) as con:
+            return con.execute("select location_id, business_date from rpt_coverage "
+                               "where coverage_status = 'provisional' order by all").fetchall()
+    except duckdb.Error:  # no warehouse yet, or one built before provisional days
+        return []
 
 
 def history(settings: Settings, days: Mapping[int, Iterable[date]], now: datetime

@@ -28,8 +28,9 @@ LOAD_COLUMNS = pa.schema([pa.field("load_id", pa.string()),
 """What every lake view adds to its table's columns: the committed load the row is from."""
 LOADS_SCHEMA = pa.schema([("location_id", pa.int32()), ("business_date", pa.date32()),
                          ("load_id", pa.string()), ("loaded_at", pa.timestamp("us", "UTC")),
-                         ("receipts", pa.int64())])
-"""``lake.revenue_loads`` (``LAKE_LOADS``): one row per committed revenue partition."""
+                         ("receipts", pa.int64()), ("provisional", pa.bool_())])
+"""``lake.revenue_loads`` (``LAKE_LOADS``): one row per committed revenue partition;
+``provisional``: loaded before its business day was over (``RevenuePartition.provisional``)."""
 SUPERSEDED_SCHEMA = pa.schema([("partition", pa.string()), ("transaction_id", pa.string())])
 KEYS_FILES_AT_ONCE = 64
 """Revenue files (a date's each) whose receipt keys a build reads in one statement: what
@@ -426,7 +427,8 @@ def create_lake_views(con: duckdb.DuckDBPyConnection,
         select cast(regexp_extract(partition, 'location_id=([^/]+)', 1) as integer),
                cast(regexp_extract(partition, 'business_date=([^/]+)', 1) as date),
                load_id, loaded_at,
-               cast(json_extract_string(metadata, '$.receipts') as bigint)
+               cast(json_extract_string(metadata, '$.receipts') as bigint),
+               coalesce(json_extract_string(metadata, '$.provisional') = 'true', false)
         from _loads""")
     con.execute("drop table _loads")
 

@@ -91,42 +91,102 @@ def test_a_bad_cut_off_is_named(tmp_path):
         load_settings(config)
 
 
-def test_a_day_under_way_is_neither_loaded_nor_booked(sandbox_url, tmp_path, sandbox_keys,
-                                                      capsys):
-    """One rule: a business date is loaded once it is over. The CLI refuses today's; a
-    warehouse that holds one anyway (loaded before this rule) books none of it, and an
-    export whose range reaches past the last date over says which dates are not over."""
+def test_a_day_under_way_loads_as_provisional_and_is_booked_nowhere(
+        sandbox_url, tmp_path, sandbox_keys, capsys):
+    """One rule for a day under way: an analyst loads it (the CLI and the Dagster partition
+    of today), the lake, the warehouse and rpt_coverage mark it provisional, no booking
+    file, close or cash book holds it, and the next load loads it again."""
     from pipeline.cli import main
     from pipeline.lake.open import make_lake
-    from pipeline.load.steps import load_revenue_days
-    from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.outputs.export import export
-    from pipeline.warehouse.selection import Selection
-    from tests.conftest import run_build_in_memory, write_config
+    from pipeline.warehouse.coverage import lake_days, warehouse_days
+    from pipeline.warehouse.selection import ExportError, Selection
+    from tests.conftest import write_config
     from tests.integration.test_accounting import read_bmd
 
     settings = make_settings(sandbox_url, tmp_path / "data")
-    over = settings.last_date_over(datetime.now(UTC))
+    now = datetime.now(UTC)
+    over = settings.last_date_over(now)
     under_way = over + timedelta(days=1)
+    # the location whose day under_way still runs (the others' may have ended)
+    late = min(settings.locations, key=lambda loc: loc.business_date_at(now))
     config = write_config(tmp_path, sandbox_url)
-    assert main(["load", "--config", str(config), "--start", str(under_way), "--end",
-                 str(under_way)]) == 2
-    assert f"--end {under_way} is not over yet" in capsys.readouterr().err
-    assert run_load_in_memory(settings, over, over, [1001], catalog=False,
+    tomorrow = datetime.now(ZoneInfo(settings.schedule.timezone)).date() + timedelta(days=1)
+    assert main(["load", "--config", str(config), "--start", str(tomorrow), "--end",
+                 str(tomorrow)]) == 2
+    assert f"--end {tomorrow} is in the future" in capsys.readouterr().err
+    assert run_load_in_memory(settings, over, over, [late.id], catalog=False,
                               progress=Reporter()).ok
-    with opened(pos_resource(settings, [1001])) as source:  # as an earlier release did
-        assert all(day.complete for day in load_revenue_days(
-            source, make_lake(settings), [under_way], [1001]))
-    assert run_build_in_memory(settings).ok
+    report = run_load_in_memory(settings, under_way, under_way, [late.id], catalog=False,
+                                progress=Reporter())
+    assert report.ok, report.summary()
+    assert report.provisional == {under_way.isoformat(): [late.id]}
+    assert f"note: {under_way} is not over yet at location {late.id}: loaded as provisional" \
+        in report.summary()
+    lake = make_lake(settings)
+    assert lake_days(lake)[late.id] == {over}  # not final: not there for completeness
+    assert warehouse_days(settings.warehouse.warehouse_path)[late.id] == {over}
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        coverage = dict(con.execute(
+            "select business_date, coverage_status from rpt_coverage where location_id = ? "
+            "and business_date >= ?", [late.id, over]).fetchall())
+        flagged = dict(con.execute(
+            "select business_date, is_provisional from fct_turnover_daily "
+            "where location_id = ?", [late.id]).fetchall())
+        booked_days = {d for (d,) in con.execute(
+            "select distinct business_date from rpt_daily_close_bookings").fetchall()}
+        cash_days = {d for (d,) in con.execute(
+            "select distinct business_date from rpt_cash_book_current").fetchall()}
+    assert coverage[under_way] == "provisional" and coverage[over] == "loaded"
+    assert flagged == {over: False, under_way: True}  # the analyst's figures, marked
+    assert under_way not in booked_days | cash_days and over in booked_days
     end = under_way + timedelta(days=2)
-    done = export(settings, Selection("rpt_daily_close", over, end, [1001]), "bmd",
+    done = export(settings, Selection("rpt_daily_close", over, end, [late.id]), "bmd",
                   tmp_path / "bmd")
     booked = {r["belegdatum"] for f in done.files for r in read_bmd(f.read_bytes())}
     assert booked == {over.strftime("%d.%m.%Y")}
     assert f"the range reaches past the last business date that is over, {over}: " \
            f"{under_way} .. {end} are not over yet, not booked" in done.warnings
-    from pipeline.warehouse.selection import ExportError
-
     with pytest.raises(ExportError, match="no business date of the range is over yet"):
-        export(settings, Selection("rpt_daily_close", under_way, end, [1001]), "bmd",
+        export(settings, Selection("rpt_daily_close", under_way, end, [late.id]), "bmd",
                tmp_path / "none")
+    # a load of the missing partitions fetches a provisional one again (it is not final)
+    again = run_load_in_memory(settings, over, under_way, [late.id], catalog=False,
+                               missing_only=True, progress=Reporter())
+    assert again.ok and again.partitions_kept == 1, again.summary()
+
+
+def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp_path,
+                                                                sandbox_keys):
+    """A day loaded while under way and never loaded again (the nightly did not run) is
+    no day of the books: a close names it missing, and one made anyway without it
+    (--allow-incomplete) books none of it and freezes none of its rows."""
+    from pipeline.accounting.bookfiles import close_period
+    from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
+    from pipeline.lake.open import make_lake
+    from pipeline.orchestration.resources import opened, pos_resource
+    from pipeline.warehouse.selection import ExportError
+    from tests.conftest import run_build_in_memory
+
+    oct30, oct31 = date(2026, 10, 30), date(2026, 10, 31)
+    settings = make_settings(sandbox_url, tmp_path / "data")
+    assert run_load_in_memory(settings, oct30, oct30, [1001], catalog=False,
+                              progress=Reporter()).ok
+    with opened(pos_resource(settings, [1001])) as source:  # fetched at 20:00 on the day
+        part = extract_revenue_partition(source, 1001, oct31)
+        part.provisional = True
+        write_revenue_partition(make_lake(settings), part)
+    assert run_build_in_memory(settings).ok
+    with pytest.raises(ExportError, match=r"location 1001 VIE01: missing 2026-10-01 \.\. "
+                                          r"2026-10-29, 2026-10-31 \(30 days of 31\)"):
+        close_period(settings, oct31, "bmd")
+    closed = close_period(settings, oct31, "bmd", allow_incomplete=True)
+    assert "2026-10-31" in closed.incomplete
+    lake = make_lake(settings)
+    days = {row["business_date"] for row in lake.read(
+        "ledger", "closed_bookings", {"period": "2026-10"}).to_pylist()}
+    assert days == {oct30}
+    for table in ("closed_daily_close", "closed_vat_by_rate", "closed_cash_book"):
+        frozen = {row["business_date"] for row in lake.read(
+            "ledger", table, {"period": "2026-10"}).to_pylist()}
+        assert oct31 not in frozen, table

@@ -384,6 +384,8 @@ def test_a_period_closed_by_an_older_pos_etl_still_builds_and_shows_its_days(
     for report in ("rpt_vat_by_rate", "rpt_daily_close", "rpt_cash_book"):
         shown = query(settings, f"select * exclude (closed_period) from {report} "
                                 "where business_date = '2026-10-31' order by all")
+        if report != "rpt_daily_close":  # no correction rows: the period froze nothing
+            shown = [row[:-1] for row in shown]
         assert shown and shown == query(settings, f"select * from {report}_current where "
                                                   "business_date = '2026-10-31' order by all")
     assert query(settings, "select reports_frozen, suspense from rpt_closed_periods") == \

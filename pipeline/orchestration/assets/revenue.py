@@ -38,7 +38,8 @@ def day_summary(day: DayOutcome) -> RevenueDay:
         failed_locations={str(p.location_id): p.failure.message for p in day.failed}
         | {str(loc): "never loaded" for loc in day.missing},
         unknown_fields=dict(sum((Counter(p.unknown_fields) for p in day.partitions),
-                                Counter())))
+                                Counter())),
+        provisional_locations=[p.location_id for p in day.partitions if p.provisional])
 
 
 def locations_table(day: DayOutcome) -> dg.MetadataValue:
