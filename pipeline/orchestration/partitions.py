@@ -21,14 +21,14 @@ RANGE_END_TAG = "dagster/asset_partition_range_end"
 
 
 def business_dates(settings: Settings) -> dg.DailyPartitionsDefinition:
-    """One partition per business date from ``schedule.start_date`` to today (in the
-    schedule's time zone): the day under way is a partition too, so an analyst can load it
-    (from the UI or ``pos-etl load``). What is loaded of a day before it is over is
-    provisional (``RevenuePartition.provisional``): marked in the lake, the warehouse and
-    ``rpt_coverage``, in no booking file, close or cash book, and loaded again by the
-    nightly once the day is over (``last_complete_business_date``)."""
+    """One partition per business date from ``schedule.start_date`` to yesterday (in the
+    schedule's time zone), so the UI counts no day under way as missing. The day under
+    way is loaded only on request (``pos-etl load --end today``: a run over a range that
+    ends after the last partition listed, which Dagster allows: it bounds a range by its
+    start and a fixed end date, not by the clock), and what is loaded of a day before it is over is provisional
+    (``RevenuePartition.provisional``): booked nowhere, loaded again once over."""
     return dg.DailyPartitionsDefinition(start_date=settings.schedule.start_date.isoformat(),
-                                        timezone=settings.schedule.timezone, end_offset=1)
+                                        timezone=settings.schedule.timezone)
 
 
 def range_tags(start: date, end: date) -> dict[str, str]:
