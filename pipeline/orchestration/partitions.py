@@ -25,8 +25,9 @@ def business_dates(settings: Settings) -> dg.DailyPartitionsDefinition:
     schedule's time zone), so the UI counts no day under way as missing. The day under
     way is loaded only on request (``pos-etl load --end today``: a run over a range that
     ends after the last partition listed, which Dagster allows: it bounds a range by its
-    start and a fixed end date, not by the clock), and what is loaded of a day before it is over is provisional
-    (``RevenuePartition.provisional``): booked nowhere, loaded again once over."""
+    start and a fixed end date, not by the clock). What is loaded of a day before it is
+    over is provisional (``RevenuePartition.provisional``): booked nowhere, loaded again
+    once over."""
     return dg.DailyPartitionsDefinition(start_date=settings.schedule.start_date.isoformat(),
                                         timezone=settings.schedule.timezone)
 

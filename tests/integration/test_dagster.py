@@ -43,7 +43,9 @@ def test_definitions_have_lineage_from_sql_and_one_partition_per_date():
     defs = build_defs(sandbox_settings())
     graph = defs.resolve_asset_graph()
     turnover = dg.AssetKey(["warehouse", "fct_turnover_daily"])
-    assert graph.get(turnover).parent_keys == {dg.AssetKey(["warehouse", "fct_receipts"])}
+    # its receipts, and the lake's loads (lake.revenue_loads: which dates are provisional)
+    assert graph.get(turnover).parent_keys == {dg.AssetKey(["warehouse", "fct_receipts"]),
+                                               REVENUE_KEY}
     staging = graph.get(dg.AssetKey(["warehouse", "stg_pos__receipts"]))
     assert staging.parent_keys == {REVENUE_KEY}
     assert all(graph.get(k).description for k in graph.get_all_asset_keys())
