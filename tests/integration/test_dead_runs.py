@@ -103,12 +103,11 @@ def test_six_killed_builds_and_six_killed_loads_never_wedge_the_instance(loaded,
         for _ in range(6):
             kill_once_it_holds(instance, cli(loaded, *LOAD), "pos_api")
         assert holders(instance, "pos_api")  # the last one's slot is still taken
-        started = time.monotonic()
         done = subprocess.run(cli(loaded, "build"), cwd=ROOT, env=environment(),
                               capture_output=True, text=True, timeout=120)
-        took = time.monotonic() - started
         assert done.returncode == 0, done.stdout + done.stderr
-        assert took < 30
+        # it freed the dead runs' slots at once: it never waited for one
+        assert "waiting for a free slot" not in done.stderr, done.stderr
         died = [line for line in done.stderr.splitlines() if "died without finishing" in line]
         assert len(died) == 1 and "(load_job, pid " in died[0], done.stderr
         assert figures(tmp_path) == before

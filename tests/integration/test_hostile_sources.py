@@ -5,7 +5,6 @@ named by location, date, transaction and field; nothing already loaded is lost."
 import json
 import subprocess
 import sys
-import time
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -228,12 +227,12 @@ def test_a_voucher_balance_beyond_64_bits_fails_the_ledger_snapshot_by_name(
 def test_a_trickling_report_fails_its_partition_at_the_deadline_instead_of_hanging(
         tmp_path, sandbox_keys):
     with trickling_pos() as url:
-        started = time.monotonic()
         report = run_load(make_settings(url, tmp_path / "data", request_deadline_seconds=0.5,
                                         max_attempts=1), DAY2, DAY2, [1001], catalog=False,
                           progress=Reporter())
-        took = time.monotonic() - started
-    assert not report.ok and took < 6  # two attempts of 0.5 s, not the 8 s of the trickle
+    # the trickle ends after 8 s in a whole, empty report, which would load: the deadline
+    # cut it before (a failure by name, not a duration measured)
+    assert not report.ok
     (failure,) = report.failed_partitions
     assert failure.location_id == 1001 and "ReadTimeout" in failure.message
 

@@ -67,20 +67,23 @@ def test_a_location_that_stays_down_fails_alone(sandbox_url, tmp_path, sandbox_k
 def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_written(
         sandbox_url, tmp_path, sandbox_keys, lake, monkeypatch):
     import threading
-    import time
 
     import pipeline.load.steps
 
     settings = make_settings(sandbox_url, tmp_path / "data", max_concurrent_requests=2)
     forward = forwarder(sandbox_url)
     lock, now, most = threading.Lock(), [0], [0]
+    crowd = threading.Condition(lock)
 
     def handler(request: httpx.Request) -> httpx.Response:
-        with lock:
+        with crowd:
             now[0] += 1
             most[0] = max(most[0], now[0])
+            crowd.notify_all()
+            # the first request waits (bounded) until a second is in flight beside it: a
+            # loader that sends one at a time leaves it waiting out its bound
+            crowd.wait_for(lambda: most[0] >= 2, timeout=120)
         try:
-            time.sleep(0.01)  # so that requests of several partitions would overlap
             return forward(request)
         finally:
             with lock:
@@ -91,11 +94,14 @@ def test_no_more_requests_than_the_budget_are_in_flight_while_partitions_are_wri
 
     def slow_write(*args, **kwargs):  # a partition being flattened holds no request
         part = write(*args, **kwargs)
-        with lock:
+        with crowd:
             writing[0] += 1
             most_writing[0] = max(most_writing[0], writing[0])
-        time.sleep(0.5)  # long enough for the next partitions' requests on a busy machine
-        with lock:
+            crowd.notify_all()
+            # held until more partitions than request slots are in progress at once (an
+            # event, not a sleep); a loader that never has them in progress leaves it
+            # waiting out its bound, and the assertion below fails
+            crowd.wait_for(lambda: most_writing[0] > 2, timeout=120)
             writing[0] -= 1
         return part
 
