@@ -162,3 +162,51 @@ def test_a_build_whose_record_fails_after_it_published_exits_0_and_says_so(
     assert main(["load", "--days", "1", "--no-catalog"]) == 1
     assert "warning: the new warehouse was built, checked and published" in \
         capsys.readouterr().err and build_id(warehouse) != after
+
+
+def test_a_warehouse_disk_that_fills_during_a_build_keeps_the_old_one_and_says_how_full(
+        tmp_path, small_disk):
+    """Only the warehouse's disk is small (the lake and Dagster's home are elsewhere): a
+    build that meets the full disk (wherever: a table, the checkpoint of its detach) fails
+    in one line that names the free space, and the warehouse in place still answers; once
+    there is room the next build is whole."""
+    data = small_disk(tmp_path / "data", "48m")
+    (tmp_path / "lake").mkdir()
+    (data / "lake").symlink_to(tmp_path / "lake")
+    env = environment() | {"DAGSTER_HOME": str(tmp_path / "home")}
+
+    def pos_etl(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(cli(config, *args), cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+
+    with serving(create_app()) as url:
+        config = write_config(tmp_path, url)
+        load = pos_etl("load", "--start", "2026-10-30", "--end", "2026-10-31", "--no-catalog")
+    assert load.returncode == 0, load.stdout + load.stderr
+
+    def figures() -> list[tuple]:
+        import duckdb
+
+        with duckdb.connect(str(data / "warehouse.duckdb"), read_only=True) as con:
+            return con.execute("select location_id, business_date, turnover_net "
+                               "from fct_turnover_daily order by all").fetchall()
+
+    before = figures()
+    assert before
+    ballast = data / "ballast"  # what the operator deletes to make room
+    free = os.statvfs(data).f_bavail * os.statvfs(data).f_frsize
+    ballast.write_bytes(b"\0" * (free - (256 << 10)))  # 256 KB left
+    full = pos_etl("build", "--full")
+    out = full.stdout + full.stderr
+    assert full.returncode == 1, out
+    assert "Traceback" not in out
+    failed = [line for line in out.splitlines()
+              if "warehouse build failed (the previous warehouse is kept)" in line]
+    assert failed and re.search(rf"[\d.]+ MB free on the disk of {re.escape(str(data))}",
+                                failed[0]), out
+    assert figures() == before  # the warehouse in place answers as before
+
+    ballast.unlink()
+    again = pos_etl("build", "--full")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert figures() == before

@@ -74,6 +74,11 @@ def _report_metadata(path) -> dict[str, dict]:
             markdown_close(con))}}
 
 
+FULL_DISK = "No space left on device"
+"""How DuckDB says a write met a full disk (the system's words for ``ENOSPC``), in
+whatever error it wraps it (a failed commit, a table it could not write)."""
+
+
 def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition:
     """One multi-asset that builds every model of ``project`` (default: ``dbt_like_sql/``)
     and runs its checks."""
@@ -105,8 +110,10 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
             result = warehouse.build(project, full=config.full,
                                      forget_missing=config.forget_missing, progress=built)
         except (ModelError, LakeUnreadable, MissingLakeFile) as exc:  # the old one stays
+            # a model whose write met a full disk (its commit, its WAL): the room left too
+            room = f"; {free_space(warehouse.path)}" if FULL_DISK in str(exc) else ""
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
-                                         f"kept): {exc}") from None
+                                         f"kept): {exc}{room}") from None
         except duckdb.IOException as exc:  # (a full disk: DuckDB names no errno)
             raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
                                          f"kept): {one_line(str(exc))}; "
