@@ -107,8 +107,9 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
 @click.option("--no-catalog", is_flag=True, help="skip the catalog and menu snapshots")
 @click.option("--no-vouchers", is_flag=True, help="skip the voucher ledger's snapshot")
 @click.option("--missing-only", is_flag=True,
-              help="fetch only the partitions not committed yet (resume a long load that "
-                   "was killed; the others are kept as they are)")
+              help="fetch only the partitions not committed yet, or committed "
+                   "provisional (resume a long load that was killed; the others are kept "
+                   "as they are)")
 @click.option("--source-moved", is_flag=True,
               help="the lake's POS moved to this config's [source] base_url: record it as "
                    "the lake's source (else a lake loaded from another source is refused)")

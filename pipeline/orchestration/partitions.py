@@ -43,8 +43,9 @@ class LoadConfig(dg.Config):
     locations: list[int] = []
     """Location ids to load; empty means every configured location."""
     missing_only: bool = False
-    """Load only the (location, date) partitions not committed in the lake yet: a long
-    backfill resumed after it was killed does not fetch what it already has."""
+    """Load only the (location, date) partitions not committed in the lake yet (or
+    committed provisional: loaded before their day was over): a long backfill resumed
+    after it was killed does not fetch what it already has."""
 
 
 def selected_locations(settings: Settings, config: LoadConfig) -> list[int]:

@@ -64,6 +64,7 @@ class Status:
     """Per location, its expected dates up to its newest loaded one and the holes among
     them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
     command: Callable[[str], str] = lambda args: f"pos-etl {args}"
+    """A command to run with the same settings, as a hint (``Settings.command``)."""
     changes: list[tuple[str, int]] = field(default_factory=list)
     """(closed period, correction rows for its days that the first open period's cash
     book and VAT report carry: ``pipeline.accounting.ledger.pending_report_corrections``)."""
