@@ -3,9 +3,9 @@
 -- business-day start and the freshness deadline), or to its last business date. A date is
 -- loaded when its revenue partition is committed in the lake, loaded_empty when that
 -- partition has no receipts (a closed day is data, not a hole), provisional when it was
--- loaded before the day was over (a row of its own where the date is not due yet; it
--- counts as missing for a close or a booking file until it is loaded again), else
--- missing. pos-etl status, close-period and the exports say the same
+-- loaded before the day was over (it counts as missing for a close or a booking file
+-- until it is loaded again), else missing. A date loaded before it was due has a row
+-- too. pos-etl status, close-period and the exports say the same
 -- (pipeline.warehouse.coverage).
 with
 
@@ -83,7 +83,8 @@ loads as (
 
 ),
 
--- the dates due, and those loaded before they were due (the day under way: provisional)
+-- the dates due, and those loaded before they were due (a day over but not due yet, or
+-- the day under way: provisional)
 expected as (
 
     select
@@ -104,7 +105,6 @@ expected as (
     inner join spans
         on loads.location_id = spans.location_id
         and loads.business_date > spans.last_date
-        and loads.provisional
 
 ),
 

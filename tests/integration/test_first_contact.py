@@ -7,7 +7,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from pipeline.cli import main
-from pipeline.core.configs import sandbox_settings
+from pipeline.core.configs import load_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from tests.conftest import write_config
 
@@ -41,7 +41,7 @@ def test_without_dates_a_load_takes_the_nightlys_range(sandbox_url, tmp_path, sa
     config = write_config(tmp_path, sandbox_url)
     assert main(["load", "--config", str(config), "--no-catalog", "--no-models"]) == 0
     out = capsys.readouterr().out
-    settings = sandbox_settings()
+    settings = load_settings(config)  # its one location's day, not the sandbox's three
     now = datetime.now(ZoneInfo(settings.schedule.timezone))
     yesterday = last_complete_business_date(settings, now)
     start = yesterday - timedelta(days=settings.schedule.lookback_days)
