@@ -65,7 +65,7 @@ class Status:
     them (``pipeline.warehouse.coverage``; the dates after it are the freshness's)."""
     command: Callable[[str], str] = lambda args: f"pos-etl {args}"
     """A command to run with the same settings, as a hint (``Settings.command``)."""
-    changes: list[tuple[str, int]] = field(default_factory=list)
+    report_corrections: list[tuple[str, int]] = field(default_factory=list)
     """(closed period, correction rows for its days that the first open period's cash
     book and VAT report carry: ``pipeline.accounting.ledger.pending_report_corrections``)."""
 
@@ -110,7 +110,7 @@ class Status:
                      "booking_date": booked} for period, dates, bookings, booked
                     in self.corrections],
                 "report_corrections_pending": [{"closed_period": period, "rows": n}
-                                               for period, n in self.changes]}
+                                               for period, n in self.report_corrections]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -139,7 +139,7 @@ class Status:
                        f"date{'s' * (dates > 1)} of the closed period {period}, booked on "
                        f"{booked} (rpt_period_corrections; the next period's file carries "
                        f"them)")
-        for period, n in self.changes:
+        for period, n in self.report_corrections:
             out.append(f"note: {n:,} correction row{'s' * (n > 1)} for the closed period "
                        f"{period}'s days pending in the first open period's cash book and VAT "
                        "report (rpt_cash_book, rpt_vat_by_rate: corrects_date; its own "
@@ -206,7 +206,7 @@ def _corrections(warehouse_path: Path) -> list[tuple[str, int, int, str]]:
             in rows]
 
 
-def _changes(warehouse_path: Path) -> list[tuple[str, int]]:
+def _report_corrections(warehouse_path: Path) -> list[tuple[str, int]]:
     if not warehouse_path.exists():
         return []
     with duckdb.connect(str(warehouse_path), read_only=True) as con:
@@ -236,7 +236,7 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
                   _corrections(settings.warehouse.warehouse_path),
                   history(settings, loaded, now), settings.command,
-                  _changes(settings.warehouse.warehouse_path))
+                  _report_corrections(settings.warehouse.warehouse_path))
 
 
 def print_json(status: Status, warn_error: bool) -> str:

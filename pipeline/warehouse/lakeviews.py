@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
+from pipeline.extract.commits import PROVISIONAL
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
@@ -428,7 +429,7 @@ def create_lake_views(con: duckdb.DuckDBPyConnection,
                cast(regexp_extract(partition, 'business_date=([^/]+)', 1) as date),
                load_id, loaded_at,
                cast(json_extract_string(metadata, '$.receipts') as bigint),
-               coalesce(json_extract_string(metadata, '$.provisional') = 'true', false)
+               coalesce(json_extract_string(metadata, '$.{PROVISIONAL}') = 'true', false)
         from _loads""")
     con.execute("drop table _loads")
 

@@ -118,8 +118,8 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert [(p, d, b) for p, d, _, b in found.corrections] == [("2026-10", 2, "2026-11-01")]
     assert any(line.startswith("note: ") and "pending for 2 dates of the closed period "
                "2026-10, booked on 2026-11-01" in line for line in found.lines())
-    assert found.changes and found.changes[0][0] == "2026-10"
-    assert any(line.startswith(f"note: {found.changes[0][1]:,} correction rows for the "
+    assert found.report_corrections and found.report_corrections[0][0] == "2026-10"
+    assert any(line.startswith(f"note: {found.report_corrections[0][1]:,} correction rows for the "
                                "closed period 2026-10's days pending in the first open "
                                "period's cash book and VAT report") for line in found.lines())
     now = warehouse_balance(settings, settings, date(2026, 10, 1), OCT31)
@@ -241,7 +241,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
         ).fetchall()] == [row[:-2] for row in nov_cash]
     with open_instance(settings) as instance:
         assert not read_status(settings, make_lake(settings), instance,
-                               datetime.now(UTC)).changes
+                               datetime.now(UTC)).report_corrections
 
 
 def read_datev_header(content: bytes) -> list[str]:
