@@ -7,6 +7,7 @@ import dagster as dg
 from pipeline.core.reporting import Reporter
 from pipeline.lake.housekeeping import tidy
 from pipeline.lake.store import LakeStore
+from pipeline.orchestration.runs import stopped_by_name
 
 HOUSEKEEPING_JOB = "lake_housekeeping_job"
 
@@ -20,7 +21,8 @@ def build_housekeeping(retention_hours: int, timezone: str
                        "(pipeline.lake.housekeeping).")
     def tidy_lake(context: dg.OpExecutionContext, lake: dg.ResourceParam[LakeStore],
                   reporter: dg.ResourceParam[Reporter]):
-        tidied = tidy(lake, retention_hours)
+        with stopped_by_name(context):
+            tidied = tidy(lake, retention_hours)
         for t in tidied:
             line = t.line()
             context.log.info(line)

@@ -14,12 +14,16 @@ stops it.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 import dagster as dg
 import psutil
+
+from pipeline.core import stops
 
 HOST_TAG, PID_TAG, STARTED_TAG = "pos_etl/host", "pos_etl/pid", "pos_etl/process_started"
 IN_PROGRESS = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
@@ -96,3 +100,32 @@ def wait_for_pools(instance: dg.DagsterInstance, pools: Iterable[str],
         time.sleep(POLL_SECONDS)
         for line in reap_dead_runs(instance):
             say(line)
+
+
+def stop_reason() -> str:
+    """What stopped this process, as the CLI says it: its own record of signals
+    (``pipeline.core.stops``) tells Ctrl-C from SIGTERM; a run worker has no record."""
+    seen = stops.seen()
+    if signal.SIGTERM in seen:
+        return "stopped (SIGTERM)"
+    if signal.SIGINT in seen:
+        return "stopped (Ctrl-C)"
+    return "stopped (Ctrl-C or SIGTERM)"
+
+
+@contextmanager
+def stopped_by_name(context: dg.OpExecutionContext) -> Iterator[None]:
+    """A step's body: an interrupt that stops it marks its run as being canceled, with
+    the reason, before it goes on up. Dagster then ends the run ``CANCELED`` as for a
+    termination asked for in the UI, instead of failing it with "Execution was
+    interrupted unexpectedly. No user initiated termination request was found". A run
+    already being canceled (the UI's Terminate) keeps its own reason."""
+    try:
+        yield
+    except BaseException as exc:
+        if stops.is_interrupt(exc):
+            run = context.instance.get_run_by_id(context.run_id)
+            if run is not None and run.status not in (dg.DagsterRunStatus.CANCELING,
+                                                      *FINISHED):
+                context.instance.report_run_canceling(run, message=stop_reason())
+        raise

@@ -186,6 +186,17 @@ def ctrl_c(process: subprocess.Popen) -> tuple[str, str]:
     return process.communicate(timeout=60)
 
 
+def stopped_as_the_ui_shows_it(folder: Path, job: str) -> None:
+    """The run that Ctrl-C stopped is ``CANCELED`` with the reason, as a termination
+    asked for in the UI, not a failure "interrupted unexpectedly"."""
+    with instance_of(folder) as instance:
+        [run] = instance.get_runs(dg.RunsFilter(job_name=job), limit=1)
+        messages = [e.message or "" for e in instance.all_logs(run.run_id)]
+    assert run.status == dg.DagsterRunStatus.CANCELED, run.status
+    assert "stopped (Ctrl-C)" in messages, messages[-5:]
+    assert not [m for m in messages if "No user initiated termination" in m]
+
+
 def test_ctrl_c_during_a_load_exits_130_and_says_what_was_committed(tmp_path):
     from pipeline.lake.store import Lake
     from pipeline.load.steps import partition_key
@@ -222,6 +233,7 @@ def test_ctrl_c_during_a_load_exits_130_and_says_what_was_committed(tmp_path):
     assert f"of {len(days)} business dates done" in out
     assert "FAILED lake__revenue: stopped (Ctrl-C or SIGTERM)" in out
     assert "to finish: the same command with --missing-only" in out
+    stopped_as_the_ui_shows_it(tmp_path, "load_job")
 
 
 def test_ctrl_c_during_a_build_exits_130_keeps_the_warehouse_and_says_how_to_finish(
@@ -243,6 +255,7 @@ def test_ctrl_c_during_a_build_exits_130_keeps_the_warehouse_and_says_how_to_fin
     assert "Traceback" not in out + err and "Query interrupted" not in out + err
     assert figures(tmp_path) == before
     assert not list(data.glob(".warehouse.duckdb.*.building*"))  # its scratch files gone
+    stopped_as_the_ui_shows_it(tmp_path, "warehouse_job")
 
 
 def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(tmp_path):

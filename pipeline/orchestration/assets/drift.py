@@ -16,6 +16,7 @@ from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.assets.revenue import REVENUE_KEY
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.runs import stopped_by_name
 from pipeline.orchestration.summaries import DriftFound, RevenueDay
 
 DRIFT_KEY = dg.AssetKey(["lake", "drift"])
@@ -45,39 +46,40 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
               pos: PosResource, lake: dg.ResourceParam[LakeStore],
               reporter: dg.ResourceParam[Reporter]):
         """Older days read again from the POS; a changed day is replaced and recorded."""
-        days = checked_days(settings, config)
-        checks = check_days(pos.source, lake, selected_locations(settings, config), days)
-        drifted = [c for c in checks if c.drifted]
-        for c in drifted:
-            line = (f"source drift: location {c.location_id} {c.business_date}: "
-                    f"{c.before} -> {c.after} (replaced)")
-            context.log.warning(line)
-            reporter.say(f"warning: {line}")
-        failed = [c for c in checks if c.failure]
-        for c in failed:
-            context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.failure}")
-            reporter.failed("drift check", FailedPartition(c.location_id, c.business_date,
-                                                           c.failure))
-        for day in sorted({c.business_date for c in drifted}):
-            replaced = [c for c in drifted if c.business_date == day]
-            # the day's partitions the check rewrote, as events of the asset that holds them
-            context.log_event(dg.AssetMaterialization(
-                asset_key=REVENUE_KEY, partition=day.isoformat(),
-                metadata=RevenueDay(
-                    receipts=sum(c.after[0] for c in replaced),
-                    turnover_net=sum((c.after[1] for c in replaced), Decimal(0)),
-                    complete=True, replaced_by="drift check").to_metadata(
-                    locations=dg.MetadataValue.md(markdown_table(
-                        ["location", "receipts before", "receipts after", "turnover before",
-                         "turnover after"],
-                        [[c.location_id, c.before[0], c.after[0], c.before[1], c.after[1]]
-                         for c in replaced])))))
-        return dg.MaterializeResult(metadata=DriftFound(
-            f"{days[0]}..{days[-1]}" if days else "none",
-            sum(1 for c in checks if c.after is not None), len(drifted), len(failed),
-        ).to_metadata(drift=dg.MetadataValue.md(markdown_table(
-            ["location", "business date", "receipts before", "receipts after",
-             "turnover before", "turnover after"],
-            [[c.location_id, c.business_date, *c.before, *c.after] for c in drifted]))))
+        with stopped_by_name(context):
+            days = checked_days(settings, config)
+            checks = check_days(pos.source, lake, selected_locations(settings, config), days)
+            drifted = [c for c in checks if c.drifted]
+            for c in drifted:
+                line = (f"source drift: location {c.location_id} {c.business_date}: "
+                        f"{c.before} -> {c.after} (replaced)")
+                context.log.warning(line)
+                reporter.say(f"warning: {line}")
+            failed = [c for c in checks if c.failure]
+            for c in failed:
+                context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.failure}")
+                reporter.failed("drift check", FailedPartition(c.location_id, c.business_date,
+                                                               c.failure))
+            for day in sorted({c.business_date for c in drifted}):
+                replaced = [c for c in drifted if c.business_date == day]
+                # the day's partitions the check rewrote, as events of the asset that holds them
+                context.log_event(dg.AssetMaterialization(
+                    asset_key=REVENUE_KEY, partition=day.isoformat(),
+                    metadata=RevenueDay(
+                        receipts=sum(c.after[0] for c in replaced),
+                        turnover_net=sum((c.after[1] for c in replaced), Decimal(0)),
+                        complete=True, replaced_by="drift check").to_metadata(
+                        locations=dg.MetadataValue.md(markdown_table(
+                            ["location", "receipts before", "receipts after", "turnover before",
+                             "turnover after"],
+                            [[c.location_id, c.before[0], c.after[0], c.before[1], c.after[1]]
+                             for c in replaced])))))
+            return dg.MaterializeResult(metadata=DriftFound(
+                f"{days[0]}..{days[-1]}" if days else "none",
+                sum(1 for c in checks if c.after is not None), len(drifted), len(failed),
+            ).to_metadata(drift=dg.MetadataValue.md(markdown_table(
+                ["location", "business date", "receipts before", "receipts after",
+                 "turnover before", "turnover after"],
+                [[c.location_id, c.business_date, *c.before, *c.after] for c in drifted]))))
 
     return drift

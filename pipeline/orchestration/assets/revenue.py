@@ -17,6 +17,7 @@ from pipeline.load.steps import DayOutcome, load_revenue_days
 from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.runs import stopped_by_name
 from pipeline.orchestration.summaries import LoadedCheck, RevenueDay
 
 REVENUE_KEY = dg.AssetKey(["lake", "revenue"])
@@ -87,48 +88,51 @@ def build_revenue_asset(settings: Settings,
                 pos: PosResource, lake: dg.ResourceParam[LakeStore],
                 reporter: dg.ResourceParam[Reporter]):
         """Receipts, item lines, side dishes and payments of each business date, every location."""
-        location_ids = selected_locations(settings, config)
-        days = [date.fromisoformat(key) for key in context.partition_keys]
-        configured = [loc.id for loc in settings.locations]
-        failed: list[FailedPartition] = []
-        never_loaded: dict[int, int] = {}
-        receipts = skipped = 0
-        said = time.monotonic()
-        for n, day in enumerate(load_revenue_days(pos.source, lake, days, location_ids, configured,
-                                                  config.missing_only), 1):
-            stops.check()  # a Ctrl-C a signal handler dropped (pipeline.core.stops)
-            for p in day.failed:
-                failure = FailedPartition(p.location_id, day.business_date, p.failure)
-                failed.append(failure)
-                if not p.failure.tried:  # said once, with the first failure
-                    skipped += 1
-                    continue
-                context.log.warning(f"revenue {failure.where}: {p.failure}")
-                reporter.failed("revenue", failure)
-            for loc in day.missing:
-                never_loaded[loc] = never_loaded.get(loc, 0) + 1
-            summary = day_summary(day)
-            event = dg.AssetMaterialization if day.complete else dg.AssetObservation
-            context.log_event(event(asset_key=REVENUE_KEY, partition=day.business_date.isoformat(),
-                                    metadata=summary.to_metadata(
-                                        locations=locations_table(day),
-                                        lake=dg.MetadataValue.path(lake.describe("receipts")))))
-            receipts += summary.receipts
-            if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
-                said = time.monotonic()
-                progress = RevenueProgress(n, len(days), len(location_ids), receipts, skipped)
-                context.log.info(str(progress))
-                reporter.revenue(progress)
-        if failed:
-            reporter.say(f"check failed: {REVENUE_KEY.to_user_string()} {LOADED_CHECK}")
-        yield dg.AssetCheckResult(
-            check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
-            metadata=LoadedCheck(len(days), len(location_ids), failed, never_loaded)
-            .to_metadata(failures_metadata(failed)))
-        if failed:
-            raise dg.Failure(description=f"{len(failed)} of {len(days) * len(location_ids)} "
-                             f"revenue partitions of {days[0]}..{days[-1]} not loaded; "
-                             f"first error: {failed[0].failure}",
-                             metadata={REPORTED_KEY: len(failed)})
+        with stopped_by_name(context):
+            location_ids = selected_locations(settings, config)
+            days = [date.fromisoformat(key) for key in context.partition_keys]
+            configured = [loc.id for loc in settings.locations]
+            failed: list[FailedPartition] = []
+            never_loaded: dict[int, int] = {}
+            receipts = skipped = 0
+            said = time.monotonic()
+            loaded = load_revenue_days(pos.source, lake, days, location_ids, configured,
+                                       config.missing_only)
+            for n, day in enumerate(loaded, 1):
+                stops.check()  # a Ctrl-C a signal handler dropped (pipeline.core.stops)
+                for p in day.failed:
+                    failure = FailedPartition(p.location_id, day.business_date, p.failure)
+                    failed.append(failure)
+                    if not p.failure.tried:  # said once, with the first failure
+                        skipped += 1
+                        continue
+                    context.log.warning(f"revenue {failure.where}: {p.failure}")
+                    reporter.failed("revenue", failure)
+                for loc in day.missing:
+                    never_loaded[loc] = never_loaded.get(loc, 0) + 1
+                summary = day_summary(day)
+                event = dg.AssetMaterialization if day.complete else dg.AssetObservation
+                partition = day.business_date.isoformat()
+                context.log_event(event(asset_key=REVENUE_KEY, partition=partition,
+                                        metadata=summary.to_metadata(
+                                            locations=locations_table(day),
+                                            lake=dg.MetadataValue.path(lake.describe("receipts")))))
+                receipts += summary.receipts
+                if time.monotonic() - said > PROGRESS_SECONDS or n == len(days):
+                    said = time.monotonic()
+                    progress = RevenueProgress(n, len(days), len(location_ids), receipts, skipped)
+                    context.log.info(str(progress))
+                    reporter.revenue(progress)
+            if failed:
+                reporter.say(f"check failed: {REVENUE_KEY.to_user_string()} {LOADED_CHECK}")
+            yield dg.AssetCheckResult(
+                check_name=LOADED_CHECK, asset_key=REVENUE_KEY, passed=not failed,
+                metadata=LoadedCheck(len(days), len(location_ids), failed, never_loaded)
+                .to_metadata(failures_metadata(failed)))
+            if failed:
+                raise dg.Failure(description=f"{len(failed)} of {len(days) * len(location_ids)} "
+                                 f"revenue partitions of {days[0]}..{days[-1]} not loaded; "
+                                 f"first error: {failed[0].failure}",
+                                 metadata={REPORTED_KEY: len(failed)})
 
     return revenue

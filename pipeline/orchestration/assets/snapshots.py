@@ -15,6 +15,7 @@ from pipeline.load.steps import SnapshotOutcome, take_snapshots
 from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
 from pipeline.orchestration.resources import PosResource
+from pipeline.orchestration.runs import stopped_by_name
 from pipeline.orchestration.summaries import SnapshotTaken
 
 SNAPSHOT_CHECK = "every_location_snapshotted"
@@ -59,12 +60,14 @@ def _snapshot_asset(settings: Settings, area: LakeArea) -> dg.AssetsDefinition:
               description=area.description,
               check_specs=[dg.AssetCheckSpec(SNAPSHOT_CHECK, asset=key, description=whose)],
               metadata={"tables": ", ".join(area.tables)})
-    def snapshot(config: LoadConfig, pos: PosResource, lake: dg.ResourceParam[LakeStore],
-                 reporter: dg.ResourceParam[Reporter]):
-        location_ids = selected_locations(settings, config) if area.per_location else [None]
-        outcomes = take_snapshots(area.load, pos.source, lake, location_ids,
-                                  snapshot_date(settings), area.name)
-        yield from snapshot_results(key, outcomes, lake, reporter)
+    def snapshot(context: dg.AssetExecutionContext, config: LoadConfig, pos: PosResource,
+                 lake: dg.ResourceParam[LakeStore], reporter: dg.ResourceParam[Reporter]):
+        with stopped_by_name(context):
+            location_ids = selected_locations(settings, config) if area.per_location \
+                else [None]
+            outcomes = take_snapshots(area.load, pos.source, lake, location_ids,
+                                      snapshot_date(settings), area.name)
+            yield from snapshot_results(key, outcomes, lake, reporter)
 
     return snapshot
 

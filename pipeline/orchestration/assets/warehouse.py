@@ -15,6 +15,7 @@ from pipeline.core.reporting import ModelBuilt, Reporter
 from pipeline.core.untrusted import one_line
 from pipeline.lake.log_check import LakeUnreadable
 from pipeline.orchestration.assets.metadata import markdown_table
+from pipeline.orchestration.runs import stopped_by_name
 from pipeline.orchestration.schedules import AFTER_LOAD
 from pipeline.orchestration.summaries import ModelMaterialized
 from pipeline.warehouse import (
@@ -102,63 +103,64 @@ def build_warehouse_asset(project: Project | None = None) -> dg.AssetsDefinition
                          warehouse: dg.ResourceParam[Warehouse],
                          reporter: dg.ResourceParam[Reporter]):
         """Build every SQL model into a new DuckDB file and switch it in atomically."""
-        def built(model: ModelBuilt) -> None:  # dbt's line per model, in the run's log too
-            context.log.info(str(model))
-            reporter.model(model)
+        with stopped_by_name(context):
+            def built(model: ModelBuilt) -> None:  # dbt's line per model, in the run's log too
+                context.log.info(str(model))
+                reporter.model(model)
 
-        try:
-            result = warehouse.build(project, full=config.full,
-                                     forget_missing=config.forget_missing, progress=built)
-        except (ModelError, LakeUnreadable, MissingLakeFile) as exc:  # the old one stays
-            # a model whose write met a full disk (its commit, its WAL): the room left too
-            room = f"; {free_space(warehouse.path)}" if FULL_DISK in str(exc) else ""
-            raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
-                                         f"kept): {exc}{room}") from None
-        except duckdb.IOException as exc:  # (a full disk: DuckDB names no errno)
-            raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
-                                         f"kept): {one_line(str(exc))}; "
-                                         f"{free_space(warehouse.path)}") from None
-        selected = context.selected_asset_keys
-        extra = _report_metadata(result.path) \
-            if dg.AssetKey(["warehouse", "rpt_daily_close"]) in selected else {}
-        for name in result.order:
-            if dg.AssetKey(["warehouse", name]) not in selected:
-                continue
-            built_as = ModelMaterialized(
-                str(result.path), models[name].qualified if models[name].stored else "",
-                models[name].built_as,
-                result.row_counts.get(name), result.rebuilt_partitions.get(models[name].area))
-            yield dg.MaterializeResult(asset_key=["warehouse", name],
-                                       metadata=built_as.to_metadata(**extra.get(name, {})))
-        checked = context.selected_asset_check_keys
-        for outcome in result.checks:
-            key = dg.AssetCheckKey(dg.AssetKey(["warehouse", outcome.check.model]),
-                                   outcome.check.name)
-            if key not in checked:
-                continue
-            if not outcome.passed:
-                reporter.say(f"{'warning' if outcome.severity == 'warn' else 'check failed'}: "
-                             f"{key.asset_key.to_user_string()} {outcome.check.name}")
-            yield dg.AssetCheckResult(
-                check_name=outcome.check.name,
-                asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
-                passed=outcome.passed,
-                severity=SEVERITY[outcome.severity],
-                metadata=check_metadata(outcome),
-            )
-        # A failed check of severity warn is a warning (the run succeeds); errors block
-        # the publish already (``BlockedBuild``).
-        failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks
-                  if o.severity == "error"]
-        problems = []
-        if result.corrupt:
-            problems.append(f"{len(result.corrupt)} lake partition(s) left out, their "
-                            f"previous figures kept: " + "; ".join(map(str, result.corrupt)))
-        if failed:
-            problems.append("failed checks: " + "; ".join(failed))
-        if problems:
-            raise dg.Failure(description="the warehouse was rebuilt; " + "; ".join(problems))
-        reporter.say("warehouse rebuilt")
+            try:
+                result = warehouse.build(project, full=config.full,
+                                         forget_missing=config.forget_missing, progress=built)
+            except (ModelError, LakeUnreadable, MissingLakeFile) as exc:  # the old one stays
+                # a model whose write met a full disk (its commit, its WAL): the room left too
+                room = f"; {free_space(warehouse.path)}" if FULL_DISK in str(exc) else ""
+                raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
+                                             f"kept): {exc}{room}") from None
+            except duckdb.IOException as exc:  # (a full disk: DuckDB names no errno)
+                raise dg.Failure(description=f"warehouse build failed (the previous warehouse is "
+                                             f"kept): {one_line(str(exc))}; "
+                                             f"{free_space(warehouse.path)}") from None
+            selected = context.selected_asset_keys
+            extra = _report_metadata(result.path) \
+                if dg.AssetKey(["warehouse", "rpt_daily_close"]) in selected else {}
+            for name in result.order:
+                if dg.AssetKey(["warehouse", name]) not in selected:
+                    continue
+                built_as = ModelMaterialized(
+                    str(result.path), models[name].qualified if models[name].stored else "",
+                    models[name].built_as,
+                    result.row_counts.get(name), result.rebuilt_partitions.get(models[name].area))
+                yield dg.MaterializeResult(asset_key=["warehouse", name],
+                                           metadata=built_as.to_metadata(**extra.get(name, {})))
+            checked = context.selected_asset_check_keys
+            for outcome in result.checks:
+                key = dg.AssetCheckKey(dg.AssetKey(["warehouse", outcome.check.model]),
+                                       outcome.check.name)
+                if key not in checked:
+                    continue
+                if not outcome.passed:
+                    reporter.say(f"{'warning' if outcome.severity == 'warn' else 'check failed'}: "
+                                 f"{key.asset_key.to_user_string()} {outcome.check.name}")
+                yield dg.AssetCheckResult(
+                    check_name=outcome.check.name,
+                    asset_key=dg.AssetKey(["warehouse", outcome.check.model]),
+                    passed=outcome.passed,
+                    severity=SEVERITY[outcome.severity],
+                    metadata=check_metadata(outcome),
+                )
+            # A failed check of severity warn is a warning (the run succeeds); errors block
+            # the publish already (``BlockedBuild``).
+            failed = [f"warehouse/{o.check.model}: {o.check.name}" for o in result.failed_checks
+                      if o.severity == "error"]
+            problems = []
+            if result.corrupt:
+                problems.append(f"{len(result.corrupt)} lake partition(s) left out, their "
+                                f"previous figures kept: " + "; ".join(map(str, result.corrupt)))
+            if failed:
+                problems.append("failed checks: " + "; ".join(failed))
+            if problems:
+                raise dg.Failure(description="the warehouse was rebuilt; " + "; ".join(problems))
+            reporter.say("warehouse rebuilt")
 
     return warehouse_models
 
