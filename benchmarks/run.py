@@ -40,6 +40,9 @@
 15. floor (only with ``--only floor``; ``--chain`` locations x ``--floor-days``): the full
     build beside reading the lake and writing the marts alone, on the same lake, scaled
     to the chain's year (``benchmarks/chain.py``): what #44's 200 s leaves for the build.
+16. storage: a small night (2 dates x 3 locations, loaded and built) on Dagster's SQLite
+    storage and on an instance in memory, alternately: bytes written per event of the
+    event log (``benchmarks/storage.py``). No target: it says which storage a chain needs.
 
 Results are printed and written to ``benchmarks/results/latest.json``.
 """
@@ -73,6 +76,7 @@ from benchmarks.delta import bench_files  # noqa: E402
 from benchmarks.housekeeping import bench_housekeeping  # noqa: E402
 from benchmarks.peers import bench_peers, load_pages  # noqa: E402
 from benchmarks.status import bench_status  # noqa: E402
+from benchmarks.storage import bench_storage  # noqa: E402
 from pipeline.lake.store import Lake  # noqa: E402
 from pos_sandbox import world  # noqa: E402
 from pos_sandbox.receipts import SandboxData  # noqa: E402
@@ -588,7 +592,7 @@ def main() -> int:
     parser.add_argument("--only", choices=["throughput", "dlt", "memory", "cli_load",
                                            "incremental", "nightly", "partitions", "chain",
                                            "status", "delta", "housekeeping", "cli",
-                                           "peers", "nights", "floor"])
+                                           "peers", "nights", "floor", "storage"])
     parser.add_argument("--chain", type=int, default=200,
                         help="locations of the nightly benchmark's chain")
     parser.add_argument("--days", type=int, default=30, help="days of receipts for throughput")
@@ -626,6 +630,7 @@ def main() -> int:
         "housekeeping": (bench_housekeeping, (args.chain, 3)),
         "cli": (bench_cli, (7,)),
         "peers": (_peers, (args.days, args.repeats)),
+        "storage": (bench_storage, (args.repeats,)),
     }
     for name, (bench, bench_args) in runs.items():
         if args.only != name and (args.only is not None

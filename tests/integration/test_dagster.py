@@ -1,5 +1,6 @@
 """Dagster: one definition of a load, run by the schedule and the CLI alike, seen alike."""
 
+import logging
 import re
 from contextlib import contextmanager
 from dataclasses import replace
@@ -177,6 +178,23 @@ def test_a_refused_key_fails_the_run_after_the_others_are_in_the_warehouse(
     # The keys are EnvVar config: what the run stored names the variables, never a key.
     stored = repr(instance.get_job_snapshot(run.job_snapshot_id)) + repr(run)
     assert "POS_TEST_KEY_1003" in stored and "sandbox-key" not in stored
+
+
+def test_a_night_of_failed_partitions_is_one_warning_event_per_date(
+        settings, instance, monkeypatch):
+    """Each event is a committed write of Dagster's storage: a bad night of a chain
+    (every location refused) is one warning per business date naming each location."""
+    for loc in (1002, 1003):
+        monkeypatch.setenv(f"POS_TEST_KEY_{loc}", "sandbox-key-1001")
+    report = run_load(settings, DAYS[-2], DAYS[-1], catalog=False, models=False,
+                      progress=Reporter(), instance=instance)
+    assert sorted(f.location_id for f in report.failed_partitions) == [1002, 1002, 1003, 1003]
+    warnings = [e.message for e in instance.all_logs(report.run_id)
+                if e.level == logging.WARNING and e.dagster_event is None]
+    assert len(warnings) == 2, warnings
+    for day, line in zip(DAYS[-2:], warnings, strict=True):
+        assert line.startswith(f"revenue {day}: 2 partition(s) failed: location 1002: ")
+        assert "; location 1003: " in line and "HTTP 403" in line
 
 
 def test_a_warehouse_build_never_opens_the_pos(instance, settings, monkeypatch):

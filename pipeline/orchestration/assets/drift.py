@@ -50,16 +50,17 @@ def build_drift_asset(settings: Settings) -> dg.AssetsDefinition:
             days = checked_days(settings, config)
             checks = check_days(pos.source, lake, selected_locations(settings, config), days)
             drifted = [c for c in checks if c.drifted]
-            for c in drifted:
-                line = (f"source drift: location {c.location_id} {c.business_date}: "
-                        f"{c.before} -> {c.after} (replaced)")
-                context.log.warning(line)
+            lines = [f"source drift: location {c.location_id} {c.business_date}: "
+                     f"{c.before} -> {c.after} (replaced)" for c in drifted]
+            for line in lines:
                 reporter.say(f"warning: {line}")
             failed = [c for c in checks if c.failure]
             for c in failed:
-                context.log.warning(f"drift check {c.location_id} {c.business_date}: {c.failure}")
+                lines.append(f"drift check {c.location_id} {c.business_date}: {c.failure}")
                 reporter.failed("drift check", FailedPartition(c.location_id, c.business_date,
                                                                c.failure))
+            if lines:  # one event in the run's log, however many days drifted or failed
+                context.log.warning("; ".join(lines))
             for day in sorted({c.business_date for c in drifted}):
                 replaced = [c for c in drifted if c.business_date == day]
                 # the day's partitions the check rewrote, as events of the asset that holds them

@@ -100,14 +100,18 @@ def build_revenue_asset(settings: Settings,
                                        config.missing_only)
             for n, day in enumerate(loaded, 1):
                 stops.check()  # a Ctrl-C a signal handler dropped (pipeline.core.stops)
+                said_today = []
                 for p in day.failed:
                     failure = FailedPartition(p.location_id, day.business_date, p.failure)
                     failed.append(failure)
                     if not p.failure.tried:  # said once, with the first failure
                         skipped += 1
                         continue
-                    context.log.warning(f"revenue {failure.where}: {p.failure}")
+                    said_today.append(str(p.failure))  # "location N: ..."
                     reporter.failed("revenue", failure)
+                if said_today:  # one event per date, however many locations failed
+                    context.log.warning(f"revenue {day.business_date}: {len(said_today)} "
+                                        f"partition(s) failed: " + "; ".join(said_today))
                 for loc in day.missing:
                     never_loaded[loc] = never_loaded.get(loc, 0) + 1
                 summary = day_summary(day)
