@@ -152,17 +152,26 @@ def flatten_receipts(
 
 @dataclass
 class _Rows:
-    """The rows of each table, one record per row, in served order.
+    """The columns of each table's rows, in served order, each kept as a list of its own
+    (appended in the one pass; no transposing of row records afterwards).
 
-    receipts: (receipt, local stamp); items: (item, transaction id, item key, line
-    number); sides: (side dish, transaction id, item key, side dish key); payments:
-    (payment, transaction id).
+    receipts: the receipt, its local stamp; items: the item, its transaction id, item key
+    and line number; sides: the side dish, its transaction id, item key and side dish key;
+    payments: the payment, its transaction id.
     """
 
-    receipts: list[tuple] = field(default_factory=list)
-    items: list[tuple] = field(default_factory=list)
-    sides: list[tuple] = field(default_factory=list)
-    payments: list[tuple] = field(default_factory=list)
+    receipts: list = field(default_factory=list)
+    stamps: list = field(default_factory=list)
+    items: list = field(default_factory=list)
+    item_txn: list = field(default_factory=list)
+    item_key: list = field(default_factory=list)
+    item_line: list = field(default_factory=list)
+    sides: list = field(default_factory=list)
+    side_txn: list = field(default_factory=list)
+    side_item: list = field(default_factory=list)
+    side_key: list = field(default_factory=list)
+    payments: list = field(default_factory=list)
+    payment_txn: list = field(default_factory=list)
 
 
 def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date: date,
@@ -177,8 +186,12 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
     out = _Rows()
     seen: dict = {}
     dropped = part.duplicates_dropped
-    keep_receipt, keep_item = out.receipts.append, out.items.append
-    keep_side, keep_payment = out.sides.append, out.payments.append
+    keep_receipt, keep_stamp = out.receipts.append, out.stamps.append
+    keep_item, keep_item_txn = out.items.append, out.item_txn.append
+    keep_item_key, keep_item_line = out.item_key.append, out.item_line.append
+    keep_side, keep_side_txn = out.sides.append, out.side_txn.append
+    keep_side_item, keep_side_key = out.side_item.append, out.side_key.append
+    keep_payment, keep_payment_txn = out.payments.append, out.payment_txn.append
     for page in pages:
         seen_pages.append(page)
         part.receipts_seen += len(page)
@@ -214,7 +227,8 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                 dropped["receipts"] += 1
                 continue
             seen[txn] = r
-            keep_receipt((r, stamp))
+            keep_receipt(r)
+            keep_stamp(stamp)
             ttype = r["transactionType"]
             if ttype not in KNOWN_TRANSACTION_TYPES:
                 part.unknown_types[ttype] += 1
@@ -231,7 +245,10 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         dropped["receipt_items"] += 1
                         continue
                     keys.add(key)
-                    keep_item((item, txn, key, len(keys)))
+                    keep_item(item)
+                    keep_item_txn(txn)
+                    keep_item_key(key)
+                    keep_item_line(len(keys))
                     side_dishes = item.get("sideDishes")
                     if side_dishes:
                         side_keys: set = set()
@@ -241,7 +258,10 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                                 dropped["item_side_dishes"] += 1
                                 continue
                             side_keys.add(side_key)
-                            keep_side((side, txn, key, side_key))
+                            keep_side(side)
+                            keep_side_txn(txn)
+                            keep_side_item(key)
+                            keep_side_key(side_key)
             payments = r["payments"]
             if payments:
                 payment_ids: set = set()
@@ -251,13 +271,9 @@ def _select_and_dedupe(pages, seen_pages, part: RevenuePartition, business_date:
                         dropped["payments"] += 1
                         continue
                     payment_ids.add(pid)
-                    keep_payment((payment, txn))
+                    keep_payment(payment)
+                    keep_payment_txn(txn)
     return out
-
-
-def _transpose(records: list[tuple], width: int) -> list[list]:
-    """Columns of row records (``zip`` keeps the loop in C)."""
-    return [list(c) for c in zip(*records, strict=True)] if records else [[]] * width
 
 
 def _struct_paths(schema: pa.Schema) -> dict[str, tuple[str, pa.DataType]]:
@@ -316,7 +332,7 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
         return {"location_id": pa.repeat(location, n), "business_date": pa.repeat(day, n),
                 "transaction_id": txns}
 
-    rec, stamps = _transpose(rows.receipts, 2)
+    rec, stamps = rows.receipts, rows.stamps
     columns.require(columns.require(rec, "paymentGroup"), "name")  # the revenue rule's (2.2)
     local = columns.wall_clock(stamps)
     receipts = _table("receipts", rec, {
@@ -327,7 +343,7 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
     receipts = receipts.set_column(  # spec 2.1: guestCount is 0 when not recorded
         receipts.schema.get_field_index("guest_count"), receipts.schema.field("guest_count"),
         pc.fill_null(receipts["guest_count"], 0))
-    it, item_txn, item_key, item_line = _transpose(rows.items, 4)
+    it, item_txn, item_key, item_line = rows.items, rows.item_txn, rows.item_key, rows.item_line
     books = columns.get(it, "bookDate")
     try:
         book_local = columns.wall_clock(books)
@@ -337,12 +353,12 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
         **keys(len(it), item_txn), "item_key": item_key, "line_number": item_line,
         "book_date_local": book_local, "extra_fields": extra_fields(it, "receipt_items", unknown),
     }, "item")
-    sd, side_txn, side_item, side_key = _transpose(rows.sides, 4)
+    sd, side_txn, side_item, side_key = rows.sides, rows.side_txn, rows.side_item, rows.side_key
     sides = _table("item_side_dishes", sd, {
         **keys(len(sd), side_txn), "item_key": side_item, "side_dish_key": side_key,
         "extra_fields": extra_fields(sd, "item_side_dishes", unknown),
     }, "side dish")
-    pay, payment_txn = _transpose(rows.payments, 2)
+    pay, payment_txn = rows.payments, rows.payment_txn
     payments = _table("payments", pay, {**keys(len(pay), payment_txn),
                                         "extra_fields": extra_fields(pay, "payments", unknown)},
                       "payment")
