@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, time
 from decimal import Decimal
 from pathlib import Path
@@ -116,6 +118,45 @@ def in_memory_instance():
     import dagster as dg
 
     return dg.DagsterInstance.ephemeral()
+
+
+@contextmanager
+def cli_instance_in_memory(*test_modules) -> Iterator:
+    """Every ``pos-etl`` command run in this process (``pipeline.cli.main``) and every
+    ``open_instance`` of the ``test_modules`` get, for as long as the context lasts, the
+    Dagster instance of their home (``dagster_home``: one per data folder, as on disk)
+    kept in memory (``in_memory_instance``): runs, events, checks and pools behave as on
+    disk, without Dagster's SQLite commit per event (some 14 ms each here, about half of
+    what a CLI test costs; ``benchmarks/storage.py``). For modules whose subject is the
+    commands' output, lake and warehouse. The instance on disk (its home and files, a
+    full disk, dead runs, keys in its files, PostgreSQL) is tested where it is the
+    subject: ``test_dagster``, ``test_dead_runs``, ``test_full_disk``, ``test_hardening``,
+    ``test_key_echo``, ``test_postgres`` and every test that runs ``pos-etl`` in a
+    process of its own. Yields the instances by home."""
+    import pipeline.orchestration.instance
+    import pipeline.orchestration.loader
+    from pipeline.orchestration.instance import dagster_home
+
+    instances: dict[Path, object] = {}
+
+    @contextmanager
+    def of_home(settings):
+        home = dagster_home(settings).resolve()
+        if home not in instances:
+            instances[home] = in_memory_instance()
+        yield instances[home]  # kept open for the next command of this home
+
+    patch = pytest.MonkeyPatch()
+    for module in (pipeline.orchestration.instance, pipeline.orchestration.loader,
+                   *test_modules):
+        if hasattr(module, "open_instance"):
+            patch.setattr(module, "open_instance", of_home)
+    try:
+        yield instances
+    finally:
+        patch.undo()
+        for instance in instances.values():
+            instance.dispose()
 
 
 @pytest.fixture

@@ -8,8 +8,18 @@ from __future__ import annotations
 from datetime import date
 
 import duckdb
+import pytest
 
 from pipeline.cli import main
+from tests.conftest import cli_instance_in_memory
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster_in_memory(request):
+    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
+    with cli_instance_in_memory(request.module) as instances:
+        yield instances
+
 
 
 def _turnover(data) -> list:

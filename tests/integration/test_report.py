@@ -13,7 +13,15 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.core.money import format_money
-from tests.conftest import loaded_warehouse
+from tests.conftest import cli_instance_in_memory, loaded_warehouse
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster_in_memory(request):
+    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
+    with cli_instance_in_memory(request.module) as instances:
+        yield instances
+
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 END = date(2026, 11, 20)

@@ -6,7 +6,15 @@ from datetime import date, timedelta
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import write_config
+from tests.conftest import cli_instance_in_memory, write_config
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster_in_memory(request):
+    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
+    with cli_instance_in_memory(request.module) as instances:
+        yield instances
+
 
 
 def test_a_config_file_that_is_not_utf8_is_one_line_and_exit_2(tmp_path, capsys):
