@@ -11,7 +11,15 @@ from pipeline.cli.demo import run_demo
 from pipeline.core.configs import load_settings
 from pipeline.core.outcomes import ConfigError
 from pipeline.lake.store import Lake
-from tests.conftest import write_config
+from tests.conftest import cli_instance_in_memory, write_config
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster_in_memory(request):
+    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
+    with cli_instance_in_memory(request.module) as instance:
+        yield instance
+
 
 GOOD = """
 [source]
@@ -201,12 +209,13 @@ def test_a_data_dir_that_is_a_file_is_a_one_line_error(tmp_path, capsys):
 
 def test_a_disk_error_is_a_one_line_error(sandbox_url, tmp_path,
                                         sandbox_keys, capsys, monkeypatch):
-    import pipeline.orchestration.instance
+    import pipeline.orchestration.loader
+    from pipeline.orchestration.instance import dagster_home
 
-    def full_disk(home):
-        raise OSError(28, "No space left on device", str(home))
+    def full_disk(settings):  # the home cannot be made or written (prepare_home)
+        raise OSError(28, "No space left on device", str(dagster_home(settings)))
 
-    monkeypatch.setattr(pipeline.orchestration.instance, "prepare_home", full_disk)
+    monkeypatch.setattr(pipeline.orchestration.loader, "open_instance", full_disk)
     config = write_config(tmp_path, sandbox_url)
     assert main(["load", "--config", str(config), "--start", "2026-11-20", "--end",
                  "2026-11-20"]) == 1

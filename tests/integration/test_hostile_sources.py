@@ -15,7 +15,13 @@ import pytest
 from pipeline.cli import main
 from pipeline.core.reporting import Reporter
 from pipeline.orchestration.loader import run_load
-from tests.conftest import make_settings, run_load_in_memory, truth_turnover, write_config
+from tests.conftest import (
+    cli_instance_in_memory,
+    make_settings,
+    run_load_in_memory,
+    truth_turnover,
+    write_config,
+)
 from tests.hostile import (
     DECODER,
     ENCODER,
@@ -24,6 +30,14 @@ from tests.hostile import (
     endless_pages,
     trickling_pos,
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster_in_memory(request):
+    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
+    with cli_instance_in_memory(request.module) as instance:
+        yield instance
+
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)
 
