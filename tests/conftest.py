@@ -25,16 +25,16 @@ DATA = SandboxData()
 
 RAM_TEMP = Path("/dev/shm")
 RAM_TEMP_FREE = 8 << 30
-"""A run's temporary folders (lakes, warehouses, Dagster homes: some 1.5 GB for the
-whole suite) go to ``RAM_TEMP`` when it has this much free, unless ``--basetemp`` is
-given (docs/testing.md)."""
+"""A run's temporary folders (lakes, warehouses, Dagster homes: some 4 GB for the whole
+suite) go to ``RAM_TEMP`` when it has this much free, unless ``--basetemp`` is given
+(docs/testing.md)."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest's own tmp_path factory reads the option
 def pytest_configure(config: pytest.Config) -> None:
     """The run's temporary folders in memory (``RAM_TEMP``): the suite writes and fsyncs
-    some 1.5 GB of lakes, warehouses and Dagster storage, which on a busy disk costs it
-    an eighth of its time. The xdist workers take their folders under the controller's;
+    some 4 GB of lakes, warehouses and Dagster storage, which costs it an eighth of its
+    time on a disk (docs/testing.md). The xdist workers take their folders under the controller's;
     the folder is removed when the run ends (give ``--basetemp`` to keep one)."""
     if config.option.basetemp is not None or hasattr(config, "workerinput"):
         return
