@@ -64,9 +64,14 @@ class Dictionary:
         return (doc.columns.get(column) if doc else None) or self.shared.get(column)
 
 
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""PyYAML's safe loader in C (libyaml, in PyYAML's wheels): the same documents and types
+as ``yaml.safe_load``, ten times quicker; a PyYAML built without libyaml uses Python's."""
+
+
 def _yaml(path: Path) -> dict:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
     except yaml.YAMLError as exc:
         raise DictionaryError(f"{path}: not valid YAML: {exc}") from None
 

@@ -162,6 +162,15 @@ def references(sql: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(models), frozenset(lake_tables)
 
 
+@functools.lru_cache(maxsize=1024)
+def _analysed(sql: str, name: str) -> tuple[frozenset[str], frozenset[str], str]:
+    """A model's SQL parsed once per process (a command, a test run, the code location
+    discover the models more than once): what it reads, and its canonical text."""
+    tree = _parse(sql, name)
+    models, lake_tables = _references(tree)
+    return frozenset(models), frozenset(lake_tables), tree.sql(dialect="duckdb", comments=False)
+
+
 def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
     models, lake_tables = set(), set()
@@ -182,15 +191,14 @@ def discover_models(models_dir: Path = MODELS_DIR,
     for stage in STAGES:
         for path in sorted((models_dir / stage).glob("*.sql")):
             sql = path.read_text(encoding="utf-8")
-            tree = _parse(sql, path.stem)
-            models, lake_tables = _references(tree)
+            models, lake_tables, canonical = _analysed(sql, path.stem)
             if path.stem in found:
                 raise ModelError(f"model {path.stem} is defined twice")
             doc = dictionary.models.get(path.stem)
             found[path.stem] = Model(
                 path.stem, stage, path, sql, frozenset(models), frozenset(lake_tables),
                 _materialization(dictionary, path.stem),
-                canonical=tree.sql(dialect="duckdb", comments=False),
+                canonical=canonical,
                 grain=doc.grain if doc else (), rows=doc.rows if doc else "",
                 owner=doc.owner if doc else None)
     if not found:
