@@ -193,6 +193,15 @@ def cli_instance_in_memory(*test_modules) -> Iterator:
             instance.dispose()
 
 
+@pytest.fixture(scope="module")
+def dagster_in_memory(request):
+    """The module's commands on in-memory Dagster instances (``cli_instance_in_memory``):
+    a module takes it with ``pytestmark = pytest.mark.usefixtures("dagster_in_memory")``,
+    so it is in place before the module's own fixtures run their commands."""
+    with cli_instance_in_memory(request.module) as instances:
+        yield instances
+
+
 @pytest.fixture
 def sandbox_keys(monkeypatch):
     """Put each sandbox location's key into its environment variable."""

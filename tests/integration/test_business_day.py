@@ -14,14 +14,9 @@ from pipeline.core.settings import LocationSettings
 from pipeline.extract.revenue import request_window
 from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import cli_instance_in_memory, make_settings, run_load_in_memory, truth_turnover
+from tests.conftest import make_settings, run_load_in_memory, truth_turnover
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 VIENNA = ZoneInfo("Europe/Vienna")

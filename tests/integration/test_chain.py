@@ -11,14 +11,9 @@ from pipeline.core.configs import load_settings
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.server import chain_config, running_sandbox
-from tests.conftest import cli_instance_in_memory, truth_turnover
+from tests.conftest import truth_turnover
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 CHAIN = 12

@@ -22,15 +22,10 @@ from pipeline.outputs.export import ExportError, Selection, export
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import cli_instance_in_memory, make_settings, moved_receipt
+from tests.conftest import make_settings, moved_receipt
 from tests.integration.test_accounting import read_independently, warehouse_balance
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 OCT30, OCT31, NOV1, NOV2 = date(2026, 10, 30), date(2026, 10, 31), date(2026, 11, 1), \

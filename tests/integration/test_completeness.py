@@ -14,14 +14,8 @@ import openpyxl
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import cli_instance_in_memory
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 HOLE = "2026-10-08 .. 2026-10-11 (4 days of 31)"

@@ -11,14 +11,9 @@ from pipeline.cli.demo import run_demo
 from pipeline.core.configs import load_settings
 from pipeline.core.outcomes import ConfigError
 from pipeline.lake.store import Lake
-from tests.conftest import cli_instance_in_memory, write_config
+from tests.conftest import write_config
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 GOOD = """

@@ -10,14 +10,9 @@ from pipeline.cli import main
 from pipeline.warehouse import MODELS_DIR, STAGES, discover_models
 from pipeline.warehouse.dictionary import load_dictionary
 from pipeline.warehouse.unit import empty_warehouse
-from tests.conftest import cli_instance_in_memory, loaded_warehouse
+from tests.conftest import loaded_warehouse
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 

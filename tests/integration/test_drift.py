@@ -16,14 +16,9 @@ from pipeline.orchestration.summaries import RevenueDay
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
-from tests.conftest import cli_instance_in_memory, make_settings, truth_turnover, write_config
+from tests.conftest import make_settings, truth_turnover, write_config
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAYS = [date(2026, 11, 16), date(2026, 11, 17), date(2026, 11, 18)]
@@ -36,7 +31,7 @@ def query(folder, sql):
 
 
 def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
-        sandbox_url, tmp_path, sandbox_keys, capsys, _dagster_in_memory):
+        sandbox_url, tmp_path, sandbox_keys, capsys, dagster_in_memory):
     dates = ["--start", str(DAYS[0]), "--end", str(DAYS[-1])]
     assert main(["load", "--config", str(write_config(tmp_path, sandbox_url)), "--no-catalog",
                  *dates]) == 0
@@ -62,7 +57,7 @@ def test_verify_replaces_a_day_the_pos_changed_and_records_the_drift(
         (1001, DAYS[0], truth_turnover(1001, DAYS[0], before), truth_turnover(1001, DAYS[0], after),
          len(receipts_on(1001, DAYS[0], before)), len(receipts_on(1001, DAYS[0], after)))]
     # the day the check rewrote is an event of the asset that holds it, lake/revenue
-    instance = _dagster_in_memory[(tmp_path / "data" / "dagster_home").resolve()]
+    instance = dagster_in_memory[(tmp_path / "data" / "dagster_home").resolve()]
     events = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=REVENUE_KEY), limit=100).records
     replaced = [RevenueDay.from_metadata(e.asset_materialization.metadata)

@@ -16,7 +16,6 @@ from pipeline.cli import main
 from pipeline.core.reporting import Reporter
 from pipeline.orchestration.loader import run_load
 from tests.conftest import (
-    cli_instance_in_memory,
     make_settings,
     run_load_in_memory,
     truth_turnover,
@@ -31,12 +30,7 @@ from tests.hostile import (
     trickling_pos,
 )
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAY1, DAY2 = date(2026, 11, 19), date(2026, 11, 20)

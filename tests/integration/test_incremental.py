@@ -22,19 +22,13 @@ from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
 from tests.conftest import (
-    cli_instance_in_memory,
     make_settings,
     run_load_in_memory,
     truth_turnover,
     unexpected,
 )
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAYS = [date(2026, 9, 29), date(2026, 9, 30), date(2026, 10, 1)]

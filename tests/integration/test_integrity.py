@@ -24,14 +24,9 @@ from pipeline.warehouse import build_warehouse
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.revenue import RevenueBook
-from tests.conftest import cli_instance_in_memory, make_settings, truth_turnover
+from tests.conftest import make_settings, truth_turnover
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAYS = [date(2026, 9, 29) + timedelta(days=n) for n in range(3)]

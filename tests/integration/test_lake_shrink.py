@@ -11,14 +11,8 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import cli_instance_in_memory
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 

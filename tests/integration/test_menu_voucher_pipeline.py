@@ -17,14 +17,9 @@ from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.resources import opened, pos_resource
 from pos_sandbox import world
 from pos_sandbox.server import running_sandbox
-from tests.conftest import cli_instance_in_memory, make_settings
+from tests.conftest import make_settings
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instance:
-        yield instance
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 SNAP = date(2026, 11, 22)

@@ -23,14 +23,9 @@ from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import cli_instance_in_memory, write_config
+from tests.conftest import write_config
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAY = "2026-11-20"

@@ -13,14 +13,9 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.core.money import format_money
-from tests.conftest import cli_instance_in_memory, loaded_warehouse
+from tests.conftest import loaded_warehouse
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

@@ -10,15 +10,10 @@ import pytest
 from pipeline.cli import main
 from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.errors import ContractError
-from tests.conftest import cli_instance_in_memory, write_config
+from tests.conftest import write_config
 from tests.hostile import VOUCHER_LIST, status_sandbox
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 DAY = date(2026, 11, 20)

@@ -6,14 +6,9 @@ from datetime import date, timedelta
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import cli_instance_in_memory, write_config
+from tests.conftest import write_config
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _dagster_in_memory(request):
-    """The commands' Dagster instance in memory (``cli_instance_in_memory``)."""
-    with cli_instance_in_memory(request.module) as instances:
-        yield instances
+pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
 
 
