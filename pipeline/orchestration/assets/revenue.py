@@ -26,6 +26,8 @@ REVENUE_STEP = REVENUE_KEY.to_python_identifier()
 LOADED_CHECK = "every_location_loaded"
 PROGRESS_SECONDS = 2
 """How often a long load says how far it is (each line is an event in the run's log)."""
+WARNED_PER_DATE = 20
+"""Failed partitions a date's warning event names; the check's metadata lists them all."""
 
 
 def day_summary(day: DayOutcome) -> RevenueDay:
@@ -110,8 +112,11 @@ def build_revenue_asset(settings: Settings,
                     said_today.append(str(p.failure))  # "location N: ..."
                     reporter.failed("revenue", failure)
                 if said_today:  # one event per date, however many locations failed
-                    context.log.warning(f"revenue {day.business_date}: {len(said_today)} "
-                                        f"partition(s) failed: " + "; ".join(said_today))
+                    more = len(said_today) - WARNED_PER_DATE
+                    context.log.warning(
+                        f"revenue {day.business_date}: {len(said_today)} partition(s) failed: "
+                        + "; ".join(said_today[:WARNED_PER_DATE])
+                        + (f"; {more} more in the check {LOADED_CHECK}" if more > 0 else ""))
                 for loc in day.missing:
                     never_loaded[loc] = never_loaded.get(loc, 0) + 1
                 summary = day_summary(day)
