@@ -43,8 +43,28 @@ def pytest_configure(config: pytest.Config) -> None:
     except OSError:
         roomy = False
     if roomy:
-        config.option.basetemp = tempfile.mkdtemp(prefix="pos-etl-tests-", dir=RAM_TEMP)
+        _remove_left_behind()
+        config.option.basetemp = tempfile.mkdtemp(prefix=f"pos-etl-tests-{os.getpid()}-",
+                                                  dir=RAM_TEMP)
         config.stash[_RAM_BASETEMP] = Path(config.option.basetemp)
+
+
+def _remove_left_behind() -> None:
+    """The folders of runs whose process is gone (killed: no ``pytest_unconfigure``)."""
+    for folder in RAM_TEMP.glob("pos-etl-tests-*-*"):
+        pid = folder.name.split("-")[3]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    return True
 
 
 _RAM_BASETEMP = pytest.StashKey[Path]()
