@@ -180,7 +180,7 @@ def cli_instance_in_memory(*test_modules) -> Iterator:
     ``open_instance`` of the ``test_modules`` get, for as long as the context lasts, the
     Dagster instance of their home (``dagster_home``: one per data folder, as on disk)
     kept in memory (``in_memory_instance``): runs, events, checks and pools behave as on
-    disk, without Dagster's SQLite commit per event (some 14 ms each here, about half of
+    disk, without Dagster's SQLite commit per event (some 10 ms each here, about half of
     what a CLI test costs; ``benchmarks/storage.py``). For modules whose subject is the
     commands' output, lake and warehouse. The instance on disk (its home and files, a
     full disk, dead runs, keys in its files, PostgreSQL) is tested where it is the
