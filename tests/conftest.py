@@ -51,20 +51,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _remove_left_behind() -> None:
     """The folders of runs whose process is gone (killed: no ``pytest_unconfigure``)."""
+    import psutil
+
     for folder in RAM_TEMP.glob("pos-etl-tests-*-*"):
         pid = folder.name.split("-")[3]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's
-        return True
-    return True
 
 
 _RAM_BASETEMP = pytest.StashKey[Path]()

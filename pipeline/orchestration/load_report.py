@@ -20,6 +20,7 @@ from pipeline.load.areas import AREA, SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.orchestration.progress import SNAPSHOT_AREAS
+from pipeline.orchestration.runs import STOPPED
 from pipeline.orchestration.summaries import (
     DriftFound,
     LoadedCheck,
@@ -186,7 +187,7 @@ class LoadReport:
                 error = chain[-1]
                 if any(e.cls_name in INTERRUPTS for e in chain):
                     self.interrupted = event.step_key
-                    message = "stopped (Ctrl-C or SIGTERM)"
+                    message = STOPPED
                 elif failure.user_failure_data and \
                         REPORTED_KEY in failure.user_failure_data.metadata:
                     continue  # its failed partitions or snapshots are listed already

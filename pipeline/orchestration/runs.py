@@ -31,6 +31,9 @@ IN_PROGRESS = [dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
 FINISHED = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE,
             dg.DagsterRunStatus.CANCELED]
 POLL_SECONDS = 1.0
+STOPPED = "stopped (Ctrl-C or SIGTERM)"
+"""What an interrupt is called where the signal is not known (a run worker; a report
+read from a run's events)."""
 
 
 def process_tags() -> dict[str, str]:
@@ -110,7 +113,7 @@ def stop_reason() -> str:
         return "stopped (SIGTERM)"
     if signal.SIGINT in seen:
         return "stopped (Ctrl-C)"
-    return "stopped (Ctrl-C or SIGTERM)"
+    return STOPPED
 
 
 @contextmanager
