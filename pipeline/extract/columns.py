@@ -92,7 +92,7 @@ def column(name: str, values: list, type_: pa.DataType, required: bool = False) 
             array = decimals(text_numbers(values), type_)
         else:
             array = pa.array(values, type_)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError, OverflowError) as exc:
         if pa.types.is_decimal(type_) and not isinstance(values, pa.Array):
             index = _first_unrepresentable(values, type_)
             if index is not None:
@@ -126,7 +126,7 @@ def _failing_field(value, type_: pa.DataType,
     try:
         pa.array([value], type_)
         return None
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         pass
     if pa.types.is_struct(type_) and isinstance(value, dict):
         for child in type_:
@@ -226,7 +226,7 @@ def struct_columns(rows: list[dict], struct: pa.StructType, fields: dict[str, st
     """Columns taken out of the wire objects by Arrow, one C++ pass for all of them."""
     try:
         array = pa.array(rows, struct)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
         for index, row in enumerate(rows):  # which row and field, asked only on failure
             if found := _failing_field(row, struct):
                 path, value, type_ = found

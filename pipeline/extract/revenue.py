@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import ValidationError
 
-from pipeline.extract import columns, schemas
+from pipeline.extract import columnar, columns, schemas
 from pipeline.extract.commits import lake_batch
 from pipeline.extract.contract import (
     Rejected,
@@ -29,7 +29,7 @@ from pipeline.extract.contract import (
 )
 from pipeline.extract.macros import partition_turnover
 from pipeline.pos_api import models
-from pipeline.pos_api.client import ClientStats
+from pipeline.pos_api.client import ClientStats, ReceiptPage
 from pipeline.pos_api.errors import ContractError
 from pipeline.pos_api.timestamps import (
     format_pos_datetime,
@@ -108,11 +108,15 @@ def _pos_stamp(value, tz: ZoneInfo) -> str:
 
 
 def flatten_receipts(
-    pages: Iterable[list[dict]], *, location_id: int, business_date: date, tz: ZoneInfo,
-    short_code: str | None = None, day_starts: time = MIDNIGHT,
+    pages: Iterable[list[dict] | ReceiptPage], *, location_id: int, business_date: date,
+    tz: ZoneInfo, short_code: str | None = None, day_starts: time = MIDNIGHT,
     window: tuple[datetime, datetime] | None = None,
 ) -> RevenuePartition:
     """Flatten and deduplicate receipts into the four tables of one partition.
+
+    ``pages`` as the client gives them (``ReceiptPage``) are read column-wise
+    (``columnar.flatten_pages``) when they are plain, else receipt by receipt, as pages
+    of decoded dicts are; both make the same tables.
 
     Receipts are kept when their local ``dateTime`` falls into the business day: from
     ``day_starts`` on ``business_date`` (wall clock) until ``day_starts`` the next day, so
@@ -135,10 +139,17 @@ def flatten_receipts(
     seen_pages: list[list[dict]] = []
     try:
         own = {str(location_id), short_code} - {None}
-        rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
-                                  day_starts, window)
-        part.tables = _build_tables(rows, location_id, business_date, tz,
-                                    part.unknown_fields)
+        pages = list(pages)
+        if pages and all(isinstance(p, ReceiptPage) for p in pages):
+            part.tables = _columnar(pages, part, own, tz, day_starts, window)
+            if not part.tables:  # receipt by receipt, from the pages decoded
+                pages = [p.rows() for p in pages]
+        if not part.tables:
+            rows = _select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
+                                      day_starts, window)
+            part.tables = _build_tables(rows, location_id, business_date, tz,
+                                        part.unknown_fields)
+        _guests_default(part.tables)
         _check_line_total(part.tables["receipt_items"])  # no sum of the warehouse wraps
         part.turnover_net = partition_turnover(part.tables["receipts"],
                                                part.tables["receipt_items"])
@@ -148,6 +159,33 @@ def flatten_receipts(
         raise ContractError(f"{where}: {_explain(seen_pages, exc)}",
                             location_id=location_id) from None
     return part
+
+
+def _columnar(pages: list[ReceiptPage], part: RevenuePartition, own: set[str],
+              tz: ZoneInfo, day_starts: time, window) -> dict[str, pa.Table]:
+    """The partition's tables read column-wise, its counts set; empty when the pages are
+    not plain (``columnar.NotPlain``)."""
+    if any(p.receipts is None for p in pages):
+        return {}
+    try:
+        done = columnar.flatten_pages(
+            [p.receipts for p in pages], location_id=part.location_id, own=own,
+            known_types=KNOWN_TRANSACTION_TYPES, business_date=part.business_date, tz=tz,
+            day_starts=day_starts, window=window)
+    except columnar.NotPlain:
+        return {}
+    part.receipts_seen, part.outside_day = done.receipts_seen, done.outside_day
+    part.duplicates_dropped.update(+done.dropped)  # the counts above 0
+    part.unknown_types.update(done.unknown_types)
+    return done.tables
+
+
+def _guests_default(tables: dict[str, pa.Table]) -> None:
+    """Spec 2.1: guestCount is 0 when not recorded."""
+    receipts = tables["receipts"]
+    at = receipts.schema.get_field_index("guest_count")
+    tables["receipts"] = receipts.set_column(at, receipts.schema.field(at),
+                                             pc.fill_null(receipts["guest_count"], 0))
 
 
 @dataclass
@@ -340,9 +378,6 @@ def _build_tables(rows: _Rows, location_id: int, business_date: date,
         "date_time_local": local, "date_time_utc": columns.utc(local, tz),
         "extra_fields": extra_fields(rec, "receipts", unknown),
     }, "receipt")
-    receipts = receipts.set_column(  # spec 2.1: guestCount is 0 when not recorded
-        receipts.schema.get_field_index("guest_count"), receipts.schema.field("guest_count"),
-        pc.fill_null(receipts["guest_count"], 0))
     it, item_txn, item_key, item_line = rows.items, rows.item_txn, rows.item_key, rows.item_line
     books = columns.get(it, "bookDate")
     try:
@@ -422,7 +457,7 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
                                    timedelta(minutes=settings.source.window_margin_minutes),
                                    loc.day_starts)
     with source.client(location_id) as client:
-        part = flatten_receipts(client.receipt_pages(after, before), location_id=location_id,
+        part = flatten_receipts(client.receipt_answers(after, before), location_id=location_id,
                                 business_date=business_date, tz=loc.tz,
                                 short_code=loc.short_code, day_starts=loc.day_starts,
                                 window=(after, before))

@@ -47,6 +47,46 @@ _TEXT_DECODER = msgspec.json.Decoder(float_hook=str)
 _ENCODER = msgspec.json.Encoder(decimal_format="number")
 
 
+class _Head(msgspec.Struct):
+    """What paging needs of a receipt (its other fields are skipped, not decoded)."""
+
+    transactionId: Any = None
+    dateTime: Any = None
+
+
+_HEADS = msgspec.json.Decoder(list[_Head])
+_RECEIPTS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+@dataclass(frozen=True)
+class ReceiptPage:
+    """One answer of the revenue report: each receipt's JSON as it came (``receipts``,
+    which the extraction reads column-wise) and, on demand, the receipts decoded to dicts
+    and checked (``rows()``: numbers with a fraction as their exact text, a key twice in
+    one object a ``ContractError``), which the receipt-by-receipt path reads."""
+
+    receipts: list[msgspec.Raw] | None
+    """None when the answer was decoded whole (it is no array of objects)."""
+    decode: Callable[[], Any]
+
+    def rows(self) -> Any:
+        return self.decode()
+
+
+def receipt_page(content: bytes, decode: Callable[[], Any]) -> tuple[ReceiptPage, Any]:
+    """A revenue report answer (``content``), and what paging reads of it: each receipt's
+    ``transactionId`` and ``dateTime``. ``decode`` decodes the whole answer and checks it;
+    an answer that is not an array of objects is decoded whole at once (its paging reads
+    the decoded value, and ``decode``'s errors are raised here)."""
+    try:
+        heads = [{"transactionId": h.transactionId, "dateTime": h.dateTime}
+                 for h in _HEADS.decode(content)]
+        return ReceiptPage(_RECEIPTS.decode(content), decode), heads
+    except (msgspec.DecodeError, RecursionError):
+        value = decode()
+        return ReceiptPage(None, lambda: value), value
+
+
 def encode_body(model: BaseModel) -> bytes:
     """A request body from a spec model: wire names, no nulls, decimals as JSON numbers."""
     return _ENCODER.encode(model.model_dump(mode="python", by_alias=True, exclude_none=True))
@@ -289,10 +329,20 @@ class PosClient:
                                 "to be a response of the spec", location_id=self.location_id) \
                 from None
 
+    def _receipt_page(self, response: httpx.Response) -> tuple[ReceiptPage, Any]:
+        return receipt_page(response.content,
+                            lambda: self._decode(response, "revenue report", _TEXT_DECODER))
+
     # --- revenue report (4.1) -------------------------------------------------------------
 
     def receipt_pages(self, after: datetime, before: datetime,
                       page_size: int | None = None) -> Iterator[list[dict]]:
+        """The pages of ``receipt_answers``, each decoded to dicts and checked."""
+        for page in self.receipt_answers(after, before, page_size):
+            yield page.rows()
+
+    def receipt_answers(self, after: datetime, before: datetime,
+                        page_size: int | None = None) -> Iterator[ReceiptPage]:
         """Pages of receipts with after < dateTime < before, following the spec's cursor rule,
         with the end of the listing confirmed.
 
@@ -306,6 +356,10 @@ class PosClient:
         received before, or repeats a cursor, is a ``ContractError``, not a loop. Numbers
         with a fraction are kept as their exact JSON text (the flattening casts them to
         DECIMAL), which is much faster than making a ``Decimal`` of each.
+
+        Paging decodes only each receipt's ``transactionId`` and ``dateTime``; the rest
+        is decoded by the reader of the page (``ReceiptPage``). An answer that is not an
+        array of objects is decoded whole, as before.
         """
         limit = page_size or self.source.page_size
         path = f"/api/v1/locations/{self.location_id}/reports/receipts"
@@ -319,8 +373,7 @@ class PosClient:
                                     "limit": limit}
             if cursor is not None:
                 body["afterTransactionID"] = cursor["transactionId"]
-            rows = self._decode(self._request("POST", path, json=body), "revenue report",
-                                _TEXT_DECODER)
+            page, rows = self._receipt_page(self._request("POST", path, json=body))
             if not isinstance(rows, list):
                 raise ContractError(f"{where}: expected a JSON array, got "
                                     f"{type(rows).__name__}", location_id=self.location_id)
@@ -336,7 +389,7 @@ class PosClient:
                     f"keep bringing new ones (source.max_receipts_per_partition)",
                     location_id=self.location_id)
             if rows:
-                yield rows
+                yield page
             if not new:
                 return
             last = rows[-1]

@@ -1,0 +1,158 @@
+"""The column-wise path of the flattening against the receipt-by-receipt one: on the
+sandbox's answers, and on each field of a receipt given each awkward value a server could
+send, both end the same way (the same tables and counts, or the same error)."""
+
+from datetime import date, datetime, time, timedelta
+
+import msgspec
+import pytest
+
+from pipeline.extract import columnar
+from pipeline.extract.revenue import (
+    KNOWN_TRANSACTION_TYPES,
+    flatten_receipts,
+    request_window,
+)
+from pipeline.pos_api.client import _RECEIPTS, _TEXT_DECODER, ReceiptPage, refuse_repeated_keys
+from pipeline.pos_api.errors import ContractError
+from pos_sandbox import world
+from pos_sandbox.receipts import SandboxData
+from pos_sandbox.revenue import RevenueBook
+
+DAY = date(2026, 6, 5)
+LOCATION = world.location_by_id(1001)
+WINDOW = request_window(DAY, LOCATION.tz, timedelta(minutes=90))
+
+
+def page(receipts: list) -> bytes:
+    return msgspec.json.encode(receipts)
+
+
+def answer(body: bytes) -> ReceiptPage:
+    """A page as the client gives it."""
+    def rows():
+        value = _TEXT_DECODER.decode(body)
+        refuse_repeated_keys(body, value, "location 1001: revenue report", 1001)
+        return value
+    return ReceiptPage(_RECEIPTS.decode(body), rows)
+
+
+def outcome(pages, columns: bool, day_starts: time = time(0)):
+    """The partition's tables and counts, or the error's message."""
+    try:
+        part = flatten_receipts(
+            [answer(p) for p in pages] if columns else [answer(p).rows() for p in pages],
+            location_id=1001, business_date=DAY, tz=LOCATION.tz, short_code="VIE01",
+            day_starts=day_starts, window=WINDOW)
+    except ContractError as exc:
+        return str(exc)
+    return ({name: table.to_pylist() for name, table in part.tables.items()},
+            part.receipts_seen, part.outside_day, dict(part.duplicates_dropped),
+            dict(part.unknown_types), dict(part.unknown_fields), part.turnover_net)
+
+
+def read_by_columns(pages) -> bool:
+    """Whether the column-wise path takes these pages (rather than handing them on)."""
+    try:
+        columnar.flatten_pages([_RECEIPTS.decode(p) for p in pages], location_id=1001,
+                               own={"1001", "VIE01"}, known_types=KNOWN_TRANSACTION_TYPES,
+                               business_date=DAY, tz=LOCATION.tz, day_starts=time(0),
+                               window=WINDOW)
+    except columnar.NotPlain:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def served() -> list[dict]:
+    """The sandbox's receipts of the window around the day (repeated lines and all), as
+    dicts."""
+    book = RevenueBook(SandboxData(), days_kept=3)
+    bodies = [r.body for d in (DAY - timedelta(days=1), DAY, DAY + timedelta(days=1))
+              for r in book.calendar_date(1001, d)]
+    after, before = (t.replace(tzinfo=None) for t in WINDOW)
+    return [r for r in _TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")
+            if after < datetime.strptime(r["dateTime"], "%d.%m.%Y %H:%M:%S") < before]
+
+
+def test_the_sandboxs_days_are_read_by_columns_into_the_same_tables(served):
+    pages = [page(served[i:i + 200]) for i in range(0, len(served), 200)]
+    assert read_by_columns(pages)
+    fast, slow = outcome(pages, True), outcome(pages, False)
+    assert fast == slow
+    tables, seen, outside, dropped = fast[:4]
+    assert len(tables["receipts"]) > 300 and outside > 0 and seen == len(served)
+    assert dropped["receipt_items"] > 0 and dropped["item_side_dishes"] > 0
+    # a business day from 04:00: the next morning's receipts belong to it
+    assert outcome(pages, True, time(4)) == outcome(pages, False, time(4))
+
+
+def paths(obj, prefix=()):
+    """Every field path of a JSON object (into the first element of each list)."""
+    for key, value in obj.items():
+        yield (*prefix, key)
+        if isinstance(value, dict):
+            yield from paths(value, (*prefix, key))
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            yield from paths(value[0], (*prefix, key, 0))
+
+
+ABSENT = object()
+AWKWARD = [ABSENT, None, "", " 7", "x", -1, 2**70, "1.5", 1.5, "1e2", "1.23456", True, [],
+           {"id": "x"}, "2026-06-05T12:00:00", "05.06.2026 25:00:00"]
+
+
+def mutated(receipt: dict, path: tuple, value) -> dict:
+    receipt = msgspec.json.decode(msgspec.json.encode(receipt))
+    node = receipt
+    for key in path[:-1]:
+        node = node[key]
+    if value is ABSENT:
+        node.pop(path[-1], None)
+    else:
+        node[path[-1]] = value
+    return receipt
+
+
+def test_each_field_given_each_awkward_value_ends_the_same_both_ways(served):
+    """A receipt of the day with lines, side dishes and payments; each of its fields in
+    turn given each value of ``AWKWARD``: both paths agree, to the table or the error."""
+    def rich(r):
+        return r["dateTime"].startswith("05.06.2026") and r["payments"] and any(
+            i.get("sideDishes") for i in r["items"])
+
+    base = next(r for r in served if rich(r))
+    others = [r for r in served if r is not base][:4]
+    compared = by_columns = 0
+    for path in sorted(set(paths(base)), key=repr):
+        for value in AWKWARD:
+            receipt = mutated(base, path, value)
+            pages = [page([*others[:2], receipt, *others[2:]])]
+            assert outcome(pages, True) == outcome(pages, False), (path, value)
+            compared += 1
+            by_columns += read_by_columns(pages)
+    assert compared > 1000 and by_columns > 100  # both paths were taken
+
+
+def test_repeats_and_repeated_keys_end_the_same_both_ways(served):
+    day = [r for r in served if r["dateTime"].startswith("05.06.2026")][:30]
+    same = page([*day, day[3]])  # a receipt served twice, the same: dropped, counted
+    assert read_by_columns([same]) and outcome([same], True) == outcome([same], False)
+    changed = page([*day, {**day[3], "tip": "9.99"}])  # two versions: rejected
+    assert outcome([changed], True) == outcome([changed], False)
+    assert "two different versions" in outcome([changed], True)
+    reordered = page([*day, dict(reversed(list(day[3].items())))])  # the same, reordered
+    assert outcome([reordered], True) == outcome([reordered], False)
+    twice = page(day).replace(b'"tip":', b'"tip":"1.00","tip":', 1)  # a key twice
+    assert "appears twice" in outcome([twice], True) == outcome([twice], False)
+    other = page([*day, {**day[4], "transactionId": "x", "location": {"id": "1002"}}])
+    assert "another location" in outcome([other], True) == outcome([other], False)
+    short_code = page([{**r, "location": {**r["location"], "id": "VIE01"}} for r in day])
+    assert read_by_columns([short_code])
+    assert outcome([short_code], True) == outcome([short_code], False)
+
+
+def test_a_stamp_far_outside_the_window_ends_the_same_both_ways(served):
+    day = [r for r in served if r["dateTime"].startswith("05.06.2026")][:30]
+    far = page([*day, {**day[2], "transactionId": "far", "dateTime": "01.01.2026 12:00:00"}])
+    assert "outside the requested window" in outcome([far], True) == outcome([far], False)
