@@ -42,8 +42,8 @@ LOOKBACK_DAYS = 3
 
 def flatten_day(args: tuple[int, date, int]):
     """One location's day, flattened as a load flattens it."""
+    from benchmarks.peers import client_page
     from pipeline.extract.revenue import flatten_receipts
-    from pipeline.pos_api.client import _TEXT_DECODER
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
     from pos_sandbox.revenue import RevenueBook
@@ -52,7 +52,7 @@ def flatten_day(args: tuple[int, date, int]):
     location = world.location(location_id)
     book = RevenueBook(SandboxData(transactions_per_day=volume), days_kept=2)
     bodies = [r.body for r in book.calendar_date(location_id, day)]
-    return flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+    return flatten_receipts([client_page(b"[" + b",".join(bodies) + b"]")],
                             location_id=location_id, business_date=day, tz=location.tz,
                             short_code=location.short_code)
 

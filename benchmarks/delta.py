@@ -23,8 +23,8 @@ FIRST_DAY = date(2025, 6, 1)
 
 
 def _parts(location_ids: list[int], days: list[date]):
+    from benchmarks.peers import client_page
     from pipeline.extract.revenue import flatten_receipts
-    from pipeline.pos_api.client import _TEXT_DECODER
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
     from pos_sandbox.revenue import RevenueBook
@@ -35,7 +35,7 @@ def _parts(location_ids: list[int], days: list[date]):
         for location_id in location_ids:
             location = chain[location_id - 1]
             bodies = [r.body for r in book.calendar_date(location.id, day)]
-            yield flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+            yield flatten_receipts([client_page(b"[" + b",".join(bodies) + b"]")],
                                    location_id=location.id, business_date=day,
                                    tz=location.tz, short_code=location.short_code)
 
