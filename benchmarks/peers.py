@@ -1,4 +1,5 @@
-"""Throughput beside its peers, on the same response bytes, in one run (#43's baseline).
+"""Throughput beside its peers, on the same response bytes, in one run (#43's baseline;
+#57's target: this pipeline at least 1.25x DuckDB).
 
 Three ways from the revenue report's pages (the throughput benchmark's: one location's
 business dates, 500 receipts a page, as the sandbox sends them) to what a lake holds:
@@ -192,7 +193,6 @@ def bench_peers(partitions: dict[date, list[bytes]], receipts: int, repeats: int
         "bound_seconds": round(bound, 3),
         "bound_to_duckdb": round(best["duckdb"] / bound, 2),
         "bound_to_floor": round(best["floor"] / bound, 2),
-        "targets_of_43": {"pipeline_to_duckdb": 1.5, "pipeline_to_floor": 0.4},
-        "met": rate["pipeline"] >= 1.5 * rate["duckdb"] and rate["pipeline"] >= 0.4 * rate[
-            "floor"],
+        "target_of_57": {"pipeline_to_duckdb": 1.25},
+        "met": rate["pipeline"] >= 1.25 * rate["duckdb"],
     }
