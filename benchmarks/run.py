@@ -331,9 +331,9 @@ def _nightly_tick(config: Path, home: Path, night: datetime = NIGHT) -> tuple[fl
     seconds and the runs' reports (each load's with its build's)."""
     import dagster as dg
 
-    from pipeline.core.configs import load_settings
     from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK
     from pipeline.orchestration.code_location import build_defs
+    from pipeline.orchestration.configs import load_settings
     from pipeline.orchestration.instance import prepare_home
     from pipeline.orchestration.load_report import LoadReport
     from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
@@ -425,8 +425,8 @@ def bench_incremental(histories: tuple[int, int], repeats: int) -> dict:
     has none to read. The ticks alternate between the histories (``repeats`` each).
     Target: the long history's median night at most 1.5 times the short one's.
     """
-    from pipeline.core.configs import load_settings
     from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.configs import load_settings
     from pipeline.orchestration.loader import run_load
 
     os.environ.update({f"BENCH_KEY_{loc}": f"sandbox-key-{loc}" for loc in (1001, 1002, 1003)})

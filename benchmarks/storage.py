@@ -31,8 +31,8 @@ def _written() -> int:
 def _night(folder: Path, on_disk: bool) -> dict:
     import dagster as dg
 
-    from pipeline.core.configs import sandbox_settings
     from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.configs import sandbox_settings
     from pipeline.orchestration.instance import open_instance
     from pipeline.orchestration.loader import run_load
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from pipeline.core.configs import load_settings
 from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.configs import load_settings
 
 
 @dg.definitions

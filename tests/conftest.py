@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.configs import sandbox_settings
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pipeline.lake.store import Lake
+from pipeline.orchestration.configs import sandbox_settings
 from pipeline.pos_api.source import PosSource
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData, receipts_on

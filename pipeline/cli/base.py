@@ -107,9 +107,10 @@ def exit_code(report) -> int:
 
 
 def load_settings(config: str | None):
-    """The settings a command runs with (``pipeline.core.configs.load_settings``), imported when
-    a command runs: reading the settings' models takes longer than answering ``--help``.
+    """The settings a command runs with (``pipeline.orchestration.configs.load_settings``),
+    imported when a command runs: reading the settings' models takes longer than answering
+    ``--help``.
     Without a config, a line on stderr says the command uses the sandbox."""
-    from pipeline.core.configs import load_settings as load
+    from pipeline.orchestration.configs import load_settings as load
 
     return load(config, say=lambda line: print(line, file=sys.stderr, flush=True))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.core.configs import SANDBOX_DATA_DIR, sandbox_settings
+from pipeline.orchestration.configs import SANDBOX_DATA_DIR, sandbox_settings
 from pipeline.orchestration.loader import run_load
 
 

@@ -211,6 +211,6 @@ def demo(data_dir: str | None, days: int) -> int:
     import os
 
     from pipeline.cli.demo import run_demo
-    from pipeline.core.configs import SANDBOX_DATA_DIR
+    from pipeline.orchestration.configs import SANDBOX_DATA_DIR
 
     return run_demo(data_dir or os.environ.get("POS_ETL_DATA_DIR", SANDBOX_DATA_DIR), days)

@@ -371,7 +371,7 @@ def _format_errors(path: str, exc: ValidationError) -> str:
 
 
 def read_settings(path: str | Path) -> Settings:
-    """Settings from the config file at ``path`` (``pipeline.core.configs.load_settings``
+    """Settings from the config file at ``path`` (``pipeline.orchestration.configs.load_settings``
     falls back to the sandbox's where none is given).
 
     A relative ``data_dir`` is taken relative to the config file's folder.

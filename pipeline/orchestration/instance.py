@@ -114,7 +114,7 @@ def storage_failure(home: Path, exc: sqlalchemy.exc.DBAPIError) -> OSError:
 
 
 if __name__ == "__main__":  # `make dev`: prepare the home the UI will use, print it
-    from pipeline.core.configs import load_settings
+    from pipeline.orchestration.configs import load_settings
 
     print(prepare_home(dagster_home(load_settings())))
     sys.exit(0)

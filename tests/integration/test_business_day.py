@@ -7,11 +7,11 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
-from pipeline.core.configs import load_settings
 from pipeline.core.outcomes import ConfigError
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LocationSettings
 from pipeline.extract.revenue import request_window
+from pipeline.orchestration.configs import load_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import make_settings, run_load_in_memory, truth_turnover

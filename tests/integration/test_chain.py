@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
-from pipeline.core.configs import load_settings
+from pipeline.orchestration.configs import load_settings
 from pos_sandbox import world
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.server import chain_config, running_sandbox

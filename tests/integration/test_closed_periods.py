@@ -261,7 +261,7 @@ def query(settings, sql: str) -> list[tuple]:
 def test_close_period_command_writes_records_and_refuses_a_second_close(
         sandbox_url, tmp_path, sandbox_keys, capsys):
     from pipeline.cli import main
-    from pipeline.core.configs import load_settings
+    from pipeline.orchestration.configs import load_settings
     from tests.conftest import write_config
 
     config = write_config(tmp_path, sandbox_url, accounts=False)

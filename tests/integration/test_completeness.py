@@ -63,8 +63,8 @@ def test_status_names_the_hole_and_exits_1(holed, capsys):
 def test_the_dagster_ui_shows_the_hole_as_a_warning_on_the_revenue_lake(holed):
     import dagster as dg
 
-    from pipeline.core.configs import load_settings
     from pipeline.orchestration.code_location import build_defs
+    from pipeline.orchestration.configs import load_settings
     from pipeline.orchestration.instance import open_instance
 
     settings = load_settings(holed)
@@ -152,8 +152,8 @@ def test_rpt_coverage_holds_a_row_per_date_due_a_closed_day_as_data(tmp_path, mo
     restaurant was closed), missing; the same dates pipeline.warehouse.coverage names."""
     from datetime import UTC, datetime
 
-    from pipeline.core.configs import load_settings
     from pipeline.lake.open import make_lake
+    from pipeline.orchestration.configs import load_settings
     from pipeline.warehouse.coverage import gaps, lake_days
     from tests.hostile import altered_sandbox
 

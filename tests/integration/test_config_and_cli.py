@@ -8,9 +8,9 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.cli.demo import run_demo
-from pipeline.core.configs import load_settings
 from pipeline.core.outcomes import ConfigError
 from pipeline.lake.store import Lake
+from pipeline.orchestration.configs import load_settings
 from tests.conftest import write_config
 
 pytestmark = pytest.mark.usefixtures("dagster_in_memory")

@@ -9,11 +9,11 @@ from datetime import date, datetime, timedelta
 import dagster as dg
 import pytest
 
-from pipeline.core.configs import load_settings, sandbox_settings
 from pipeline.core.outcomes import ErrorKind
 from pipeline.core.reporting import Reporter
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY
 from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.configs import load_settings, sandbox_settings
 from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.partitions import RANGE_END_TAG, RANGE_START_TAG
 from pipeline.orchestration.resources import PosResource

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from pipeline.cli import main
-from pipeline.core.configs import load_settings
+from pipeline.orchestration.configs import load_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from tests.conftest import write_config
 

@@ -93,9 +93,9 @@ def test_an_order_placed_with_the_cli_reaches_fct_receipt_items(tmp_path, monkey
         days = [today - timedelta(days=1), today]  # midnight-proof: the order is on one of them
         # The CLI loads a business date once it is over: today's (the order's) is loaded
         # here by the load's own step, then built, as the nightly will once it is over.
-        from pipeline.core.configs import load_settings
         from pipeline.lake.open import make_lake
         from pipeline.load.steps import load_revenue_days
+        from pipeline.orchestration.configs import load_settings
         from tests.conftest import run_build_in_memory
 
         settings = load_settings(config)

@@ -236,8 +236,8 @@ def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path
 
 
 def test_the_lake_url_is_checked_where_it_is_configured(tmp_path):
-    from pipeline.core.configs import load_settings
     from pipeline.core.outcomes import ConfigError
+    from pipeline.orchestration.configs import load_settings
 
     config = tmp_path / "pos.toml"
     config.write_text('[lake]\nurl = "/tmp/lake"\n[[locations]]\nid = 1\nshort_code = "A"\n'

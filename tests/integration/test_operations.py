@@ -14,9 +14,9 @@ import dagster as dg
 import pytest
 
 from pipeline.cli import main
-from pipeline.core.configs import load_settings
 from pipeline.lake.store import Lake
 from pipeline.orchestration.code_location import build_defs
+from pipeline.orchestration.configs import load_settings
 from pipeline.orchestration.instance import open_instance
 from pipeline.warehouse.freshness import freshness
 from pos_sandbox import world

@@ -42,8 +42,8 @@ def test_an_end_in_the_future_is_a_usage_error(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, sandbox_url):
     """A warehouse of one day of location 1001, and its config."""
-    from pipeline.core.configs import load_settings
     from pipeline.core.reporting import Reporter
+    from pipeline.orchestration.configs import load_settings
     from pipeline.orchestration.loader import run_load
     from pos_sandbox import world
 
