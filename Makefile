@@ -49,7 +49,7 @@ spreadsheet:
 test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
-# The models' unit tests alone (unit_tests: in dbt_like_sql/*/schema.yml): DuckDB only,
+# The models' unit tests alone (unit_tests: in each model's YAML, dbt_like_sql/*/*.yml): DuckDB only,
 # no sandbox, lake or Dagster, in seconds. `make test` runs them too.
 test-models: install
 	$(BIN)/python -m pytest -q tests/unit/test_model_units.py

@@ -11,7 +11,8 @@ MODELS_DIR = Path(str(importlib.resources.files("dbt_like_sql")))
 """The models shipped with the package (``dbt_like_sql``)."""
 STAGES = ("staging", "marts", "reports")
 SHARED_COLUMNS = "columns.yml"
-SCHEMA_FILE = "schema.yml"
+"""What a column means in every model that has it; each model's own YAML file is beside
+its SQL (``marts/fct_receipts.yml``)."""
 START_PAGE = "start_here.md"
 """The dictionary's first page (dbt's ``__overview__``): which table and which figure to
 use, the money types, example queries (a test runs them on DuckDB 1.1)."""

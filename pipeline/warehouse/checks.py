@@ -1,7 +1,7 @@
 """Data tests of the warehouse: each is a query that returns the rows breaking a rule.
 
 They are written beside the models, in the ``data_tests`` of each model's entry of its
-folder's ``schema.yml``, in dbt's shape: ``unique``, ``not_null``, ``relationships``,
+YAML file (beside its SQL), in dbt's shape: ``unique``, ``not_null``, ``relationships``,
 ``accepted_values`` (on a column, or on ``column_names``/``columns`` of the model),
 ``unique_combination_of_columns`` and ``expression_is_true`` (as in dbt_utils, with
 ``config: {where: ...}``), and ``sql`` (a named query returning the failing rows: dbt's
@@ -45,7 +45,7 @@ SEVERITIES = ("error", "warn")
 
 
 class DataTestError(ValueError):
-    """A data test of a ``schema.yml`` is malformed; the message names model and test."""
+    """A data test of a model's YAML is malformed; the message names model and test."""
 
 
 def _unique(model: str, columns: list[str]) -> tuple[str, str, str]:
@@ -118,7 +118,7 @@ def _test(model: str, entry, column: str | None) -> DataCheck:
 
 
 def checks_of(dictionary: Dictionary) -> tuple[DataCheck, ...]:
-    """The data tests of every model's ``schema.yml`` entry (its grain's uniqueness, then
+    """The data tests of every model's YAML entry (its grain's uniqueness, then
     the model-level tests, then each column's), as checks. Severity ``error`` (dbt's
     default): the build is not published when one fails; ``warn``: reported."""
     checks = []

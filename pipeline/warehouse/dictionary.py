@@ -1,8 +1,10 @@
 """The data dictionary: every model's contract and description, kept beside the SQL.
 
-``dbt_like_sql/<stage>/schema.yml`` holds each model of its folder as dbt's properties
-file does: its description and its columns'; its ``config`` (``materialized``, and in
-``meta`` its ``owner`` and ``grain``); its ``data_tests`` (``pipeline.warehouse.checks``).
+A model's YAML file beside its SQL (``dbt_like_sql/marts/fct_receipts.yml`` for
+``fct_receipts.sql``; models that share a YAML anchor share a file, named after the
+first) holds it as dbt's properties files do: its description and its columns'; its
+``config`` (``materialized``, and in ``meta`` its ``owner`` and ``grain``); its
+``data_tests`` (``pipeline.warehouse.checks``); its ``unit_tests`` (``unit.py``).
 ``dbt_like_sql/columns.yml`` holds what a column means in every model that has it (dbt's
 doc blocks). A build applies both to the warehouse with
 ``COMMENT ON``, so BI tools show them, and ``pos-etl docs`` renders the warehouse's
@@ -17,7 +19,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from pipeline.core.project import SCHEMA_FILE, SHARED_COLUMNS
+from pipeline.core.project import SHARED_COLUMNS
 
 
 class DictionaryError(Exception):
@@ -42,6 +44,8 @@ class ModelDoc:
     column_marts: dict[str, str] = field(default_factory=dict)
     """Per column of a staging model (not stored), ``meta.mart``: the ``model.column`` of a
     mart or report that holds it under another name (by default: one of its own name)."""
+    path: Path | None = None
+    """The YAML file that describes it."""
 
 
 @dataclass
@@ -84,13 +88,13 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
               for locale, names in (shared_doc.get("labels") or {}).items()}
     models: dict[str, ModelDoc] = {}
     unit_tests: list[tuple[Path, dict]] = []
-    for stage in stages:
-        path = models_dir / stage / SCHEMA_FILE
-        if not path.exists():
-            continue
+    for path in (p for stage in stages for p in sorted((models_dir / stage).glob("*.yml"))):
         document = _yaml(path)
         unit_tests += [(path, entry) for entry in document.get("unit_tests") or []]
-        for entry in document.get("models", []):
+        for entry in document.get("models") or []:
+            if isinstance(entry, dict) and entry.get("name") in models:
+                raise DictionaryError(f"{path}: model {entry['name']} is described twice "
+                                      f"(also in {models[entry['name']].path.name})")
             try:
                 columns = {c["name"]: " ".join(str(c["description"]).split())
                            for c in entry.get("columns") or [] if "description" in c}
@@ -109,7 +113,7 @@ def load_dictionary(models_dir: Path, stages: tuple[str, ...]) -> Dictionary:
                     {c["name"]: list(c["data_tests"]) for c in entry.get("columns") or []
                      if c.get("data_tests")},
                     {c["name"]: str(c["meta"]["mart"]) for c in entry.get("columns") or []
-                     if (c.get("meta") or {}).get("mart")})
+                     if (c.get("meta") or {}).get("mart")}, path)
             except (KeyError, TypeError, AttributeError):
                 raise DictionaryError(f"{path}: every model needs a name and a description, "
                                       f"every column a name and a description, config a "

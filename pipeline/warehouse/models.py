@@ -6,7 +6,7 @@ rules) are created first. A model is one ``.sql`` file; its name is the file nam
 model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
 parsed from the SQL with sqlglot, never listed by hand.
 
-A model is materialized as its ``config`` in its folder's ``schema.yml`` says
+A model is materialized as its ``config`` in its YAML file (beside its SQL) says
 (``materialized``, as dbt's; default ``table``):
 
 - ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
@@ -75,7 +75,7 @@ class Model:
     canonical: str = ""
     """The SQL as parsed (``canonical_sql``): what a part's version hashes."""
     grain: tuple[str, ...] = ()
-    """The columns one row is unique by (``config.meta.grain`` in ``schema.yml``)."""
+    """The columns one row is unique by (``config.meta.grain`` in its YAML)."""
     rows: str = ""
     """Which rows it has, in words (``config.meta.rows``)."""
     owner: str | None = None
@@ -106,7 +106,7 @@ class Model:
 
 
 def _materialization(dictionary: Dictionary, name: str) -> str:
-    """``config.materialized`` of the model's ``schema.yml`` entry (default ``table``)."""
+    """``config.materialized`` of the model's YAML entry (default ``table``)."""
     doc = dictionary.models.get(name)
     how = doc.materialized if doc else "table"
     if how not in MATERIALIZATIONS:

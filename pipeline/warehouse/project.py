@@ -23,11 +23,11 @@ class Project:
     models: dict[str, Model]
     dictionary: Dictionary
     checks: tuple[DataCheck, ...]
-    """The data tests of the models' ``schema.yml`` files (``checks_of``)."""
+    """The data tests of the models' YAML files (``checks_of``)."""
 
     @property
     def unit_tests(self) -> list[UnitTest]:
-        """The models' unit tests (``unit_tests:`` of the ``schema.yml`` files)."""
+        """The models' unit tests (``unit_tests:`` of the models' YAML files)."""
         return unit_tests_of(self.dictionary)
 
     @classmethod

@@ -2,7 +2,7 @@
 reads, its output compared with the rows expected, in DuckDB alone (no lake, sandbox or
 Dagster), in milliseconds.
 
-A folder's ``schema.yml`` holds them beside the contracts, as dbt's ``unit_tests:``::
+A model's YAML file (beside its SQL) holds them beside its contract, as dbt's ``unit_tests:``::
 
     unit_tests:
       - name: a_reversal_counts_negative
@@ -63,7 +63,7 @@ class UnitTest:
 
 
 def unit_tests_of(dictionary: Dictionary) -> list[UnitTest]:
-    """Every ``unit_tests:`` entry of the project's ``schema.yml`` files."""
+    """Every ``unit_tests:`` entry of the project's YAML files."""
     found = []
     for path, entry in dictionary.unit_tests:
         try:

@@ -1,4 +1,5 @@
-"""A model's contract lives in its folder's schema.yml, in dbt's shape (#22, item 6)."""
+"""A model's contract lives in its YAML file beside its SQL, in dbt's shape (#22, item 6;
+#58, item 5)."""
 
 import shutil
 import subprocess
@@ -122,7 +123,8 @@ def test_a_grain_that_is_no_list_of_columns_is_refused(tmp_path):
 
 def test_nothing_of_the_project_is_read_at_import_and_each_file_once_after():
     """Importing the warehouse and the code location reads no model file; the shipped
-    project, asked for twice, reads each of its yml files once."""
+    project, asked for twice, reads each of its yml files once (every model's, and the
+    shared columns')."""
     probe = textwrap.dedent("""
         import sys
         opened = []
@@ -132,7 +134,9 @@ def test_nothing_of_the_project_is_read_at_import_and_each_file_once_after():
         assert not opened, opened
         from pipeline.warehouse.project import shipped
         shipped(); shipped()
-        assert sorted(opened) == sorted(set(opened)) and len(opened) == 4, opened
+        from pipeline.core.project import MODELS_DIR
+        ymls = sorted(str(p) for p in MODELS_DIR.rglob("*.yml"))
+        assert sorted(opened) == sorted(set(opened)) == ymls, (opened, ymls)
     """)
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -144,18 +148,18 @@ def test_a_models_folder_of_ones_own_brings_its_own_data_tests(tmp_path):
     ``tests/integration/test_dagster.py``, a blocking check added to the project)."""
     models_dir = tmp_path / "models"
     shutil.copytree(MODELS_DIR, models_dir)
-    schema = models_dir / "reports" / "schema.yml"
-    schema.write_text(schema.read_text().replace("unit_tests:", "", 1).replace(
+    schema = models_dir / "reports" / "rpt_coverage.yml"
+    schema.write_text(schema.read_text().replace(
         "  - name: rpt_coverage\n", "  - name: rpt_coverage\n    data_tests:\n"
         "      - expression_is_true:\n          name: mine\n"
         "          expression: coverage_status <> 'missing'\n"
-        "          config: {severity: warn}\n", 1) + "unit_tests:\n")
+        "          config: {severity: warn}\n", 1))
     project = Project.read(models_dir)
     assert ("rpt_coverage", "mine") in {(c.model, c.name) for c in project.checks}
     assert "mine" not in {c.name for c in shipped().checks}
 
 
-def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
+def test_materialization_grain_and_owner_come_from_the_models_yml(tmp_path):
     models_dir = tmp_path / "models"
     shutil.copytree(MODELS_DIR, models_dir)
     models = discover_models(models_dir)
@@ -163,11 +167,29 @@ def test_materialization_grain_and_owner_come_from_schema_yml(tmp_path):
     assert models["fct_receipts"].owner == "team:analytics"
     assert models["fct_receipts"].grain == ("location_id", "business_date", "transaction_id")
     assert models["fct_receipts"].rows.startswith("one row per location_id")
-    schema = models_dir / "marts" / "schema.yml"
+    schema = models_dir / "marts" / "fct_receipts.yml"
     schema.write_text(schema.read_text().replace("materialized: partitioned",
                                                  "materialized: incremental", 1))
     with pytest.raises(ModelError, match="model fct_receipts: materialized must be one of"):
         discover_models(models_dir)
+
+
+def test_each_models_yaml_is_beside_its_sql_and_says_it_once(tmp_path):
+    """dbt's convention (jaffle-shop's ``orders.yml`` beside ``orders.sql``): a model's
+    properties are in its own folder, in its own file or its family's (models sharing a
+    YAML anchor); a model described twice is refused by name."""
+    project = shipped()
+    for name, doc in project.dictionary.models.items():
+        sql = project.models[name].path
+        assert doc.path.parent == sql.parent, name
+        assert doc.path.stem == name or name in doc.path.read_text(), name
+    assert len(list(MODELS_DIR.rglob("schema.yml"))) == 0
+    models_dir = tmp_path / "models"
+    shutil.copytree(MODELS_DIR, models_dir)
+    twice = models_dir / "marts" / "fct_receipts.yml"
+    (models_dir / "reports" / "again.yml").write_text(twice.read_text())
+    with pytest.raises(DictionaryError, match="model fct_receipts is described twice"):
+        Project.read(models_dir)
 
 
 def test_no_models_sql_calls_its_euros_cents():

@@ -21,7 +21,7 @@ def test_a_non_editable_install_carries_the_sql_models_and_runs_the_demo(tmp_pat
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                     "--no-build-isolation", "--target", str(site), str(source)], check=True)
     assert (site / "dbt_like_sql" / "marts" / "fct_turnover_daily.sql").exists()
-    assert (site / "dbt_like_sql" / "marts" / "schema.yml").exists()  # the data dictionary
+    assert (site / "dbt_like_sql" / "marts" / "fct_receipts.yml").exists()  # its contract
     assert (site / "dbt_like_sql" / "columns.yml").exists()
     assert not (site / "pos_sandbox" / "tests").exists()
 

@@ -351,20 +351,19 @@ def test_a_check_of_staging_fails_in_the_build_and_the_report_reads_it_from_the_
     records their failing rows, and a check run on the published file reads them there."""
     models_dir = tmp_path / "models"
     shutil.copytree(MODELS_DIR, models_dir)
-    schema = models_dir / "staging" / "schema.yml"
-    text = schema.read_text()
     for model, check in (("stg_pos__spots", "no_spot_is_named"),
                          ("stg_pos__payments", "no_payment_is_positive")):
         expression = "spot_name is null" if model == "stg_pos__spots" else "amount <= 0"
+        schema = models_dir / "staging" / f"{model}.yml"
         entry = f"  - name: {model}\n"
-        text = text.replace(entry, entry + textwrap.indent(textwrap.dedent(f"""\
+        schema.write_text(schema.read_text().replace(entry, entry + textwrap.indent(
+            textwrap.dedent(f"""\
             data_tests:
               - expression_is_true:
                   name: {check}
                   expression: {expression}
                   config: {{severity: warn}}
-            """), "    "), 1)
-    schema.write_text(text)
+            """), "    "), 1))
     project = Project.read(models_dir)
     result = build_warehouse(built.warehouse.lake_dir, tmp_path / "wh.duckdb", project)
     in_build = {o.check.name: o.failing_rows for o in result.failed_checks

@@ -1,4 +1,4 @@
-"""The models' unit tests (``unit_tests:`` in dbt_like_sql/*/schema.yml), each on its
+"""The models' unit tests (``unit_tests:`` in each model's YAML, dbt_like_sql/*/*.yml), each on its
 given rows in DuckDB alone: no sandbox, lake or Dagster (``make test-models``)."""
 
 from dataclasses import replace
