@@ -266,7 +266,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, memory_limit: str, spill: Path) -> 
     # Text is compressed with FSST where it pays (DuckDB's default). It was disabled while
     # staging was stored (choosing its symbol tables was a fifth of writing the rows
     # twice); with staging computed, not stored, it costs about 1 % of a full build and
-    # makes the file 0.84x (a 20-location year: 491.6 MB vs 588.0; docs/benchmarks.md).
+    # makes the file 0.84x (20 locations x 180 days: 491.6 MB vs 588.0, 2026-11-26).
 
 
 def _macros(con: duckdb.DuckDBPyConnection, catalog: str, macros: tuple[str, ...]) -> None:
