@@ -62,8 +62,8 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
     """``days`` days from ``first`` of the chain's locations into the lake, day by day, as
     loads commit them; returns the receipts."""
     from pipeline.core.settings import LakeSettings
-    from pipeline.extract.commits import lake_partition
     from pipeline.lake.store import Lake
+    from pipeline.load.commits import lake_partition
 
     lake, receipts = Lake(root), 0
     most = LakeSettings().commit_partitions

@@ -61,10 +61,10 @@ def bench_files(locations: int = LOCATIONS, days: int = DAYS) -> dict:
     import polars as pl
 
     from pipeline.core.settings import LakeSettings
-    from pipeline.extract.commits import lake_partition
     from pipeline.extract.macros import macro_sql
     from pipeline.lake.housekeeping import tidy
     from pipeline.lake.store import Lake
+    from pipeline.load.commits import lake_partition
     from pipeline.warehouse import build_warehouse
     from pos_sandbox import world
 

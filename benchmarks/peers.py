@@ -38,9 +38,9 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from pipeline.core.settings import LakeSettings
-from pipeline.extract.commits import lake_partition
 from pipeline.extract.revenue import flatten_receipts
 from pipeline.lake.store import Lake
+from pipeline.load.commits import lake_partition
 from pipeline.pos_api.client import _TEXT_DECODER, receipt_page
 from pos_sandbox import world
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from pydantic import BaseModel
 
 from pipeline.extract.schemas import MONEY, PERCENT, SELF, lake_schema, sources_of, value_at, wired
-from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
+from pipeline.extract.snapshots import Snapshot, row_of, snapshot_of, validate_records
 from pipeline.pos_api import models as m
 from pipeline.pos_api.errors import ContractError
 
@@ -133,8 +133,8 @@ def _rows(endpoint: str, records: list[BaseModel], out: dict[str, list]) -> None
                 out[table].append(row_of(schema, item, **made))
 
 
-def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
-    """List the three catalog endpoints of one location and replace its snapshot in the lake."""
+def extract_catalog_snapshot(source, location_id: int, snapshot_date: date) -> Snapshot:
+    """The three catalog endpoints of one location listed: its snapshot's tables."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}"
     out: dict[str, list] = {name: [] for name in CATALOG_TABLES}
     with source.client(location_id) as client:
@@ -144,5 +144,4 @@ def load_catalog_snapshot(source, lake, location_id: int, snapshot_date: date) -
             except ContractError as exc:
                 raise ContractError(f"{where}: {exc}", location_id=location_id) from None
             _rows(endpoint, validate_records(rows, model, f"{where}: {endpoint}"), out)
-    return write_snapshot(lake, "catalog", CATALOG_TABLES, out, snapshot_date, where, location_id,
-                          client.stats)
+    return snapshot_of(CATALOG_TABLES, out, snapshot_date, where, location_id, client.stats)

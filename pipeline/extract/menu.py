@@ -12,7 +12,7 @@ from datetime import date
 import pyarrow as pa
 
 from pipeline.extract.schemas import MONEY, lake_schema, wired
-from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
+from pipeline.extract.snapshots import Snapshot, row_of, snapshot_of, validate_records
 from pipeline.pos_api import models as m
 
 S, I32, B = pa.string(), pa.int32(), pa.bool_()
@@ -114,10 +114,10 @@ def flatten_menus(menus: list[m.Menu]) -> dict[str, list[dict]]:
     return out
 
 
-def load_menu_snapshot(source, lake, location_id: int, snapshot_date: date) -> Snapshot:
-    """Take one location's menu tree and replace its snapshot in the lake atomically."""
+def extract_menu_snapshot(source, location_id: int, snapshot_date: date) -> Snapshot:
+    """One location's menu tree: its snapshot's tables."""
     where = f"location {location_id}, snapshot {snapshot_date.isoformat()}: menus"
     with source.client(location_id) as client:
         menus = validate_records(client.menus(), m.Menu, where)
-    return write_snapshot(lake, "menu", MENU_TABLES, flatten_menus(menus), snapshot_date, where,
-                          location_id, client.stats)
+    return snapshot_of(MENU_TABLES, flatten_menus(menus), snapshot_date, where, location_id,
+                       client.stats)

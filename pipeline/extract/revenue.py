@@ -19,7 +19,6 @@ import pyarrow.compute as pc
 from pydantic import ValidationError
 
 from pipeline.extract import columnar, columns, schemas
-from pipeline.extract.commits import lake_batch
 from pipeline.extract.contract import (
     Rejected,
     check_neighbour,
@@ -465,17 +464,4 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
     part.provisional = under_way
     refuse_keys(source, part.tables, f"location {location_id} business date {business_date}",
                 location_id)
-    return part
-
-
-def load_revenue_partition(source, lake, location_id: int, business_date: date
-                           ) -> RevenuePartition:
-    """Extract one partition and replace it in the lake (all four tables, one commit)."""
-    return write_revenue_partition(lake, extract_revenue_partition(source, location_id,
-                                                                   business_date))
-
-
-def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
-    """Replace the partition in the lake by one commit (``lake_batch``)."""
-    lake.write_batch("revenue", lake_batch(lake, [part]))
     return part

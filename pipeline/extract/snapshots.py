@@ -1,8 +1,9 @@
 """What the snapshot extractions (catalog, menu, vouchers) share.
 
 Their records are few, so each is validated with the spec's pydantic model (a bad one
-names the record and field), flattened to rows, made into Arrow tables with a fixed
-schema, and written as one atomic lake partition.
+names the record and field), flattened to rows and made into Arrow tables with a fixed
+schema: a ``Snapshot``, which the load commits as one lake partition
+(``pipeline.load.commits``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def snapshot_date(settings: Settings) -> date:
 
 @dataclass
 class Snapshot:
-    """The tables of one snapshot partition and where they were written."""
+    """The tables of one snapshot partition, and once committed the version that holds it."""
 
     snapshot_date: date
     tables: dict[str, pa.Table]
@@ -40,6 +41,13 @@ class Snapshot:
     @property
     def row_counts(self) -> dict[str, int]:
         return {name: t.num_rows for name, t in self.tables.items()}
+
+    @property
+    def partition(self) -> dict[str, object]:
+        """Its partition's keys, as the lake names them."""
+        keys: dict[str, object] = {} if self.location_id is None else {
+            "location_id": self.location_id}
+        return keys | {"snapshot_date": self.snapshot_date.isoformat()}
 
 
 def validate_records(rows: list, model: type[BaseModel], where: str) -> list:
@@ -70,12 +78,10 @@ def row_of(schema: pa.Schema, record, **made) -> dict:
     return row
 
 
-def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
-                   rows: Mapping[str, list[dict]], snapshot_date: date, where: str,
-                   location_id: int | None = None, stats: ClientStats | None = None
-                   ) -> Snapshot:
-    """Tables from flattened rows (partition keys added), written as one lake partition
-    (one commit)."""
+def snapshot_of(schemas: Mapping[str, pa.Schema], rows: Mapping[str, list[dict]],
+                snapshot_date: date, where: str, location_id: int | None = None,
+                stats: ClientStats | None = None) -> Snapshot:
+    """Tables from flattened rows, the partition keys added."""
     keys: dict = {"location_id": location_id} if location_id is not None else {}
     keys["snapshot_date"] = snapshot_date
     tables = {}
@@ -86,11 +92,7 @@ def write_snapshot(lake, area: str, schemas: Mapping[str, pa.Schema],
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
             raise ContractError(f"{where}: table {name}: {_too_large(rows[name]) or exc}",
                                 location_id=location_id) from None
-    snap = Snapshot(snapshot_date, tables, location_id, stats)
-    snap.version = lake.write(
-        area, tables,
-        {k: (v.isoformat() if isinstance(v, date) else v) for k, v in keys.items()})
-    return snap
+    return Snapshot(snapshot_date, tables, location_id, stats)
 
 
 INT64 = range(-(2**63), 2**63)

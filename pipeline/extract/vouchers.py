@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime
 import pyarrow as pa
 
 from pipeline.extract.schemas import lake_schema, wired
-from pipeline.extract.snapshots import Snapshot, row_of, validate_records, write_snapshot
+from pipeline.extract.snapshots import Snapshot, row_of, snapshot_of, validate_records
 from pipeline.pos_api import models as m
 
 S, I64, TS = pa.string(), pa.int64(), pa.timestamp("s", tz="UTC")
@@ -45,8 +45,9 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
-    """Snapshot the ledger into the lake; None where no ``voucher_url`` is configured."""
+def extract_voucher_snapshot(source, snapshot_date: date) -> Snapshot | None:
+    """The ledger's vouchers and their transactions: its snapshot's tables; None where no
+    ``voucher_url`` is configured."""
     client = source.voucher_client()
     if client is None:
         return None
@@ -65,9 +66,8 @@ def load_voucher_snapshot(source, lake, snapshot_date: date) -> Snapshot | None:
                          "transaction_type": t.type, "amount_cents": t.amount,
                          "created_at": _instant(t.created_at),
                          "client_reference": t.client_reference})
-    return write_snapshot(lake, "vouchers", VOUCHER_TABLES,
-                          {"vouchers": rows, "voucher_transactions": txns},
-                          snapshot_date, where, stats=client.stats)
+    return snapshot_of(VOUCHER_TABLES, {"vouchers": rows, "voucher_transactions": txns},
+                       snapshot_date, where, stats=client.stats)
 
 
 def _instant(value: str | None) -> datetime | None:

@@ -20,11 +20,11 @@ from enum import Enum
 import pyarrow as pa
 
 from pipeline.core.settings import Settings
-from pipeline.extract.catalog import CATALOG_TABLES, load_catalog_snapshot
-from pipeline.extract.menu import MENU_TABLES, load_menu_snapshot
+from pipeline.extract.catalog import CATALOG_TABLES, extract_catalog_snapshot
+from pipeline.extract.menu import MENU_TABLES, extract_menu_snapshot
 from pipeline.extract.schemas import REVENUE_TABLES, landing
 from pipeline.extract.snapshots import Snapshot
-from pipeline.extract.vouchers import VOUCHER_TABLES, load_voucher_snapshot
+from pipeline.extract.vouchers import VOUCHER_TABLES, extract_voucher_snapshot
 from pipeline.lake.tables import EXPORT_TABLES, LEDGER_TABLES
 from pipeline.load.drift import DRIFT_TABLES
 
@@ -50,8 +50,9 @@ class LakeArea:
     keys: tuple[str, ...]
     """Its partition columns."""
     description: str = ""
-    load: Callable[..., Snapshot | None] | None = None
-    """A snapshot's step: ``load(source, lake, location_id, day)``
+    extract: Callable[..., Snapshot | None] | None = None
+    """A snapshot's extraction: ``extract(source, location_id, day)``, its tables (the
+    load commits them)
     (``location_id`` None for the tenant's)."""
     per_location: bool = True
     """One partition per location (``--location`` applies), else the tenant's."""
@@ -69,9 +70,9 @@ class LakeArea:
             settings.source.voucher_url is not None
 
 
-def _vouchers(source, lake, location_id: None, day):
-    """The ledger's snapshot as every snapshot step is called (it is the tenant's)."""
-    return load_voucher_snapshot(source, lake, day)
+def _vouchers(source, location_id: None, day):
+    """The ledger's snapshot as every snapshot's extraction is called (it is the tenant's)."""
+    return extract_voucher_snapshot(source, day)
 
 
 AREAS: tuple[LakeArea, ...] = (
@@ -80,10 +81,10 @@ AREAS: tuple[LakeArea, ...] = (
              from_the_wire=True),
     LakeArea("catalog", Kind.SNAPSHOT, CATALOG_TABLES, ("location_id", "snapshot_date"),
              "Products, categories and spots of every location, today.",
-             load_catalog_snapshot, master_data=True, from_the_wire=True),
+             extract_catalog_snapshot, master_data=True, from_the_wire=True),
     LakeArea("menu", Kind.SNAPSHOT, MENU_TABLES, ("location_id", "snapshot_date"),
              "The public menu tree of every location, today.",
-             load_menu_snapshot, master_data=True, from_the_wire=True),
+             extract_menu_snapshot, master_data=True, from_the_wire=True),
     LakeArea("vouchers", Kind.SNAPSHOT, VOUCHER_TABLES, ("snapshot_date",),
              "Every voucher of the ledger and its transactions, today.",
              _vouchers, per_location=False, from_the_wire=True, needs_voucher_url=True),

@@ -20,9 +20,10 @@ import pyarrow as pa
 
 from pipeline.core.outcomes import ConfigError, Failure
 from pipeline.core.settings import Settings
-from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
+from pipeline.extract.revenue import extract_revenue_partition
 from pipeline.lake.layout import LoadRecord
 from pipeline.lake.store import LakeStore, partition_path
+from pipeline.load.commits import write_revenue_partition
 from pipeline.load.steps import partition_key
 from pipeline.pos_api.errors import PosApiError
 from pipeline.pos_api.source import PosSource

@@ -22,13 +22,13 @@ from errno import ENOSPC
 
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
-from pipeline.extract.commits import PROVISIONAL, lake_batch
 from pipeline.extract.contract import refuse_keys
 from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.log_check import LakeUnreadable
 from pipeline.lake.objectlake import ObjectLakeError
 from pipeline.lake.store import LakeStore, Replacement, partition_path
+from pipeline.load.commits import PROVISIONAL, lake_batch
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.pos_api.source import PosSource
 
@@ -276,43 +276,30 @@ class SnapshotOutcome:
     failure: Failure | None = None
 
 
-class SnapshotBatch:
-    """What a snapshot's step writes (``write``, as ``LakeStore.write`` is called), kept
-    until ``commit`` writes them all in one Delta commit per ``[lake] commit_partitions``:
-    200 locations' catalogs are a few commits and a file per date, not 200 of each."""
-
-    def __init__(self) -> None:
-        self.written: list[Replacement] = []
-
-    def write(self, area: str, tables, partition, metadata=None) -> None:
-        self.written.append(Replacement(partition, tables, metadata))
-
-    def commit(self, lake: LakeStore, area: str, most: int) -> None:
-        for start in range(0, len(self.written), most):
-            lake.write_batch(area, self.written[start:start + most])
-
-
-def take_snapshots(load: Callable[..., Snapshot], source: PosSource, lake: LakeStore,
-                   location_ids: list[int], day: date, area: str) -> list[SnapshotOutcome]:
-    """One snapshot per location (``load(source, lake, location_id, day)``), failures
-    kept; then all of them committed together (``SnapshotBatch``). A commit that fails
-    on the store fails every snapshot it held, by name."""
-    outcomes = []
-    batch = SnapshotBatch()
+def take_snapshots(extract: Callable[..., Snapshot | None], source: PosSource,
+                   lake: LakeStore, location_ids: list[int], day: date,
+                   area: str) -> list[SnapshotOutcome]:
+    """One snapshot per location (``extract(source, location_id, day)``), failures kept;
+    then all of them committed together, ``[lake] commit_partitions`` a commit: 200
+    locations' catalogs are a few commits and a file per date, not 200 of each. A commit
+    that fails on the store fails every snapshot it held, by name."""
+    outcomes, taken = [], []
     for loc in location_ids:
         try:
-            taken = len(batch.written)
-            snapshot = load(source, batch, loc, day)
-            for written in batch.written[taken:]:
-                refuse_keys(source, written.tables, f"{area} snapshot of "
+            snapshot = extract(source, loc, day)
+            if snapshot is not None:
+                refuse_keys(source, snapshot.tables, f"{area} snapshot of "
                             f"{'location ' + str(loc) if loc is not None else 'the tenant'} "
                             f"on {day}", loc)
+                taken.append(snapshot)
             outcomes.append(SnapshotOutcome(loc, snapshot))
         except (PosApiError, ConfigError) as exc:
-            del batch.written[taken:]
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
+    most = source.settings.lake.commit_partitions
     try:
-        batch.commit(lake, area, source.settings.lake.commit_partitions)
+        for start in range(0, len(taken), most):
+            lake.write_batch(area, [Replacement(s.partition, s.tables)
+                                    for s in taken[start:start + most]])
     except ObjectLakeError as exc:
         failure = Failure.of(exc, source.redact)
         outcomes = [o if o.failure else SnapshotOutcome(o.location_id, failure=failure)

@@ -22,8 +22,8 @@ from pathlib import Path
 import duckdb
 
 from pipeline.core.settings import LocationSettings, Settings
-from pipeline.extract.commits import PROVISIONAL
 from pipeline.lake.store import LakeStore, parse_partition
+from pipeline.load.commits import PROVISIONAL
 
 RANGES_SHOWN = 3
 """Missing ranges a one-line description names before it counts the rest."""

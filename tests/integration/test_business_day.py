@@ -165,8 +165,9 @@ def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp
     no day of the books: a close names it missing, and one made anyway without it
     (--allow-incomplete) books none of it and freezes none of its rows."""
     from pipeline.accounting.bookfiles import close_period
-    from pipeline.extract.revenue import extract_revenue_partition, write_revenue_partition
+    from pipeline.extract.revenue import extract_revenue_partition
     from pipeline.lake.open import make_lake
+    from pipeline.load.commits import write_revenue_partition
     from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.warehouse.selection import ExportError
     from tests.conftest import run_build_in_memory

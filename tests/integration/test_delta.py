@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.extract.commits import lake_partition
 from pipeline.lake.store import Lake
 from pipeline.load.areas import AREAS
+from pipeline.load.commits import lake_partition
 from pipeline.warehouse import build_warehouse
 from tests.conftest import loaded_warehouse, make_settings, write_config
 from tests.integration.test_integrity import commit_days, revenue_parts

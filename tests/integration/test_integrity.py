@@ -11,13 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.core.reporting import Reporter
-from pipeline.extract.revenue import (
-    RevenuePartition,
-    flatten_receipts,
-    write_revenue_partition,
-)
+from pipeline.extract.revenue import RevenuePartition, flatten_receipts
 from pipeline.lake.areatable import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
+from pipeline.load.commits import write_revenue_partition
 from pipeline.orchestration.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
 from pipeline.warehouse import build_warehouse

@@ -11,8 +11,9 @@ import pytest
 from pipeline.cli import main
 from pipeline.core.outcomes import ConfigError
 from pipeline.core.reporting import Reporter
-from pipeline.extract.menu import load_menu_snapshot
-from pipeline.extract.vouchers import load_voucher_snapshot
+from pipeline.extract.menu import extract_menu_snapshot
+from pipeline.extract.vouchers import extract_voucher_snapshot
+from pipeline.load.commits import commit_snapshot
 from pipeline.orchestration.loader import run_load
 from pipeline.orchestration.resources import opened, pos_resource
 from pos_sandbox import world
@@ -27,7 +28,7 @@ SNAP = date(2026, 11, 22)
 
 def test_menu_snapshot_flattens_every_level(settings, lake, sandbox_url):
     with opened(pos_resource(settings)) as source:
-        snap = load_menu_snapshot(source, lake, 1002, SNAP)
+        snap = commit_snapshot(lake, "menu", extract_menu_snapshot(source, 1002, SNAP))
     served = httpx.get(f"{sandbox_url}/api/v1/locations/1002/menus").json()
     counts = snap.row_counts
     assert counts["menus"] == len(served)
@@ -45,7 +46,7 @@ def test_menu_snapshot_flattens_every_level(settings, lake, sandbox_url):
 def test_vouchers_are_reported_not_failed_without_a_voucher_url(settings, lake):
     assert settings.source.voucher_url is None
     with opened(pos_resource(settings)) as source:
-        assert load_voucher_snapshot(source, lake, SNAP) is None
+        assert extract_voucher_snapshot(source, SNAP) is None
 
 
 def test_warehouse_voucher_marts_match_the_ledger(sandbox_url, tmp_path, sandbox_keys):

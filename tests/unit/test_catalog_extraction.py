@@ -6,7 +6,8 @@ import httpx
 import msgspec
 import pytest
 
-from pipeline.extract.catalog import load_catalog_snapshot
+from pipeline.extract.catalog import extract_catalog_snapshot
+from pipeline.load.commits import commit_snapshot
 from pipeline.orchestration.resources import opened, pos_resource
 from pipeline.pos_api.errors import AuthError, ContractError
 from pos_sandbox import world
@@ -18,7 +19,7 @@ SNAP = date(2026, 11, 22)
 @pytest.mark.parametrize("location_id", [1001, 1002, 1003])
 def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
     with opened(pos_resource(settings)) as source:
-        snap = load_catalog_snapshot(source, lake, location_id, SNAP)
+        snap = commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, location_id, SNAP))
     products, categories = world.catalog(location_id)
     counts = snap.row_counts
     assert counts["products"] == len(products)
@@ -36,7 +37,7 @@ def test_snapshot_holds_the_whole_catalog(settings, lake, location_id):
 
 def test_every_membership_matches_a_category(settings, lake):
     with opened(pos_resource(settings)) as source:
-        snap = load_catalog_snapshot(source, lake, 1002, SNAP)
+        snap = commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1002, SNAP))
     externals = set(snap.tables["product_categories"]["external_id"].to_pylist())
     members = snap.tables["product_category_memberships"]["category_external_id"].to_pylist()
     assert members and set(members) <= externals
@@ -44,7 +45,7 @@ def test_every_membership_matches_a_category(settings, lake):
 
 def test_unknown_spot_types_are_kept(settings, lake):
     with opened(pos_resource(settings)) as source:
-        snap = load_catalog_snapshot(source, lake, 1001, SNAP)
+        snap = commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1001, SNAP))
     assert "DriveIn" in snap.tables["spots"]["type"].to_pylist()
 
 
@@ -59,9 +60,9 @@ def test_paging_across_many_small_pages(settings):
 def test_snapshot_is_idempotent(settings, lake):
     with opened(pos_resource(settings)) as source:
         partition = {"location_id": 1001, "snapshot_date": SNAP.isoformat()}
-        first = load_catalog_snapshot(source, lake, 1001, SNAP)
+        first = commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1001, SNAP))
         tables = {n: lake.read("catalog", n, partition) for n in first.tables}
-        second = load_catalog_snapshot(source, lake, 1001, SNAP)
+        second = commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1001, SNAP))
     assert second.version == first.version + 1
     assert all(lake.read("catalog", n, partition).equals(t) for n, t in tables.items())
     assert len(lake.partitions("catalog")) == 1
@@ -70,7 +71,7 @@ def test_snapshot_is_idempotent(settings, lake):
 def test_wrong_key_fails_with_403_naming_the_location(settings, lake, monkeypatch):
     monkeypatch.setenv("POS_TEST_KEY_1001", "sandbox-key-1002")
     with opened(pos_resource(settings)) as source, pytest.raises(AuthError) as err:
-        load_catalog_snapshot(source, lake, 1001, SNAP)
+        commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1001, SNAP))
     assert "HTTP 403" in str(err.value) and "location 1001" in str(err.value)
     assert "sandbox-key" not in str(err.value)
 
@@ -85,7 +86,7 @@ def test_invalid_record_names_location_endpoint_record_and_field(settings, lake)
 
     with source_with(settings, transport=httpx.MockTransport(handler)) as source, \
             pytest.raises(ContractError) as err:
-        load_catalog_snapshot(source, lake, 1001, SNAP)
+        commit_snapshot(lake, "catalog", extract_catalog_snapshot(source, 1001, SNAP))
     message = str(err.value)
     assert "location 1001" in message and "product" in message and "pricing" in message
     assert "record 1001001" in message

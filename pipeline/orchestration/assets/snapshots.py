@@ -65,7 +65,7 @@ def _snapshot_asset(settings: Settings, area: LakeArea) -> dg.AssetsDefinition:
         with stopped_by_name(context):
             location_ids = selected_locations(settings, config) if area.per_location \
                 else [None]
-            outcomes = take_snapshots(area.load, pos.source, lake, location_ids,
+            outcomes = take_snapshots(area.extract, pos.source, lake, location_ids,
                                       snapshot_date(settings), area.name)
             yield from snapshot_results(key, outcomes, lake, reporter)
 

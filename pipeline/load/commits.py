@@ -1,6 +1,7 @@
-"""A load's revenue partitions as the lake commits them: each partition's row, and the
-rows of other days that hold a receipt the POS moved to a day now loaded
-(``lake_batch``)."""
+"""What a load extracted, committed to the lake: a revenue partition's row and the rows of
+other days that hold a receipt the POS moved to a day now loaded (``lake_batch``); a
+snapshot's partition (``commit_snapshot``). Extraction returns tables and never touches
+the lake; the lake is written here, and read back only to find the moved receipts."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import pyarrow.compute as pc
 
 from pipeline.extract import schemas
 from pipeline.extract.macros import partition_turnover
+from pipeline.extract.revenue import extract_revenue_partition
 from pipeline.lake.store import Replacement
 
 if TYPE_CHECKING:
     from pipeline.extract.revenue import RevenuePartition
+    from pipeline.extract.snapshots import Snapshot
 
 
 PROVISIONAL = "provisional"
@@ -94,3 +97,23 @@ def lake_batch(lake, parts: list[RevenuePartition]) -> list[Replacement]:
 
 def partition_key_path(location_id: int, day: date) -> str:
     return f"location_id={location_id}/business_date={day.isoformat()}"
+
+
+def load_revenue_partition(source, lake, location_id: int, business_date: date
+                           ) -> RevenuePartition:
+    """Extract one partition and replace it in the lake (all four tables, one commit)."""
+    return write_revenue_partition(lake, extract_revenue_partition(source, location_id,
+                                                                   business_date))
+
+
+def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
+    """Replace the partition in the lake by one commit (``lake_batch``)."""
+    lake.write_batch("revenue", lake_batch(lake, [part]))
+    return part
+
+
+def commit_snapshot(lake, area: str, snapshot: Snapshot) -> Snapshot:
+    """A snapshot's tables replace its partition of ``area`` (one commit); its ``version``
+    is the lake table's version that committed it."""
+    snapshot.version = lake.write(area, snapshot.tables, snapshot.partition)
+    return snapshot
