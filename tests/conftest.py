@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LocationSettings, Settings, SourceSettings, WarehouseSettings
 from pipeline.lake.store import Lake
 from pipeline.orchestration.configs import sandbox_settings
@@ -124,18 +123,47 @@ def write_config(folder: Path, base_url: str, accounts: bool = True) -> Path:
 def loaded_warehouse(sandbox_url: str, data_dir: Path, start: date, end: date,
                      locations: list[int] | None = None) -> Settings:
     """Settings of a warehouse loaded from the sandbox at ``sandbox_url`` (vouchers too)
-    over ``start``..``end``: what a module's tests query (keys set only for the load).
-    The runs are recorded in an instance in memory (``in_memory_instance``)."""
-    mp = pytest.MonkeyPatch()
-    for loc in world.LOCATIONS:
-        mp.setenv(f"POS_TEST_KEY_{loc.id}", loc.api_key)
-    try:
-        settings = make_settings(sandbox_url, data_dir, voucher_url=sandbox_url)
-        report = run_load_in_memory(settings, start, end, locations, progress=Reporter())
-    finally:
-        mp.undo()
-    assert report.ok, report.summary()
+    over ``start``..``end``, as ``pos-etl load`` loads it (``load_directly``): what a
+    module's tests query."""
+    settings = make_settings(sandbox_url, data_dir, voucher_url=sandbox_url)
+    load_directly(settings, start, end, locations)
     return settings
+
+
+def load_directly(settings: Settings, start: date, end: date,
+                  locations: list[int] | None = None, catalog: bool = True) -> None:
+    """What ``pos-etl load`` does to the data folder, by the load's own steps (revenue
+    days, the snapshots) and the warehouse resource's build, without Dagster's runs and
+    their events (some 3 s a load and its build, even in memory): for the modules whose
+    subject is what the lake and the warehouse hold. Dagster's runs, their events and the
+    CLI's report are the subject of other modules (``test_dagster``, ``test_operations``,
+    the CLI tests). Keys are the sandbox's own; nothing may fail."""
+    from datetime import timedelta
+
+    from pipeline.extract.snapshots import snapshot_date
+    from pipeline.load.areas import SNAPSHOTS
+    from pipeline.load.steps import load_revenue_days, take_snapshots
+    from pipeline.orchestration.resources import build_resources
+
+    configured = [loc.id for loc in settings.locations]
+    ids = locations or configured
+    days = [start + timedelta(days=n) for n in range((end - start).days + 1)]
+    resources = build_resources(settings)
+    lake = resources["lake"]
+    lake.claim(ids)
+    keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
+    with PosSource(settings, settings.source.base_url, keys, key_hints=False,
+                   voucher_url=settings.source.voucher_url) as source:
+        loaded = list(load_revenue_days(source, lake, days, ids, configured))
+        failed = [p.failure for day in loaded for p in day.failed]
+        assert not failed, failed
+        for area in SNAPSHOTS:
+            if catalog and area.wired(settings):
+                taken = take_snapshots(area.extract, source, lake,
+                                       ids if area.per_location else [None],
+                                       snapshot_date(settings), area.name)
+                assert not [o.failure for o in taken if o.failure], area.name
+    resources["warehouse"].build()
 
 
 def run_load_in_memory(settings: Settings, *args, **kwargs):
