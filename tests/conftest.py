@@ -131,13 +131,15 @@ def loaded_warehouse(sandbox_url: str, data_dir: Path, start: date, end: date,
 
 
 def load_directly(settings: Settings, start: date, end: date,
-                  locations: list[int] | None = None, catalog: bool = True) -> None:
+                  locations: list[int] | None = None, catalog: bool = True,
+                  build: bool = True) -> None:
     """What ``pos-etl load`` does to the data folder, by the load's own steps (revenue
     days, the snapshots) and the warehouse resource's build, without Dagster's runs and
     their events (some 3 s a load and its build, even in memory): for the modules whose
     subject is what the lake and the warehouse hold. Dagster's runs, their events and the
     CLI's report are the subject of other modules (``test_dagster``, ``test_operations``,
-    the CLI tests). Keys are the sandbox's own; nothing may fail."""
+    the CLI tests). Keys are the sandbox's own; nothing may fail. ``catalog=False``: the
+    revenue alone (``--no-catalog``); ``build=False``: no build (``--no-models``)."""
     from datetime import timedelta
 
     from pipeline.extract.snapshots import snapshot_date
@@ -163,7 +165,8 @@ def load_directly(settings: Settings, start: date, end: date,
                                        ids if area.per_location else [None],
                                        snapshot_date(settings), area.name)
                 assert not [o.failure for o in taken if o.failure], area.name
-    resources["warehouse"].build()
+    if build:
+        resources["warehouse"].build()
 
 
 def run_load_in_memory(settings: Settings, *args, **kwargs):
