@@ -14,7 +14,7 @@ from pipeline.extract.revenue import request_window
 from pipeline.orchestration.configs import load_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
-from tests.conftest import make_settings, run_load_in_memory, truth_turnover
+from tests.conftest import load_directly, make_settings, run_load_in_memory, truth_turnover
 
 pytestmark = pytest.mark.usefixtures("dagster_in_memory")
 
@@ -35,9 +35,7 @@ def with_cutoff(settings, starts: str):
 def test_every_receipt_lands_in_exactly_one_business_day(sandbox_url, tmp_path, sandbox_keys,
                                                          days):
     settings = with_cutoff(make_settings(sandbox_url, tmp_path / "data"), "02:30")
-    report = run_load_in_memory(settings, days[0], days[-1], [HOTEL], catalog=False,
-                                progress=Reporter())
-    assert report.ok, report.summary()
+    load_directly(settings, days[0], days[-1], [HOTEL], catalog=False)
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         rows = con.execute("select business_date, transaction_id, receipted_at_local "
                            "from fct_receipts where location_id = ?", [HOTEL]).fetchall()
@@ -174,8 +172,7 @@ def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp
 
     oct30, oct31 = date(2026, 10, 30), date(2026, 10, 31)
     settings = make_settings(sandbox_url, tmp_path / "data")
-    assert run_load_in_memory(settings, oct30, oct30, [1001], catalog=False,
-                              progress=Reporter()).ok
+    load_directly(settings, oct30, oct30, [1001], catalog=False)
     with opened(pos_resource(settings, [1001])) as source:  # fetched at 20:00 on the day
         part = extract_revenue_partition(source, 1001, oct31)
         part.provisional = True
