@@ -63,7 +63,7 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
     loads commit them; returns the receipts."""
     from pipeline.core.settings import LakeSettings
     from pipeline.lake.store import Lake
-    from pipeline.load.commits import lake_partition
+    from pipeline.load.commits import lake_partition, with_turnovers
 
     lake, receipts = Lake(root), 0
     most = LakeSettings().commit_partitions
@@ -72,7 +72,8 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
         parts = list(pool.map(flatten_day, [(1001 + k, day, volume)
                                             for k in range(locations)]))
         for start in range(0, len(parts), most):
-            lake.write_batch("revenue", [lake_partition(p) for p in parts[start:start + most]])
+            lake.write_batch("revenue", [lake_partition(p) for p in
+                                         with_turnovers(parts[start:start + most])])
         receipts += sum(p.row_counts["receipts"] for p in parts)
     return receipts
 

@@ -64,7 +64,7 @@ def bench_files(locations: int = LOCATIONS, days: int = DAYS) -> dict:
     from pipeline.extract.macros import macro_sql
     from pipeline.lake.housekeeping import tidy
     from pipeline.lake.store import Lake
-    from pipeline.load.commits import lake_partition
+    from pipeline.load.commits import lake_partition, with_turnovers
     from pipeline.warehouse import build_warehouse
     from pos_sandbox import world
 
@@ -77,11 +77,13 @@ def bench_files(locations: int = LOCATIONS, days: int = DAYS) -> dict:
         receipts = sum(p.row_counts["receipts"] for p in parts)
         earlier = _earlier_bytes(parts)
         for start in range(0, len(parts), most):
-            lake.write_batch("revenue", [lake_partition(p) for p in parts[start:start + most]])
+            lake.write_batch("revenue", [lake_partition(p) for p in
+                                         with_turnovers(parts[start:start + most])])
         loaded = len(lake.area_table("revenue").snapshot().files())
         again = list(_parts(ids, dates[-3:]))
         for start in range(0, len(again), most):
-            lake.write_batch("revenue", [lake_partition(p) for p in again[start:start + most]])
+            lake.write_batch("revenue", [lake_partition(p) for p in
+                                         with_turnovers(again[start:start + most])])
         reloaded = len(lake.area_table("revenue").snapshot().files())
         tidy(lake, retention_hours=0)
         files = lake.area_table("revenue").snapshot().files()

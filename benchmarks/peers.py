@@ -40,7 +40,7 @@ import pyarrow.json as pa_json
 from pipeline.core.settings import LakeSettings
 from pipeline.extract.revenue import flatten_receipts
 from pipeline.lake.store import Lake
-from pipeline.load.commits import lake_partition
+from pipeline.load.commits import lake_partition, with_turnovers
 from pipeline.pos_api.client import _TEXT_DECODER, receipt_page
 from pos_sandbox import world
 
@@ -100,20 +100,25 @@ def client_page(body: bytes):
 
 def load_pages(lake: Lake, partitions: dict[date, list[bytes]]) -> int:
     """Location 1001's pages into ``lake`` as a load does: each partition flattened, then
-    committed ``[lake] commit_partitions`` at a time; the receipts."""
+    committed ``[lake] commit_partitions`` at a time (their turnovers in one query); the
+    receipts."""
     tz = world.location_by_id(1001).tz
     receipts, batch = 0, []
     most = LakeSettings().commit_partitions
+
+    def commit() -> None:
+        lake.write_batch("revenue", [lake_partition(p) for p in with_turnovers(batch)])
+
     for day, pages in partitions.items():
         part = flatten_receipts([client_page(p) for p in pages], location_id=1001,
                                 business_date=day, tz=tz)
-        batch.append(lake_partition(part))
+        batch.append(part)
         receipts += part.row_counts["receipts"]
         if len(batch) == most:
-            lake.write_batch("revenue", batch)
+            commit()
             batch = []
     if batch:
-        lake.write_batch("revenue", batch)
+        commit()
     return receipts
 
 
@@ -125,7 +130,8 @@ def _stages(partitions: dict[date, list[bytes]], folder: Path) -> dict[str, floa
     """The pipeline's path in its stages, each timed: the pages read as the client reads
     them (``decode``: what paging needs, each receipt's bytes), flattened
     (``flatten_receipts``: the receipts parsed column-wise, selected, deduplicated, the
-    tables and the turnover), committed (the Delta commits of ``load_pages``). Beside
+    tables), committed (the turnovers, one query a commit, and the Delta commits of
+    ``load_pages``). Beside
     them two whole parses of the same bytes: msgspec into dicts (``decode_dicts``, what
     the receipt-by-receipt path reads) and Arrow's reader, types inferred."""
     tz = world.location_by_id(1001).tz
@@ -141,7 +147,7 @@ def _stages(partitions: dict[date, list[bytes]], folder: Path) -> dict[str, floa
         del decoded
     lake, most = Lake(folder), LakeSettings().commit_partitions
     t0 = time.perf_counter()
-    batch = [lake_partition(part) for part in parts]
+    batch = [lake_partition(part) for part in with_turnovers(parts)]
     for start in range(0, len(batch), most):
         lake.write_batch("revenue", batch[start:start + most])
     seconds["commit"] = time.perf_counter() - t0

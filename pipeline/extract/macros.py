@@ -1,7 +1,8 @@
 """The SQL macros of ``dbt_like_sql/macros/``: the spec's revenue rules and the money
 arithmetic, written down once. Every warehouse has them (models, checks and analysts call
-them), and a load computes a partition's turnover for its commit record with them, so the
-figure that drift detection and the build's integrity check compare is the warehouse's own.
+them), and a load computes its partitions' turnovers for their commit records with them
+(a commit's partitions in one query), so the figure that drift detection and the build's
+integrity check compare is the warehouse's own.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import pyarrow as pa
 
 from pipeline.core.project import MODELS_DIR
 
-PARTITION_TURNOVER = """
-    select sum(line_amount(items.net_amount, items.quantity))
+PARTITION_TURNOVERS = """
+    select items.part, sum(line_amount(items.net_amount, items.quantity))
     from items
-    inner join receipts using (transaction_id)
-    where is_revenue_effective(receipts.payment_group_name, receipts.transaction_type)"""
-"""A partition's revenue-effective turnover: its lines' net times quantity, of the receipts
-the revenue rule counts (its tables hold one version of each receipt)."""
+    inner join receipts using (part, transaction_id)
+    where is_revenue_effective(receipts.payment_group_name, receipts.transaction_type)
+    group by items.part"""
+"""Each partition's revenue-effective turnover (``part``: its position in the list asked
+for): its lines' net times quantity, of the receipts the revenue rule counts (its tables
+hold one version of each receipt)."""
 
 
 def macro_sql(models_dir: Path = MODELS_DIR) -> list[str]:
@@ -50,14 +53,31 @@ def _cursor() -> duckdb.DuckDBPyConnection:
         return _macros().cursor()
 
 
+def partition_turnovers(partitions: list[tuple[pa.Table, pa.Table]]) -> list[Decimal]:
+    """The revenue-effective turnover of each partition's ``(receipts, items)``, exact: one
+    query for all of them (a query a partition costs 1-2 ms; docs/benchmarks.md, peers)."""
+    if not partitions:
+        return []
+
+    def tagged(table: pa.Table, columns: list[str], n: int) -> pa.Table:
+        table = table.select(columns)
+        return table.append_column("part", pa.repeat(pa.scalar(n, pa.int32()),
+                                                      table.num_rows))
+
+    # The query reads the tables by these names: DuckDB's replacement scan of Python
+    # variables (a third cheaper than registering two views).
+    receipts = pa.concat_tables(  # noqa: F841
+        [tagged(r, ["transaction_id", "payment_group_name", "transaction_type"], n)
+         for n, (r, _) in enumerate(partitions)])
+    items = pa.concat_tables(  # noqa: F841
+        [tagged(i, ["transaction_id", "net_amount", "quantity"], n)
+         for n, (_, i) in enumerate(partitions)])
+    with _cursor() as con:
+        found = dict(con.execute(PARTITION_TURNOVERS).fetchall())
+    return [Decimal(0) if found.get(n) is None else Decimal(format(found[n].normalize(), "f"))
+            for n in range(len(partitions))]
+
+
 def partition_turnover(receipts: pa.Table, items: pa.Table) -> Decimal:
     """The revenue-effective turnover of one partition's receipts and items, exact."""
-    if not items.num_rows:
-        return Decimal(0)
-    # The query reads the tables by these names: DuckDB's replacement scan of Python
-    # variables (a third cheaper than registering two views per partition).
-    receipts = receipts.select(["transaction_id", "payment_group_name", "transaction_type"])
-    items = items.select(["transaction_id", "net_amount", "quantity"])  # noqa: F841
-    with _cursor() as con:
-        total = con.execute(PARTITION_TURNOVER).fetchall()[0][0]
-    return Decimal(0) if total is None else Decimal(format(total.normalize(), "f"))
+    return partition_turnovers([(receipts, items)])[0]

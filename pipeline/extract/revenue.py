@@ -26,7 +26,6 @@ from pipeline.extract.contract import (
     extra_fields,
     refuse_keys,
 )
-from pipeline.extract.macros import partition_turnover
 from pipeline.pos_api import models
 from pipeline.pos_api.client import ClientStats, ReceiptPage
 from pipeline.pos_api.errors import ContractError
@@ -71,7 +70,9 @@ class RevenuePartition:
     unknown_fields: Counter = field(default_factory=Counter)
     """Fields the spec does not name, as ``table.field``: rows that carried each (kept in
     the table's ``extra_fields``)."""
-    turnover_net: Decimal = Decimal(0)
+    turnover_net: Decimal | None = None
+    """Its revenue-effective turnover, by the revenue macros: set for a commit's partitions
+    at once (``pipeline.load.commits.with_turnovers``), not by the extraction."""
     stats: ClientStats | None = None
     provisional: bool = False
     """Fetched before the business day was over at its location (its day under way): the
@@ -150,8 +151,6 @@ def flatten_receipts(
                                         part.unknown_fields)
         _guests_default(part.tables)
         _check_line_total(part.tables["receipt_items"])  # no sum of the warehouse wraps
-        part.turnover_net = partition_turnover(part.tables["receipts"],
-                                               part.tables["receipt_items"])
     except Rejected as exc:
         raise ContractError(f"{where}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

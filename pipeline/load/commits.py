@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.extract import schemas
-from pipeline.extract.macros import partition_turnover
+from pipeline.extract.macros import partition_turnover, partition_turnovers
 from pipeline.extract.revenue import extract_revenue_partition
 from pipeline.lake.store import Replacement
 
@@ -26,9 +26,20 @@ PROVISIONAL = "provisional"
 day was over; a partition loaded once the day is over has none."""
 
 
+def with_turnovers(parts: list[RevenuePartition]) -> list[RevenuePartition]:
+    """``parts``, each one's ``turnover_net`` set where it is not yet (one query for all)."""
+    todo = [part for part in parts if part.turnover_net is None]
+    found = partition_turnovers([(p.tables["receipts"], p.tables["receipt_items"])
+                                 for p in todo])
+    for part, turnover in zip(todo, found, strict=True):
+        part.turnover_net = turnover
+    return parts
+
+
 def lake_partition(part: RevenuePartition) -> Replacement:
     """The partition as the lake replaces it; its metadata keeps what drift checks and
-    the warehouse's integrity check compare."""
+    the warehouse's integrity check compare (its turnover computed here if not yet)."""
+    with_turnovers([part])
     return Replacement(
         {"location_id": part.location_id, "business_date": part.business_date.isoformat()},
         part.tables,
@@ -52,7 +63,7 @@ def lake_batch(lake, parts: list[RevenuePartition]) -> list[Replacement]:
     day: rewritten without it, its lines, side dishes and payments, their figures
     computed again. So every reader of the lake counts a moved receipt once, in its
     newest load."""
-    batch = [lake_partition(part) for part in parts]
+    batch = [lake_partition(part) for part in with_turnovers(parts)]
     table = lake.area_table("revenue")
     if table is None:
         return batch

@@ -23,7 +23,7 @@ from pipeline.core.settings import Settings
 from pipeline.extract.revenue import extract_revenue_partition
 from pipeline.lake.layout import LoadRecord
 from pipeline.lake.store import LakeStore, partition_path
-from pipeline.load.commits import write_revenue_partition
+from pipeline.load.commits import with_turnovers, write_revenue_partition
 from pipeline.load.steps import partition_key
 from pipeline.pos_api.errors import PosApiError
 from pipeline.pos_api.source import PosSource
@@ -91,6 +91,7 @@ def check_day(source: PosSource, lake: LakeStore, location_id: int, day: date,
         check.failure = Failure.of(exc, source.redact)
         return check
     meta = committed.metadata
+    with_turnovers([part])
     check.after = (part.row_counts["receipts"], part.turnover_net)
     check.before = (int(meta["receipts"]), Decimal(meta["turnover_net"]))
     if check.before == check.after:

@@ -115,7 +115,7 @@ def _extract_one(source: PosSource, location_id: int, day: date
                  ) -> tuple[RevenuePartition, PartitionOutcome]:
     part = extract_revenue_partition(source, location_id, day)
     return part, PartitionOutcome(
-        location_id, day, receipts=part.row_counts["receipts"], turnover_net=part.turnover_net,
+        location_id, day, receipts=part.row_counts["receipts"],
         pages=part.stats.pages, retries=part.stats.retries,
         duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
         unknown_types=_redacted_counts(part.unknown_types, source.redact),
@@ -144,6 +144,8 @@ def _commit(source: PosSource, lake: LakeStore,
                                  f"{lake.describe()}; the dates reported done are "
                                  "committed: once it is fixed, the same command with "
                                  "--missing-only loads the rest") from None
+    for part, outcome in batch:  # the commit computed the turnovers (one query)
+        outcome.turnover_net = part.turnover_net
     return [outcome for _, outcome in batch]
 
 

@@ -14,7 +14,7 @@ from pipeline.core.reporting import Reporter
 from pipeline.extract.revenue import RevenuePartition, flatten_receipts
 from pipeline.lake.areatable import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
-from pipeline.load.commits import write_revenue_partition
+from pipeline.load.commits import with_turnovers, write_revenue_partition
 from pipeline.orchestration.loader import run_build
 from pipeline.pos_api.client import _TEXT_DECODER
 from pipeline.warehouse import build_warehouse
@@ -145,8 +145,9 @@ def test_a_commit_whose_tables_do_not_add_up_to_its_figures_is_refused(built):
     location = world.location(HIT[0])
     book = RevenueBook(SandboxData(), days_kept=2)
     bodies = [r.body for r in book.calendar_date(*HIT)]
-    part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
-                            location_id=HIT[0], business_date=HIT[1], tz=location.tz)
+    (part,) = with_turnovers([flatten_receipts(
+        [_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+        location_id=HIT[0], business_date=HIT[1], tz=location.tz)])
     tables = dict(part.tables, receipt_items=doubled(part.tables["receipt_items"]))
     lake.write("revenue", tables, {"location_id": HIT[0], "business_date": HIT[1].isoformat()},
                {"receipts": part.row_counts["receipts"], "turnover_net": part.turnover_net})
