@@ -127,15 +127,16 @@ def _no_nulls(*arrays: pa.Array) -> None:
         raise NotPlain("a null where a value is needed")
 
 
-def _unique_or_id(fields: dict[str, pa.Array]) -> pa.Array:
-    """``uniqueId`` where it is given (not empty), else ``id``: a line's dedupe key."""
-    unique = fields["uniqueId"]
+def _unique_or_id(objects: pa.StructArray) -> pa.Array:
+    """``uniqueId`` where it is given (not empty), else ``id``: a line's dedupe key (of
+    objects none of which is null)."""
+    unique = objects.field("uniqueId")
     given = pc.fill_null(pc.not_equal(unique, ""), False)
-    return pc.if_else(given, unique, fields["id"])
+    return pc.if_else(given, unique, objects.field("id"))
 
 
-def _id(fields: dict[str, pa.Array]) -> pa.Array:
-    return fields["id"]
+def _id(objects: pa.StructArray) -> pa.Array:
+    return objects.field("id")
 
 
 def _children(lists: pa.Array, key_of) -> tuple[dict[str, pa.Array], np.ndarray, np.ndarray,
@@ -146,13 +147,15 @@ def _children(lists: pa.Array, key_of) -> tuple[dict[str, pa.Array], np.ndarray,
     values = pc.list_flatten(lists)
     _no_nulls(values)
     parents = pc.list_parent_indices(lists).to_numpy()
-    keys = key_of(_fields(values))
+    keys = key_of(values)  # (no element is null: its fields are its own)
     _no_nulls(keys)
-    firsts = pa.table({"parent": parents, "key": keys, "at": np.arange(len(keys))}).group_by(
-        ["parent", "key"], use_threads=False).aggregate([("at", "min")])
-    dropped = len(keys) - firsts.num_rows
-    if dropped:
-        at = np.sort(firsts["at_min"].to_numpy())
+    # a (parent, key) pair as one integer: the key's code among the distinct keys
+    codes = pc.dictionary_encode(keys).indices.to_numpy().astype(np.int64)
+    pairs = parents.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    _, first = np.unique(pairs, return_index=True)
+    dropped = len(keys) - len(first)
+    if dropped:  # the first of each pair, in served order
+        at = np.sort(first)
         values, parents, keys = values.take(at), parents[at], keys.take(at)
     fields = _fields(values)
     # parents ascend: a line's position is its index less its list's first index
@@ -188,8 +191,8 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
     """The four tables of one partition out of its pages' receipts (``bodies``: each
     page's receipts as raw JSON), or ``NotPlain``."""
     table, raws = _read(bodies)
-    served = _fields(table)
-    stamps, txns = served["dateTime"], served["transactionId"]
+    _no_nulls(table)  # (a receipt is an object: its fields are its own)
+    stamps, txns = table.field("dateTime"), table.field("transactionId")
     _no_nulls(stamps, txns)
     if not pc.all(pc.match_substring_regex(stamps, _POS_STAMP)).as_py():
         raise NotPlain("a stamp in another form")
