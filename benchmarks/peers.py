@@ -41,7 +41,7 @@ from pipeline.core.settings import LakeSettings
 from pipeline.extract.revenue import flatten_receipts
 from pipeline.lake.store import Lake
 from pipeline.load.commits import lake_partition, with_turnovers
-from pipeline.pos_api.client import _TEXT_DECODER, receipt_page
+from pipeline.pos_api.answers import TEXT_DECODER, receipt_page
 from pos_sandbox import world
 
 MONEY = "DECIMAL(18,4)"
@@ -95,7 +95,7 @@ def _duckdb(partitions: dict[date, list[bytes]], folder: Path) -> int:
 
 def client_page(body: bytes):
     """A page as the client reads it (what paging needs; the receipts' bytes)."""
-    return receipt_page(body, lambda: _TEXT_DECODER.decode(body))[0]
+    return receipt_page(body, lambda: TEXT_DECODER.decode(body))[0]
 
 
 def load_pages(lake: Lake, partitions: dict[date, list[bytes]]) -> int:
@@ -161,7 +161,7 @@ def _stages(partitions: dict[date, list[bytes]], folder: Path) -> dict[str, floa
     t0 = time.perf_counter()
     for pages in partitions.values():
         for page in pages:
-            _TEXT_DECODER.decode(page)
+            TEXT_DECODER.decode(page)
     seconds["decode_dicts"] = time.perf_counter() - t0
     return seconds
 

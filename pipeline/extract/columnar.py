@@ -6,7 +6,7 @@ it), and the selection of the day, the repeats, the item lines, side dishes and 
 are Arrow compute over whole columns, not Python over each receipt.
 
 This path only takes answers it can read exactly as the receipt-by-receipt path would
-(``revenue._select_and_dedupe``); anything else raises ``NotPlain`` and the partition is
+(``by_receipt.select_and_dedupe``); anything else raises ``NotPlain`` and the partition is
 flattened receipt by receipt, which names what is wrong or handles what this path leaves
 to it: a field the spec does not name (kept as ``extra_fields``), a key twice in one
 object, a value of another JSON type, a stamp in another form (ISO 8601), a repeat that

@@ -8,15 +8,12 @@ location and the status; the key never appears in a message.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -32,6 +29,14 @@ from tenacity import (
 
 from pipeline.core.settings import SourceSettings
 from pipeline.core.untrusted import Redactor, redact_url
+from pipeline.pos_api.answers import (
+    DECODER,
+    ENCODER,
+    TEXT_DECODER,
+    ReceiptPage,
+    receipt_page,
+    refuse_repeated_keys,
+)
 from pipeline.pos_api.errors import (
     AuthError,
     ContractError,
@@ -42,54 +47,10 @@ from pipeline.pos_api.errors import (
 )
 from pipeline.pos_api.http import Circuit, make_http_client, parse_retry_after, read_body
 
-_DECODER = msgspec.json.Decoder(float_hook=Decimal)
-_TEXT_DECODER = msgspec.json.Decoder(float_hook=str)
-_ENCODER = msgspec.json.Encoder(decimal_format="number")
-
-
-class _Head(msgspec.Struct):
-    """What paging needs of a receipt (its other fields are skipped, not decoded)."""
-
-    transactionId: Any = None
-    dateTime: Any = None
-
-
-_HEADS = msgspec.json.Decoder(list[_Head])
-_RECEIPTS = msgspec.json.Decoder(list[msgspec.Raw])
-
-
-@dataclass(frozen=True)
-class ReceiptPage:
-    """One answer of the revenue report: each receipt's JSON as it came (``receipts``,
-    which the extraction reads column-wise) and, on demand, the receipts decoded to dicts
-    and checked (``rows()``: numbers with a fraction as their exact text, a key twice in
-    one object a ``ContractError``), which the receipt-by-receipt path reads."""
-
-    receipts: list[msgspec.Raw] | None
-    """None when the answer was decoded whole (it is no array of objects)."""
-    decode: Callable[[], Any]
-
-    def rows(self) -> Any:
-        return self.decode()
-
-
-def receipt_page(content: bytes, decode: Callable[[], Any]) -> tuple[ReceiptPage, Any]:
-    """A revenue report answer (``content``), and what paging reads of it: each receipt's
-    ``transactionId`` and ``dateTime``. ``decode`` decodes the whole answer and checks it;
-    an answer that is not an array of objects is decoded whole at once (its paging reads
-    the decoded value, and ``decode``'s errors are raised here)."""
-    try:
-        heads = [{"transactionId": h.transactionId, "dateTime": h.dateTime}
-                 for h in _HEADS.decode(content)]
-        return ReceiptPage(_RECEIPTS.decode(content), decode), heads
-    except (msgspec.DecodeError, RecursionError):
-        value = decode()
-        return ReceiptPage(None, lambda: value), value
-
 
 def encode_body(model: BaseModel) -> bytes:
     """A request body from a spec model: wire names, no nulls, decimals as JSON numbers."""
-    return _ENCODER.encode(model.model_dump(mode="python", by_alias=True, exclude_none=True))
+    return ENCODER.encode(model.model_dump(mode="python", by_alias=True, exclude_none=True))
 
 
 CATALOG_TAKE_MAX = 500
@@ -101,49 +62,9 @@ ORDER_OK = frozenset(range(200, 300))
 """An order's success status is not shown in the spec (4.3): any 2xx, and nothing else."""
 
 
-def decode_json(content: bytes) -> Any:
-    """Decode a JSON body; numbers with a fraction become exact ``Decimal``."""
-    return _DECODER.decode(content)
-
-
 def _statuses(expect: frozenset[int]) -> str:
     return "any 2xx" if expect == ORDER_OK else \
         " or ".join(f"HTTP {s}" for s in sorted(expect))
-
-
-def refuse_repeated_keys(body: bytes, value: Any, where: str, location_id: int) -> None:
-    """A key twice in one JSON object is a ``ContractError`` naming the object and key:
-    a decoder keeps the last silently, and which one the POS meant cannot be known.
-
-    Cheap for every answer: the colons of the body are counted and compared with those of
-    the decoded value encoded again (compact). A dropped repeat takes at least its own
-    colon with it; nothing else can lower the second count (whitespace and escapes only
-    ever lower the body's), so no answer without repeated keys is refused. Only an answer
-    with fewer colons after decoding is read again, slowly, to name the object.
-    """
-    if body.count(b":") <= _ENCODER.encode(value).count(b":"):
-        return
-    found: list[tuple[dict, str]] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict:
-        obj: dict = {}
-        for key, item in items:
-            if key in obj and not found:
-                found.append((obj, key))
-            obj[key] = item
-        return obj
-
-    with contextlib.suppress(ValueError):  # msgspec read it: the repeat is certain anyway
-        json.loads(body, object_pairs_hook=pairs)
-    what = "a key appears twice in one object"
-    if found:
-        obj, key = found[0]
-        ident = obj.get("transactionId") or obj.get("id")
-        who = f"receipt {ident}" if "transactionId" in obj else \
-            f"record {ident}" if ident is not None else "an object"
-        what = f"{who}: field {key} appears twice in one object"
-    raise ContractError(f"{where}: {what}; which value the POS meant cannot be known",
-                        location_id=location_id)
 
 
 @dataclass
@@ -315,7 +236,7 @@ class PosClient:
         """The start of an error answer, the key redacted in any form it may be echoed."""
         return self._redact(response.text[:2000])[:300]
 
-    def _decode(self, response: httpx.Response, what: str, decoder=_DECODER) -> Any:
+    def _decode(self, response: httpx.Response, what: str, decoder=DECODER) -> Any:
         try:
             value = decoder.decode(response.content)
             refuse_repeated_keys(response.content, value,
@@ -331,7 +252,7 @@ class PosClient:
 
     def _receipt_page(self, response: httpx.Response) -> tuple[ReceiptPage, Any]:
         return receipt_page(response.content,
-                            lambda: self._decode(response, "revenue report", _TEXT_DECODER))
+                            lambda: self._decode(response, "revenue report", TEXT_DECODER))
 
     # --- revenue report (4.1) -------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from pipeline.extract.revenue import KNOWN_TRANSACTION_TYPES
-from pipeline.pos_api.client import decode_json
+from pipeline.pos_api.answers import decode_json
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox

@@ -16,7 +16,7 @@ from pipeline.lake.areatable import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
 from pipeline.load.commits import with_turnovers, write_revenue_partition
 from pipeline.orchestration.loader import run_build
-from pipeline.pos_api.client import _TEXT_DECODER
+from pipeline.pos_api.answers import TEXT_DECODER
 from pipeline.warehouse import build_warehouse
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
@@ -40,7 +40,7 @@ def revenue_parts(location_id: int, days: list[date]) -> list[RevenuePartition]:
     for day in days:
         bodies = [r.body for r in book.calendar_date(location_id, day)]
         parts.append(flatten_receipts(
-            [_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+            [TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
             location_id=location_id, business_date=day, tz=location.tz,
             short_code=location.short_code))
     return parts
@@ -146,7 +146,7 @@ def test_a_commit_whose_tables_do_not_add_up_to_its_figures_is_refused(built):
     book = RevenueBook(SandboxData(), days_kept=2)
     bodies = [r.body for r in book.calendar_date(*HIT)]
     (part,) = with_turnovers([flatten_receipts(
-        [_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+        [TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
         location_id=HIT[0], business_date=HIT[1], tz=location.tz)])
     tables = dict(part.tables, receipt_items=doubled(part.tables["receipt_items"]))
     lake.write("revenue", tables, {"location_id": HIT[0], "business_date": HIT[1].isoformat()},
@@ -207,7 +207,7 @@ def test_a_new_column_is_added_to_the_table_and_older_rows_read_it_as_null(built
     location = world.location(HIT[0])
     book = RevenueBook(SandboxData(), days_kept=2)
     bodies = [r.body for r in book.calendar_date(*HIT)]
-    part = flatten_receipts([_TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
+    part = flatten_receipts([TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")],
                             location_id=HIT[0], business_date=HIT[1], tz=location.tz,
                             short_code=location.short_code)
     items = part.tables["receipt_items"]

@@ -13,7 +13,13 @@ from pipeline.extract.revenue import (
     flatten_receipts,
     request_window,
 )
-from pipeline.pos_api.client import _RECEIPTS, _TEXT_DECODER, ReceiptPage, refuse_repeated_keys
+from pipeline.load.commits import with_turnovers
+from pipeline.pos_api.answers import (
+    RAW_RECEIPTS,
+    TEXT_DECODER,
+    ReceiptPage,
+    refuse_repeated_keys,
+)
 from pipeline.pos_api.errors import ContractError
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData
@@ -31,10 +37,10 @@ def page(receipts: list) -> bytes:
 def answer(body: bytes) -> ReceiptPage:
     """A page as the client gives it."""
     def rows():
-        value = _TEXT_DECODER.decode(body)
+        value = TEXT_DECODER.decode(body)
         refuse_repeated_keys(body, value, "location 1001: revenue report", 1001)
         return value
-    return ReceiptPage(_RECEIPTS.decode(body), rows)
+    return ReceiptPage(RAW_RECEIPTS.decode(body), rows)
 
 
 def outcome(pages, columns: bool, day_starts: time = time(0)):
@@ -46,6 +52,7 @@ def outcome(pages, columns: bool, day_starts: time = time(0)):
             day_starts=day_starts, window=WINDOW)
     except ContractError as exc:
         return str(exc)
+    with_turnovers([part])  # as the commit computes it, from each reading's tables
     return ({name: table.to_pylist() for name, table in part.tables.items()},
             part.receipts_seen, part.outside_day, dict(part.duplicates_dropped),
             dict(part.unknown_types), dict(part.unknown_fields), part.turnover_net)
@@ -54,7 +61,7 @@ def outcome(pages, columns: bool, day_starts: time = time(0)):
 def read_by_columns(pages) -> bool:
     """Whether the column-wise path takes these pages (rather than handing them on)."""
     try:
-        columnar.flatten_pages([_RECEIPTS.decode(p) for p in pages], location_id=1001,
+        columnar.flatten_pages([RAW_RECEIPTS.decode(p) for p in pages], location_id=1001,
                                own={"1001", "VIE01"}, known_types=KNOWN_TRANSACTION_TYPES,
                                business_date=DAY, tz=LOCATION.tz, day_starts=time(0),
                                window=WINDOW)
@@ -84,7 +91,7 @@ def served() -> list[dict]:
     bodies = [r.body for d in (DAY - timedelta(days=1), DAY, DAY + timedelta(days=1))
               for r in book.calendar_date(1001, d)]
     after, before = (t.replace(tzinfo=None) for t in WINDOW)
-    return [r for r in _TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")
+    return [r for r in TEXT_DECODER.decode(b"[" + b",".join(bodies) + b"]")
             if after < datetime.strptime(r["dateTime"], "%d.%m.%Y %H:%M:%S") < before]
 
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipeline.pos_api import models as m
-from pipeline.pos_api.client import decode_json
+from pipeline.pos_api.answers import decode_json
 from pos_sandbox import world
 from pos_sandbox.receipts import SandboxData, service_day
 
