@@ -103,7 +103,7 @@ def _main(argv: list[str] | None) -> int:
         # DuckDB's errors, if a command imported it (a command that did not cannot raise one)
         duckdb = sys.modules.get("duckdb")
         if isinstance(exc, RuntimeError) or (duckdb and isinstance(exc, duckdb.Error)):
-            from pipeline.warehouse import stopped_query
+            from pipeline.core.stops import stopped_query
 
             if stopped_query(exc):  # DuckDB's answer to a signal during a query
                 return _stopped(exc)

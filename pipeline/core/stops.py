@@ -106,3 +106,14 @@ def armed() -> Iterator[None]:
         _record.read_fd, _record.seen = None, []
         os.close(read_fd)
         os.close(write_fd)
+
+
+def stopped_query(exc: BaseException) -> bool:
+    """``exc`` is how DuckDB ends a query that a signal stopped: Python's handler ran
+    during the query (Ctrl-C, or SIGTERM where Dagster maps it to Ctrl-C's), and DuckDB
+    answers with a plain ``RuntimeError`` of this text; ``connection.interrupt()`` with its
+    ``InterruptException``. Whoever runs a query in the main thread turns it back into
+    the interrupt (``KeyboardInterrupt``), or the stop is lost as an error."""
+    duckdb = sys.modules.get("duckdb")  # (a process that did not import it ran no query)
+    return bool(duckdb and isinstance(exc, duckdb.InterruptException)) or (
+        type(exc) is RuntimeError and str(exc) == "Query interrupted")

@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.core.project import MODELS_DIR
+from pipeline.core.stops import stopped_query
 
 PARTITION_TURNOVERS = """
     select items.part, sum(line_amount(items.net_amount, items.quantity))
@@ -73,7 +74,13 @@ def partition_turnovers(partitions: list[tuple[pa.Table, pa.Table]]) -> list[Dec
         [tagged(i, ["transaction_id", "net_amount", "quantity"], n)
          for n, (_, i) in enumerate(partitions)])
     with _cursor() as con:
-        found = dict(con.execute(PARTITION_TURNOVERS).fetchall())
+        try:
+            found = dict(con.execute(PARTITION_TURNOVERS).fetchall())
+        except (duckdb.Error, RuntimeError) as exc:
+            # a commit asks in the main thread, where DuckDB catches Ctrl-C itself
+            if stopped_query(exc):
+                raise KeyboardInterrupt("a turnover query was stopped") from None
+            raise
     return [Decimal(0) if found.get(n) is None else Decimal(format(found[n].normalize(), "f"))
             for n in range(len(partitions))]
 

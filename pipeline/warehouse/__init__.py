@@ -27,11 +27,11 @@ from pipeline.warehouse.models import (
     discover_models,
 )
 from pipeline.warehouse.project import Project, shipped
-from pipeline.warehouse.resource import Warehouse, stopped_query
+from pipeline.warehouse.resource import Warehouse
 from pipeline.warehouse.shrink import LakeShrank, LakeWentBack
 
 __all__ = ["LAKE_AREAS", "LAKE_AREA_OF", "LAKE_TABLES", "MODELS_DIR", "STAGES",
            "BlockedBuild", "BuildResult", "LakeShrank", "LakeWentBack", "Model", "ModelError",
            "Warehouse",
            "build_order", "build_warehouse", "config_macros", "config_tables",
-           "discover_models", "macro_sql", "Project", "shipped", "stopped_query"]
+           "discover_models", "macro_sql", "Project", "shipped"]

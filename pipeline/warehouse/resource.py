@@ -8,10 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import duckdb
-
 from pipeline.core.reporting import ModelBuilt
 from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
+from pipeline.core.stops import stopped_query
 from pipeline.core.untrusted import Redactor
 from pipeline.lake.store import LakeStore
 from pipeline.warehouse.build import BlockedBuild, BuildResult, build_warehouse
@@ -60,15 +59,6 @@ class Warehouse:
             raise
         result.checks = [redacted_outcome(o, redact) for o in result.checks]
         return result
-
-
-def stopped_query(exc: BaseException) -> bool:
-    """``exc`` is how DuckDB ends a query that a signal stopped: Python's handler ran
-    during the query (Ctrl-C, or SIGTERM where Dagster maps it to Ctrl-C's), and DuckDB
-    answers with a plain ``RuntimeError`` of this text; ``connection.interrupt()`` with its
-    ``InterruptException``."""
-    return isinstance(exc, duckdb.InterruptException) or (
-        type(exc) is RuntimeError and str(exc) == "Query interrupted")
 
 
 def redacted_outcome(outcome: CheckOutcome, redact: Callable[[str], str]) -> CheckOutcome:

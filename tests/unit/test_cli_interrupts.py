@@ -95,3 +95,27 @@ def test_a_ctrl_c_that_a_library_turned_into_an_error_stops_the_command_by_name(
         cli.cli.commands.pop("wrapped-interrupt")
     err = capsys.readouterr().err
     assert err == "stopped (Ctrl-C)\n", err
+
+
+def test_ctrl_c_during_a_commits_turnover_query_stops_the_command(monkeypatch):
+    """A commit asks DuckDB for its partitions' turnovers in the main thread, where DuckDB
+    answers a Ctrl-C by ending the query with an error: it must stop the command as the
+    interrupt, never fail the revenue step as an error and let the command run on."""
+    import duckdb
+
+    from pipeline.extract import macros
+    from pipeline.extract.schemas import RECEIPT_ITEMS, RECEIPTS
+
+    class Stopped:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def execute(self, sql):
+            raise duckdb.InterruptException("Query interrupted")
+
+    monkeypatch.setattr(macros, "_cursor", Stopped)
+    with pytest.raises(KeyboardInterrupt):
+        macros.partition_turnovers([(RECEIPTS.empty_table(), RECEIPT_ITEMS.empty_table())])
