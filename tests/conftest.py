@@ -142,10 +142,12 @@ def load_directly(settings: Settings, start: date, end: date,
     revenue alone (``--no-catalog``); ``build=False``: no build (``--no-models``)."""
     from datetime import timedelta
 
+    from pipeline.areas import SNAPSHOTS
     from pipeline.extract.snapshots import snapshot_date
-    from pipeline.load.areas import SNAPSHOTS
     from pipeline.load.steps import load_revenue_days, take_snapshots
     from pipeline.orchestration.resources import build_resources
+    from pipeline.pos_api.source import Endpoint
+    from pipeline.sources import SOURCES
 
     configured = [loc.id for loc in settings.locations]
     ids = locations or configured
@@ -154,8 +156,11 @@ def load_directly(settings: Settings, start: date, end: date,
     lake = resources["lake"]
     lake.claim(ids)
     keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
+    first = settings.locations[0]
+    tenant = {s.name: Endpoint(s.address(settings), keys[first.id], first.api_key_env)
+              for s in SOURCES if not s.per_location and s.address(settings)}
     with PosSource(settings, settings.source.base_url, keys, key_hints=False,
-                   voucher_url=settings.source.voucher_url) as source:
+                   tenant=tenant) as source:
         loaded = list(load_revenue_days(source, lake, days, ids, configured))
         failed = [p.failure for day in loaded for p in day.failed]
         assert not failed, failed

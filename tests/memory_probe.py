@@ -24,7 +24,7 @@ def main(case: str, data_dir: str) -> None:
     day = date(2026, 11, 20)
     with CASES[case]() as url:
         report = run_load(make_settings(url, Path(data_dir), max_attempts=1), day, day,
-                          [1001], catalog=case == "endless_catalog", vouchers=False,
+                          [1001], catalog=case == "endless_catalog",
                           models=False, progress=Reporter())
     print(json.dumps({"ok": report.ok,
                       "failed": [f.to_json() for f in report.failed_partitions],

@@ -29,8 +29,9 @@ import duckdb
 import pyarrow as pa
 
 from pipeline.accounting.bookings import Booking, BookingError, Period, period_of
+from pipeline.areas.exports.tables import EXPORT_TABLES, EXPORTS
+from pipeline.areas.ledger.tables import FROZEN_REPORTS, LEDGER_TABLES
 from pipeline.lake.store import LakeStore
-from pipeline.lake.tables import EXPORT_TABLES, EXPORTS, FROZEN_REPORTS, LEDGER_TABLES
 
 AREA = "ledger"
 @dataclass(frozen=True)

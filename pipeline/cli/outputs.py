@@ -245,6 +245,7 @@ def order(file: str, config: str | None, location: str | None) -> int:
     from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.pos_api.errors import PosApiError
     from pipeline.pos_api.models import OrderRequest
+    from pipeline.sources import SOURCES, require_keys
 
     settings = load_settings(config)
     try:
@@ -274,8 +275,9 @@ def order(file: str, config: str | None, location: str | None) -> int:
     location_id = settings.location(location or request.location_id
                                     or request.location_short_code
                                     or settings.locations[0].id).id
-    settings.require_keys([location_id], vouchers=False)  # one message for a missing key
-    with opened(pos_resource(settings, [location_id], vouchers=False)) as source, \
+    tenant = {s.name for s in SOURCES if not s.per_location}  # (an order is the POS's)
+    require_keys(settings, [location_id], tenant)  # one message for a missing key
+    with opened(pos_resource(settings, [location_id], tenant)) as source, \
             source.client(location_id) as client:
         try:
             status, answer = client.place_order(request)

@@ -21,6 +21,8 @@ from pipeline.cli.base import (
 )
 from pipeline.core.outcomes import UsageError
 from pipeline.core.untrusted import for_terminal
+from pipeline.sources import OPTIONAL
+from pipeline.sources.base import Source
 
 
 def date_range_of(settings, start: date | None, end: date | None,
@@ -79,7 +81,7 @@ def published_anyway(settings) -> Iterator[Published]:
 
 def _load(command: str, config: str | None, start: date | None, end: date | None,
           days: int | None, location: tuple[str, ...], no_models: bool, warn_error: bool,
-          catalog: bool = True, vouchers: bool = True, missing_only: bool = False,
+          catalog: bool = True, skip: tuple[str, ...] = (), missing_only: bool = False,
           source_moved: bool = False) -> int:
     from pipeline.orchestration.loader import run_load
     from pipeline.orchestration.progress import LoadProgress, print_summary
@@ -91,7 +93,7 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
           f"{'s' * (count > 1)}", file=sys.stderr, flush=True)  # (before Dagster loads)
     with LoadProgress() as progress, published_anyway(settings) as published:
         report = run_load(settings, first, last, list(location) or None, catalog=catalog,
-                          vouchers=vouchers, models=not no_models,
+                          skip=skip, models=not no_models,
                           verify=command == "verify", missing_only=missing_only,
                           source_moved=source_moved, progress=progress)
     if published.error:  # (the load's own summary was lost with its record: not known)
@@ -102,10 +104,22 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
     return exit_code(report)
 
 
+def _skip_flag(source: Source) -> str:
+    return f"no_{source.name}"
+
+
+def skip_options(command):
+    """``--no-<name>`` for each source a load may leave out (``pipeline.sources``)."""
+    for source in reversed(OPTIONAL):
+        command = click.option(f"--no-{source.name}", _skip_flag(source), is_flag=True,
+                               help=f"skip {source.title}'s snapshot")(command)
+    return command
+
+
 @cli.command(help="load a range of business dates, then build the models")
 @range_options
 @click.option("--no-catalog", is_flag=True, help="skip the catalog and menu snapshots")
-@click.option("--no-vouchers", is_flag=True, help="skip the voucher ledger's snapshot")
+@skip_options
 @click.option("--missing-only", is_flag=True,
               help="fetch only the partitions not committed yet, or committed "
                    "provisional (resume a long load that was killed; the others are kept "
@@ -113,9 +127,9 @@ def _load(command: str, config: str | None, start: date | None, end: date | None
 @click.option("--source-moved", is_flag=True,
               help="the lake's POS moved to this config's [source] base_url: record it as "
                    "the lake's source (else a lake loaded from another source is refused)")
-def load(no_catalog: bool, no_vouchers: bool, missing_only: bool, source_moved: bool,
-         **range_args) -> int:
-    return _load("load", **range_args, catalog=not no_catalog, vouchers=not no_vouchers,
+def load(no_catalog: bool, missing_only: bool, source_moved: bool, **options) -> int:
+    skip = tuple(s.name for s in OPTIONAL if options.pop(_skip_flag(s)))
+    return _load("load", **options, catalog=not no_catalog, skip=skip,
                  missing_only=missing_only, source_moved=source_moved)
 
 
@@ -124,7 +138,7 @@ def load(no_catalog: bool, no_vouchers: bool, missing_only: bool, source_moved: 
                   "(source drift)")
 @range_options
 def verify(**range_args) -> int:
-    return _load("verify", **range_args, catalog=False, vouchers=False)  # revenue only
+    return _load("verify", **range_args, catalog=False)  # revenue only
 
 
 @cli.command(short_help="build the warehouse from the lake and check it",

@@ -9,7 +9,6 @@ variable that holds its key, read only when a run needs it.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import shlex
 import tomllib
@@ -302,28 +301,8 @@ class Settings(StrictModel):
         raise ConfigError(f"location {ref} is not configured (configured: "
                           f"{', '.join(f'{x.id} {x.short_code}' for x in self.locations)}){hint}")
 
-    def require_keys(self, location_ids: list[int] | None = None,
-                     vouchers: bool = True) -> None:
-        """Fail with one message naming every key variable the real POS's resource would
-        read for ``location_ids`` (default: every location) and, with ``vouchers``, the
-        voucher ledger (the sandbox needs none)."""
-        if self.uses_sandbox:
-            return
-        wanted = [(f"location {loc.id}", loc.api_key_env) for loc in self.locations
-                  if location_ids is None or loc.id in location_ids]
-        if vouchers and self.source.voucher_url:
-            wanted.append(("voucher ledger", self.source.voucher_api_key_env
-                           or self.locations[0].api_key_env))
-        missing = [f"{who}: environment variable {env} (its API key) is not set"
-                   for who, env in wanted if not os.environ.get(env)]
-        missing += [f"{who}: environment variable {env} (its API key) is malformed: "
-                    f"{_malformed(os.environ[env])}" for who, env in wanted
-                    if os.environ.get(env) and _malformed(os.environ[env])]
-        if missing:
-            raise ConfigError("\n".join(missing))
 
-
-def _malformed(key: str) -> str | None:
+def malformed_key(key: str) -> str | None:
     """What makes a key unusable in an HTTP header (None: nothing), without the key."""
     if key != key.strip():
         return ("it ends with a newline or a space (echo adds one: use printf, or strip "

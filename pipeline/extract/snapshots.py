@@ -3,7 +3,7 @@
 Their records are few, so each is validated with the spec's pydantic model (a bad one
 names the record and field), flattened to rows and made into Arrow tables with a fixed
 schema: a ``Snapshot``, which the load commits as one lake partition
-(``pipeline.load.commits``).
+(``pipeline.areas.revenue.commits``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """An area's Delta table: a row per partition, its tables nested in it, Delta the only commit.
 
-An area (``pipeline.load.areas``: revenue, a catalog snapshot, the ledger, ...) writes
+An area (``pipeline.areas``: revenue, a catalog snapshot, the ledger, ...) writes
 several tables per partition (revenue: a location's receipts, lines, side dishes and
 payments of one business date) that must be replaced together, all new or all old, for
 every reader. Here that is one row: the partition's keys, its load (``load_id``,

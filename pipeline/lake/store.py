@@ -1,6 +1,6 @@
 """The lake: one Delta table per area, Delta's log the only commit.
 
-Each area (``pipeline.load.areas``: revenue, catalog, menu, vouchers, drift, ledger,
+Each area (``pipeline.areas``: revenue, catalog, menu, vouchers, drift, ledger,
 exports) is one Delta table, ``<lake>/<area>``: a row per partition (a location's
 business date, a location's snapshot of a day, a closed period, ...) holding the
 partition's tables nested as lists, and its load (``pipeline.lake.areatable``). A

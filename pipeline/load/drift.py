@@ -18,28 +18,16 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+from pipeline.areas.drift.tables import SOURCE_DRIFT
+from pipeline.areas.revenue.commits import with_turnovers, write_revenue_partition
+from pipeline.areas.revenue.extract import extract_revenue_partition
 from pipeline.core.outcomes import ConfigError, Failure
 from pipeline.core.settings import Settings
-from pipeline.extract.revenue import extract_revenue_partition
 from pipeline.lake.layout import LoadRecord
 from pipeline.lake.store import LakeStore, partition_path
-from pipeline.load.commits import with_turnovers, write_revenue_partition
 from pipeline.load.steps import partition_key
 from pipeline.pos_api.errors import PosApiError
 from pipeline.pos_api.source import PosSource
-
-SOURCE_DRIFT = pa.schema([
-    pa.field("location_id", pa.int32(), False),
-    pa.field("business_date", pa.date32(), False),
-    pa.field("detected_at", pa.timestamp("us", tz="UTC"), False),
-    pa.field("receipts_before", pa.int64(), False),
-    pa.field("receipts_after", pa.int64(), False),
-    pa.field("turnover_net_before", pa.decimal128(38, 8), False),
-    pa.field("turnover_net_after", pa.decimal128(38, 8), False),
-    pa.field("replaced_load_id", pa.string()),
-    pa.field("new_load_id", pa.string(), False),
-])
-DRIFT_TABLES = {"source_drift": SOURCE_DRIFT}
 
 
 @dataclass

@@ -20,15 +20,15 @@ from datetime import date
 from decimal import Decimal
 from errno import ENOSPC
 
+from pipeline.areas.revenue.commits import PROVISIONAL, lake_batch
+from pipeline.areas.revenue.extract import RevenuePartition, extract_revenue_partition
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
-from pipeline.extract.contract import refuse_keys
-from pipeline.extract.revenue import RevenuePartition, extract_revenue_partition
+from pipeline.extract.keys import refuse_keys
 from pipeline.extract.snapshots import Snapshot
 from pipeline.lake.log_check import LakeUnreadable
 from pipeline.lake.objectlake import ObjectLakeError
 from pipeline.lake.store import LakeStore, Replacement, partition_path
-from pipeline.load.commits import PROVISIONAL, lake_batch
 from pipeline.pos_api.errors import PosApiError, TransientError, Unreachable
 from pipeline.pos_api.source import PosSource
 
@@ -307,3 +307,10 @@ def take_snapshots(extract: Callable[..., Snapshot | None], source: PosSource,
         outcomes = [o if o.failure else SnapshotOutcome(o.location_id, failure=failure)
                     for o in outcomes]
     return outcomes
+
+
+def commit_snapshot(lake, area: str, snapshot: Snapshot) -> Snapshot:
+    """A snapshot's tables replace its partition of ``area`` (one commit); its ``version``
+    is the lake table's version that committed it."""
+    snapshot.version = lake.write(area, snapshot.tables, snapshot.partition)
+    return snapshot

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import dagster as dg
 
+from pipeline.areas import AREA, SNAPSHOTS
 from pipeline.core.money import format_money
 from pipeline.core.outcomes import (
     REPORTED_KEY,
@@ -16,7 +17,6 @@ from pipeline.core.outcomes import (
     FailedPartition,
     read_failures,
 )
-from pipeline.load.areas import AREA, SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.revenue import LOADED_CHECK, REVENUE_KEY, REVENUE_STEP
 from pipeline.orchestration.progress import SNAPSHOT_AREAS
@@ -66,7 +66,8 @@ class LoadReport:
     """Business date -> the locations whose day was not over when loaded (provisional)."""
     snapshots: dict[str, dict[str, int]] = field(default_factory=dict)
     snapshot_failures: dict[str, FailedPartition] = field(default_factory=dict)
-    voucher_note: str | None = None
+    notes: list[str] = field(default_factory=list)
+    """What the load left out and why (a source that is not configured)."""
     drift: DriftFound | None = None
     """What a drift check found (``pos-etl verify``): days checked, drifted, failed."""
     models: int = 0
@@ -238,8 +239,7 @@ class LoadReport:
             if area in self.snapshots:
                 counts = ", ".join(f"{n:,} {table}" for table, n in self.snapshots[area].items())
                 lines.append(f"{area} snapshot: {counts}")
-        if self.voucher_note:
-            lines.append(f"vouchers: {self.voucher_note}")
+        lines += [f"  {note}" for note in self.notes]
         by_reason = _by_reason(self.snapshot_failures.items(), lambda item: item[1])
         for reason, failures in by_reason.items():
             whats = [what for what, _ in failures]

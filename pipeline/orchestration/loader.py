@@ -10,7 +10,7 @@ with the same metadata as a scheduled load. What it prints comes from the runs' 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -18,13 +18,14 @@ from zoneinfo import ZoneInfo
 import dagster as dg
 
 from pipeline.accounting import ledger
+from pipeline.areas import SNAPSHOTS
+from pipeline.areas.revenue import AREA as REVENUE
 from pipeline.core import stops
 from pipeline.core.outcomes import UsageError
 from pipeline.core.reporting import LineReporter, Reporter
 from pipeline.core.settings import Settings
 from pipeline.core.untrusted import for_terminal
 from pipeline.lake.open import make_lake
-from pipeline.load.areas import SNAPSHOTS
 from pipeline.orchestration.assets.drift import DRIFT_KEY
 from pipeline.orchestration.assets.freshness import FRESHNESS_CHECK, HISTORY_CHECK
 from pipeline.orchestration.assets.revenue import REVENUE_KEY, REVENUE_STEP
@@ -37,6 +38,7 @@ from pipeline.orchestration.partitions import range_tags
 from pipeline.orchestration.resources import pos_resource
 from pipeline.orchestration.runs import process_tags, reap_dead_runs, wait_for_pools
 from pipeline.orchestration.schedules import BUILDS_ITSELF, LOAD_JOB, WAREHOUSE_JOB
+from pipeline.sources import OPTIONAL, SOURCES, require_keys
 
 
 def date_range(start: date, end: date) -> list[date]:
@@ -69,16 +71,17 @@ def _stderr(line: str) -> None:
 
 def run_load(settings: Settings, start: date, end: date, location_ids: list[int] | None = None,
              *, catalog: bool = True, models: bool = True, verify: bool = False,
-             vouchers: bool | None = None, missing_only: bool = False,
+             skip: Collection[str] | None = None, missing_only: bool = False,
              source_moved: bool = False, progress: Reporter | None = None,
              instance: dg.DagsterInstance | None = None) -> LoadReport:
     """Run ``load_job`` over the business dates ``start``..``end`` in this process, then
     ``warehouse_job`` (unless the load was stopped or committed nothing).
 
-    ``catalog=False`` leaves out the catalog and menu snapshots (and the voucher ledger's,
-    unless ``vouchers=True``; ``vouchers=False`` leaves out only that), ``models=False``
-    the warehouse build. ``verify=True`` loads nothing new: it reads the committed days of
-    the range again and replaces those the POS changed (the drift check), then builds.
+    ``catalog=False`` leaves out the catalog and menu snapshots, ``skip`` the sources so
+    named (``pipeline.sources``' optional ones; by default none, or all of them with
+    ``catalog=False``), ``models=False`` the warehouse build. ``verify=True`` loads nothing
+    new: it reads the committed days of the range again and replaces those the POS
+    changed (the drift check), then builds.
     ``missing_only=True`` fetches only the partitions not committed in the lake yet.
     Failed partitions and checks are in the report (and fail the run).
 
@@ -88,15 +91,17 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
     """
     days = check_dates(settings, start, end)
     ids = [settings.location(loc).id for loc in location_ids or []]
-    vouchers = catalog if vouchers is None else vouchers
-    wants_ledger = vouchers and not verify
-    settings.require_keys(ids or None, vouchers=wants_ledger)
+    if verify:  # a drift check reads revenue only
+        skip = {s.name for s in SOURCES if s != REVENUE.source}
+    elif skip is None:
+        skip = set() if catalog else {s.name for s in OPTIONAL}
+    require_keys(settings, ids or None, skip)
     with suppress(OSError):  # a store that cannot be read: every write fails by name
         make_lake(settings).claim(ids or [loc.id for loc in settings.locations],
                                   moved=source_moved)
     reporter = progress or LineReporter(_stderr)
     defs = build_defs(settings, reporter=reporter,
-                      pos=pos_resource(settings, ids or None, wants_ledger))
+                      pos=pos_resource(settings, ids or None, skip))
     job = defs.resolve_job_def(LOAD_JOB)
     wired = defs.resolve_asset_graph().executable_asset_keys
     located = {"config": {"locations": ids}}
@@ -110,9 +115,10 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         selection = [REVENUE_KEY]
         ops = {REVENUE_STEP: {"config": {"locations": ids, "missing_only": missing_only}}}
         tags |= range_tags(days[0], days[-1])
-        for area in SNAPSHOTS:  # master data with the catalog, the ledger with vouchers
+        for area in SNAPSHOTS:  # master data with the catalog, each source's unless skipped
             key = dg.AssetKey(["lake", area.name])
-            if key in wired and (catalog if area.master_data else vouchers):
+            if key in wired and (catalog or not area.master_data) \
+                    and area.source.name not in skip:
                 selection.append(key)
                 ops[key.to_python_identifier()] = located
     say = reporter.say
@@ -137,9 +143,9 @@ def run_load(settings: Settings, start: date, end: date, location_ids: list[int]
         report.warnings += ledger.closed_period_warnings(
             make_lake(settings), settings.accounting.year_start, days[0],
             days[-1])
-    if wants_ledger and "vouchers" not in report.snapshots \
-            and settings.source.voucher_url is None and not settings.uses_sandbox:
-        report.voucher_note = "not loaded: source.voucher_url is not configured"
+    report.notes += [f"{area.name}: not loaded: {area.source.setting} is not configured"
+                     for area in SNAPSHOTS if area.source.name not in skip
+                     and not area.wired(settings)]
     return report
 
 

@@ -9,10 +9,10 @@ import time
 from datetime import timedelta
 from typing import TextIO
 
+from pipeline.areas import SNAPSHOTS
 from pipeline.core.money import format_money
 from pipeline.core.reporting import LineReporter, ModelBuilt, RevenueProgress
 from pipeline.core.untrusted import for_terminal
-from pipeline.load.areas import SNAPSHOTS
 from pipeline.orchestration.assets.revenue import REVENUE_STEP
 
 SNAPSHOT_AREAS = [area.name for area in SNAPSHOTS]
@@ -139,6 +139,6 @@ def print_summary(report, stream=None) -> None:
     console = Console(file=stream)
     console.print(table)
     for line in for_terminal(report.summary()).splitlines():
-        if line.startswith("  ") or line.startswith(("vouchers:", "verify")):
+        if line.startswith(("  ", "verify")):
             console.print(line, markup=False, highlight=False)
     console.print(report.runs_line, markup=False, highlight=False)

@@ -10,7 +10,7 @@ reads them when such a run starts; the run's config shows the variables' names o
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Self
 
@@ -20,7 +20,8 @@ from pydantic import Field, PrivateAttr
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
-from pipeline.pos_api.source import PosSource
+from pipeline.pos_api.source import Endpoint, PosSource
+from pipeline.sources import SOURCES, key_variables
 from pipeline.warehouse import Warehouse, config_macros, config_tables
 
 
@@ -56,27 +57,36 @@ class PosKey(dg.Config):
     api_key: str = Field(repr=False)
 
 
+class TenantKey(dg.Config):
+    """A service of the tenant's besides the POS (``pipeline.sources``), at ``url``, its
+    key an ``EnvVar`` (``key_env`` names it, for messages)."""
+
+    source: str
+    url: str
+    key_env: str
+    api_key: str = Field(repr=False)
+
+
 class HttpPos(PosResource):
-    """The real POS over HTTP at ``base_url`` (and the voucher ledger at ``voucher_url``)."""
+    """The real POS over HTTP at ``base_url``, and the tenant's services (``tenant``)
+    that the run reads."""
 
     base_url: str
     api_keys: list[PosKey]
-    voucher_url: str | None = None
-    voucher_api_key: str | None = Field(None, repr=False)
-    """The ledger's key; None means the first location's."""
+    tenant: list[TenantKey] = []
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
         keys = {k.location_id: k.api_key for k in self.api_keys}
+        tenant = {t.source: Endpoint(t.url, t.api_key, t.key_env) for t in self.tenant}
         with self.serving(PosSource(self.settings, self.base_url, keys,
-                                    voucher_url=self.voucher_url,
-                                    voucher_key=self.voucher_api_key)) as pos:
+                                    tenant=tenant)) as pos:
             yield pos
 
 
 class SandboxPos(PosResource):
     """The built-in sandbox (``pos_sandbox``), served in-process on a free port for each run
-    that calls the POS, with its own keys (its voucher ledger too)."""
+    that calls the POS, with its own keys; it serves every source."""
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
@@ -87,35 +97,39 @@ class SandboxPos(PosResource):
 @contextmanager
 def sandbox_source(settings: Settings) -> Iterator[PosSource]:
     """A source on a sandbox served for as long as it is open, with each configured
-    location's sandbox key."""
+    location's sandbox key (the tenant's services read with the first one's)."""
     from pos_sandbox import world
     from pos_sandbox.server import running_sandbox
 
     keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
-    with running_sandbox() as url, PosSource(settings, url, keys, voucher_url=url,
-                                             key_hints=False) as source:
-        yield source
+    first = settings.locations[0]
+    with running_sandbox() as url:
+        tenant = {s.name: Endpoint(url, keys[first.id], first.api_key_env)
+                  for s in SOURCES if not s.per_location}
+        with PosSource(settings, url, keys, tenant=tenant, key_hints=False) as source:
+            yield source
 
 
 def pos_resource(settings: Settings, location_ids: list[int] | None = None,
-                 vouchers: bool = True) -> PosResource:
+                 skip: Collection[str] = ()) -> PosResource:
     """The configured POS, or the built-in sandbox where ``[source] base_url`` is unset.
 
-    For the real POS, the keys of ``location_ids`` (default: every location) and, with
-    ``vouchers`` and a ``voucher_url``, the ledger's, each from its variable."""
+    For the real POS, the keys of ``location_ids`` (default: every location) and of each
+    configured service of the tenant's but ``skip`` (``pipeline.sources``), each from its
+    variable."""
     if settings.uses_sandbox:
         return SandboxPos(settings=settings)
     wanted = [loc for loc in settings.locations
               if location_ids is None or loc.id in location_ids]
-    ledger = settings.source.voucher_url if vouchers else None
-    ledger_env = settings.source.voucher_api_key_env or settings.locations[0].api_key_env
+    tenant = [TenantKey(source=s.name, url=s.address(settings), key_env=env,
+                        api_key=dg.EnvVar(env))
+              for s in SOURCES if not s.per_location and s.name not in skip
+              for _, env in s.key_variables(settings)]
     return HttpPos(
         settings=settings, base_url=settings.source.base_url,
         api_keys=[PosKey(location_id=loc.id, api_key=dg.EnvVar(loc.api_key_env))
                   for loc in wanted],
-        voucher_url=ledger,
-        voucher_api_key=dg.EnvVar(ledger_env) if ledger else None,
-    )
+        tenant=tenant)
 
 
 @contextmanager
@@ -129,12 +143,11 @@ def opened(pos: PosResource) -> Iterator[PosSource]:
 
 def known_keys(settings: Settings) -> list[str]:
     """The keys this process holds, read when called (a build, not the wiring): every
-    configured key variable that is set, the ledger's, and the sandbox's own keys. Only
+    configured key variable that is set (every source's), and the sandbox's own keys. Only
     for redaction: a build that finds none redacts nothing and needs none."""
-    names = [loc.api_key_env for loc in settings.locations]
-    if settings.source.voucher_api_key_env:
-        names.append(settings.source.voucher_api_key_env)
-    keys = [os.environ[name] for name in names if os.environ.get(name)]
+    names = {env for _, env in key_variables(settings)} | {
+        loc.api_key_env for loc in settings.locations}
+    keys = [os.environ[name] for name in sorted(names) if os.environ.get(name)]
     if settings.uses_sandbox:
         from pos_sandbox import world
         keys += [world.api_key(loc.id) for loc in settings.locations]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -19,30 +20,38 @@ from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.http import Circuit, make_http_client
 
 
-class PosSource:
-    """Clients of the POS at ``base_url`` for the configured locations whose keys it holds.
+@dataclass(frozen=True)
+class Endpoint:
+    """A service of the tenant's besides the POS (``pipeline.sources``: one not read per
+    location), at ``url``, read with ``key`` (held in the variable ``key_env``)."""
 
-    ``keys``: location id to API key; ``voucher_url``/``voucher_key``: the voucher ledger
-    (none where ``voucher_url`` is None; the first location's key where ``voucher_key`` is
-    None); ``key_hints``: whether an error about a refused key names the location's key
-    variable (not for the sandbox, whose keys are its own). Use it as a context manager:
-    leaving it closes its connections.
+    url: str
+    key: str = field(repr=False)
+    key_env: str
+
+
+class PosSource:
+    """Clients of the POS at ``base_url`` for the configured locations whose keys it holds,
+    and of the tenant's other services (``tenant``: a source's name -> its endpoint).
+
+    ``keys``: location id to API key; ``key_hints``: whether an error about a refused key
+    names the location's key variable (not for the sandbox, whose keys are its own). Use
+    it as a context manager: leaving it closes its connections.
     """
 
     def __init__(self, settings: Settings, base_url: str, keys: Mapping[int, str], *,
-                 voucher_url: str | None = None, voucher_key: str | None = None,
+                 tenant: Mapping[str, Endpoint] | None = None,
                  key_hints: bool = True, transport: httpx.BaseTransport | None = None,
                  sleep: Callable[[float], None] | None = None):
         self.settings = settings
         self.base_url = base_url
-        self.voucher_url = voucher_url
+        self.tenant = dict(tenant or {})
         self.transport = transport
         self.sleep = sleep
         self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
         self.circuit = Circuit()
         """Shared by every client of this source: a dead host or a refused key is tried once."""
         self._keys = dict(keys)
-        self._voucher_key = voucher_key
         self._key_hints = key_hints
         self._http: dict[int, httpx.Client] = {}
         self._lock = threading.Lock()
@@ -52,21 +61,21 @@ class PosSource:
     def redactor(self) -> Redactor:
         """The redactor of this source's keys (its ``pattern`` finds them in any form)."""
         if self._redactor is None:
-            self._redactor = Redactor([*self._keys.values(), self._voucher_key or ""])
+            self._redactor = Redactor([*self._keys.values(),
+                                       *(e.key for e in self.tenant.values())])
         return self._redactor
 
     def key_pattern(self, location_id: int | None) -> str | None:
-        """The regex of the key sent for ``location_id``'s data (its own; the ledger's
-        for None), in every form ``Redactor`` knows: what a POS could echo into the
-        answers of that key. One key's, not every location's: a regex of a chain's 200
-        keys takes seconds per partition."""
+        """The regex of the keys sent for ``location_id``'s data (its own; the tenant's
+        services' for None), in every form ``Redactor`` knows: what a POS could echo into
+        the answers of that key. One location's, not every location's: a regex of a
+        chain's 200 keys takes seconds per partition."""
         with self._lock:
             patterns = self.__dict__.setdefault("_key_patterns", {})
             if location_id not in patterns:
-                first = self.settings.locations[0].id
-                key = self._keys.get(location_id) if location_id is not None else (
-                    self._voucher_key or self._keys.get(first))
-                patterns[location_id] = Redactor([key or ""]).pattern
+                keys = [self._keys.get(location_id) or ""] if location_id is not None else \
+                    [e.key for e in self.tenant.values()]
+                patterns[location_id] = Redactor(keys or [""]).pattern
             return patterns[location_id]
 
     def redact(self, text: str) -> str:
@@ -97,14 +106,14 @@ class PosSource:
                 self._http[loc.id] = http
         return self._client(self.base_url, self._key(loc.id), loc.id, loc.api_key_env, http)
 
-    def voucher_client(self) -> PosClient | None:
-        """A client of the voucher ledger, or None where no ``voucher_url`` is configured."""
-        if self.voucher_url is None:
+    def tenant_client(self, name: str) -> PosClient | None:
+        """A client of the tenant's service ``name``, or None where it is not open (not
+        configured, or left out of this run)."""
+        endpoint = self.tenant.get(name)
+        if endpoint is None:
             return None
-        first = self.settings.locations[0]
-        key = self._voucher_key or self._key(first.id)
-        return self._client(self.voucher_url, key, first.id,
-                            self.settings.source.voucher_api_key_env or first.api_key_env)
+        return self._client(endpoint.url, endpoint.key, self.settings.locations[0].id,
+                            endpoint.key_env)
 
     def _key(self, location_id: int) -> str:
         try:

@@ -12,7 +12,7 @@ self-contained file.
 - ``resource``: the warehouse as the pipeline's steps use it.
 """
 
-from pipeline.extract.macros import macro_sql
+from pipeline.areas.revenue.macros import macro_sql
 from pipeline.warehouse.build import BlockedBuild, BuildResult, build_warehouse
 from pipeline.warehouse.config_sql import config_macros, config_tables
 from pipeline.warehouse.models import (

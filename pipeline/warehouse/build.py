@@ -29,10 +29,10 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.areas.revenue.macros import macro_sql
 from pipeline.core import stops
 from pipeline.core.reporting import ModelBuilt
 from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
-from pipeline.extract.macros import macro_sql
 from pipeline.warehouse.checks import WHERE_LISTED, CheckOutcome, DataCheck, run_check
 from pipeline.warehouse.compute import (
     SCRATCH,

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.areas.revenue.commits import PROVISIONAL
 from pipeline.core.settings import LocationSettings, Settings
 from pipeline.lake.store import LakeStore, parse_partition
-from pipeline.load.commits import PROVISIONAL
 
 RANGES_SHOWN = 3
 """Missing ranges a one-line description names before it counts the rest."""

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
+from pipeline.areas.revenue.commits import PROVISIONAL
 from pipeline.lake.store import parse_partition
-from pipeline.load.commits import PROVISIONAL
 from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
 if TYPE_CHECKING:

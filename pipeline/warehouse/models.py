@@ -35,15 +35,15 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from pipeline.areas import AREAS
 from pipeline.core.project import MODELS_DIR, STAGES
-from pipeline.load.areas import AREAS
 from pipeline.warehouse.config_sql import CONFIG_TABLES
 from pipeline.warehouse.dictionary import Dictionary, load_dictionary
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
 LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {a.name: dict(a.tables) for a in AREAS}
-"""The lake's tables by the area that writes them (``pipeline.load.areas``)."""
+"""The lake's tables by the area that writes them (``pipeline.areas``)."""
 LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
                                      for t, s in tables.items()}
 LAKE_LOADS = "revenue_loads"

@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from pipeline.extract.macros import macro_sql
+from pipeline.areas.revenue.macros import macro_sql
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakefiles import LakeFiles

@@ -32,7 +32,7 @@ from decimal import Decimal, InvalidOperation
 
 import duckdb
 
-from pipeline.extract.macros import macro_sql
+from pipeline.areas.revenue.macros import macro_sql
 from pipeline.warehouse.config_sql import config_macros, config_tables
 from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.lakeviews import create_lake_views

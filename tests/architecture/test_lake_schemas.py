@@ -5,8 +5,9 @@ import typing
 
 from pydantic import BaseModel
 
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.core.reporting import Reporter
-from pipeline.extract.schemas import REVENUE_TABLES, wire_path
+from pipeline.extract.schemas import wire_path
 from pipeline.pos_api import models
 
 # Lists of the receipt that are tables of their own, and the table each one's rows go to.
@@ -110,8 +111,8 @@ def spec_resources() -> set[str]:
     """The spec resources the areas' lake tables are made of (``Receipt`` for a table of
     ``Receipt.items``): from the areas' registry, so a new area's resource is held to the
     spec like the others without a list to edit here."""
+    from pipeline.areas import AREAS
     from pipeline.extract.schemas import sources_of
-    from pipeline.load.areas import AREAS
 
     return {source.split(".")[0] for area in AREAS if area.from_the_wire
             for schema in area.tables.values() for source in sources_of(schema)}
@@ -128,7 +129,7 @@ def _spec_paths(model: type[BaseModel], prefix: str) -> set[str]:
 
 
 def test_every_spec_field_has_its_place_in_the_lake():
-    from pipeline.load.areas import SPEC_LANDING
+    from pipeline.areas import SPEC_LANDING
     from pipeline.warehouse import LAKE_TABLES
 
     resources = spec_resources()
@@ -145,8 +146,8 @@ def test_every_landed_spec_field_holds_the_sandboxs_values(sandbox_url, tmp_path
                                                           sandbox_keys):
     """A column that exists but is never filled is a dropped field too: after a load of
     the sandbox each landing column holds a value (the sandbox fills every field)."""
+    from pipeline.areas import AREAS, SPEC_LANDING
     from pipeline.lake.store import Lake
-    from pipeline.load.areas import AREAS, SPEC_LANDING
     from pipeline.orchestration.loader import run_load
     from tests.conftest import make_settings
 

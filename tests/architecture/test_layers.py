@@ -13,12 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "pipeline"
 OTHER_PACKAGES = ("pos_sandbox",)
 """The project's packages beside ``pipeline`` that ``pipeline`` may import."""
-LAYERS = ("core", "pos_api", "extract", "lake", "load", "warehouse", "accounting", "outputs",
-          "orchestration", "cli")
-"""From the bottom up: settings, typed outcomes, money, untrusted text; the POS API; wire
--> Arrow (extraction returns tables and never touches the lake); the lake; the steps of
-a load (extract, then commit); the warehouse; accounting; exports, report, dictionary,
-alerts; everything Dagster; the command line. Data walks up: nothing reads what a layer
+LAYERS = ("core", "pos_api", "sources", "extract", "lake", "areas", "load", "warehouse",
+          "accounting", "outputs", "orchestration", "cli")
+"""From the bottom up: settings, typed outcomes, money, untrusted text; the POS API; the
+sources (each declared once); wire -> Arrow, what every area's extraction shares; the lake;
+the areas, a folder each (tables, extraction, commit; extraction returns tables and never
+touches the lake); the steps of a load; the warehouse; accounting; exports, report,
+dictionary, alerts; everything Dagster; the command line. Data walks up: nothing reads what a layer
 above it wrote."""
 ENTRY_POINTS = {"definitions": "orchestration", "entry": "cli", "__init__": "core"}
 """The modules at the package's root and the layer whose rights they have: the Dagster code

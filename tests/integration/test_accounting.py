@@ -18,8 +18,8 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
+from pipeline.areas.revenue.macros import macro_sql
 from pipeline.core.money import CENT, round_cent
-from pipeline.extract.macros import macro_sql
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
 
@@ -892,7 +892,7 @@ def test_a_redemption_paid_to_two_accounts_on_one_day_leaves_each_account_once(
                 VoucherCategory(name="Restaurant-Gutschein", purpose="single",
                                 tax_rate=Decimal(20), sale_products=[9901],
                                 payment_types=["Gutschein"])]})})
-        report = run_load_in_memory(single, day, day, [1001], catalog=False, vouchers=False,
+        report = run_load_in_memory(single, day, day, [1001], catalog=False,
                                     progress=Reporter())
     assert report.ok, report.summary()
     accounts = dict(query(single, "select fibu_account_nr, count(*) from fct_prepaid_vouchers "

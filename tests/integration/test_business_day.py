@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 import duckdb
 import pytest
 
+from pipeline.areas.revenue.extract import request_window
 from pipeline.core.outcomes import ConfigError
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import LocationSettings
-from pipeline.extract.revenue import request_window
 from pipeline.orchestration.configs import load_settings
 from pipeline.orchestration.schedules import last_complete_business_date
 from pos_sandbox.receipts import SandboxData, receipts_on
@@ -163,9 +163,9 @@ def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp
     no day of the books: a close names it missing, and one made anyway without it
     (--allow-incomplete) books none of it and freezes none of its rows."""
     from pipeline.accounting.bookfiles import close_period
-    from pipeline.extract.revenue import extract_revenue_partition
+    from pipeline.areas.revenue.commits import write_revenue_partition
+    from pipeline.areas.revenue.extract import extract_revenue_partition
     from pipeline.lake.open import make_lake
-    from pipeline.load.commits import write_revenue_partition
     from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.warehouse.selection import ExportError
     from tests.conftest import run_build_in_memory

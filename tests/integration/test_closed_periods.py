@@ -367,8 +367,8 @@ def test_a_period_closed_by_an_older_pos_etl_still_builds_and_shows_its_days(
     nothing as closed to show), with no changes listed."""
     import pyarrow as pa
 
+    from pipeline.areas.ledger.tables import LEDGER_TABLES
     from pipeline.lake.open import make_lake
-    from pipeline.lake.tables import LEDGER_TABLES
 
     settings = make_settings(sandbox_url, tmp_path / "data")
     assert run_load(settings, OCT31, OCT31, [1001], catalog=False, progress=Reporter()).ok

@@ -11,6 +11,7 @@ from pipeline.cli.demo import run_demo
 from pipeline.core.outcomes import ConfigError
 from pipeline.lake.store import Lake
 from pipeline.orchestration.configs import load_settings
+from pipeline.sources import require_keys
 from tests.conftest import write_config
 
 pytestmark = pytest.mark.usefixtures("dagster_in_memory")
@@ -84,7 +85,7 @@ def test_missing_key_variable_is_named(tmp_path, monkeypatch):
     monkeypatch.setenv("POS_KEY_GRZ01", "x")
     settings = load_settings(write(tmp_path, GOOD.format(url="https://pos.example.com")))
     with pytest.raises(ConfigError, match="POS_KEY_VIE01") as err:
-        settings.require_keys()
+        require_keys(settings)
     assert "location 1001" in str(err.value) and "GRZ01" not in str(err.value)
 
 

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from deltalake import DeltaTable
 
+from pipeline.areas import AREAS
+from pipeline.areas.revenue.commits import lake_partition
 from pipeline.lake.store import Lake
-from pipeline.load.areas import AREAS
-from pipeline.load.commits import lake_partition
 from pipeline.warehouse import build_warehouse
 from tests.conftest import loaded_warehouse, make_settings, write_config
 from tests.integration.test_integrity import commit_days, revenue_parts
@@ -46,7 +46,7 @@ def turnover_by_day(receipts: pl.DataFrame, items: pl.DataFrame
                     ) -> dict[tuple[int, date], Decimal]:
     """The revenue rule over a Delta reader's rows: lines of revenue-effective receipts."""
     with duckdb.connect() as con:
-        from pipeline.extract.macros import macro_sql
+        from pipeline.areas.revenue.macros import macro_sql
         for sql in macro_sql():
             con.execute(sql)
         con.register("r", receipts.to_arrow())

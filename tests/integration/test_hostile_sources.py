@@ -130,7 +130,7 @@ def test_a_receipt_stamped_impossibly_or_far_away_fails_its_partition_by_name(
 
 
 def test_the_margins_neighbours_are_skipped_and_counted(settings, lake):
-    from pipeline.load.commits import load_revenue_partition
+    from pipeline.areas.revenue.commits import load_revenue_partition
     from pipeline.orchestration.resources import opened, pos_resource
 
     with opened(pos_resource(settings)) as source:

@@ -43,7 +43,7 @@ def test_ids_differing_in_case_or_normalisation_are_different_receipts(
 
     with altered_sandbox(twins) as url:
         settings = make_settings(url, tmp_path / "data")
-        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
+        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False,
                                     progress=Reporter())
     assert report.ok, report.summary()
     found = receipts_in_warehouse(settings)
@@ -81,7 +81,7 @@ def test_a_key_twice_in_one_object_fails_the_day_naming_receipt_and_field(
     chosen: dict = {}
     with serving(_Doubling(create_app(), chosen)) as url:
         settings = make_settings(url, tmp_path / "data")
-        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False, vouchers=False,
+        report = run_load_in_memory(settings, DAY, DAY, [1001], catalog=False,
                                     progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions

@@ -13,7 +13,7 @@ import pytest
 import pipeline.warehouse
 import pipeline.warehouse.lakeviews
 import pipeline.warehouse.plan
-from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.store import Lake
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
 from pipeline.warehouse.project import Project

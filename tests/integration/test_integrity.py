@@ -10,11 +10,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.areas.revenue.commits import with_turnovers, write_revenue_partition
+from pipeline.areas.revenue.extract import RevenuePartition, flatten_receipts
 from pipeline.core.reporting import Reporter
-from pipeline.extract.revenue import RevenuePartition, flatten_receipts
 from pipeline.lake.areatable import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
-from pipeline.load.commits import with_turnovers, write_revenue_partition
 from pipeline.orchestration.loader import run_build
 from pipeline.pos_api.answers import TEXT_DECODER
 from pipeline.warehouse import build_warehouse

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.areas.revenue.commits import load_revenue_partition
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.store import Lake
-from pipeline.load.commits import load_revenue_partition
 from pipeline.orchestration.resources import opened, pos_resource
 from pipeline.pos_api.errors import ContractError
 from pos_sandbox.app import Faults, SandboxConfig

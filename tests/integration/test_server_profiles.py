@@ -168,7 +168,8 @@ def test_both_readings_of_every_profiles_answers_make_the_same_partitions(
         name, tmp_path, monkeypatch):
     """What the load flattens, read column-wise and receipt by receipt from the same
     answers: the same four tables and the same counts for every partition."""
-    from pipeline.extract import columnar, revenue
+    from pipeline.areas.revenue import columnar
+    from pipeline.areas.revenue import extract as revenue
 
     taken, flatten = [], revenue.flatten_receipts
 

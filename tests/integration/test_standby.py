@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.store import Lake
 from pipeline.warehouse import build_warehouse, discover_models
 from pipeline.warehouse.plan import PARTS, STATE_SCHEMA

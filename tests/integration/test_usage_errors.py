@@ -52,7 +52,7 @@ def built(tmp_path_factory, sandbox_url):
         mp.setenv("POS_TEST_KEY_1001", world.api_key(1001))
         config = write_config(folder, sandbox_url)
         report = run_load(load_settings(config), date(2026, 11, 20), date(2026, 11, 20),
-                          None, catalog=False, vouchers=False, progress=Reporter())
+                          None, catalog=False, progress=Reporter())
     assert report.ok, report.summary()
     return config
 

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from pipeline.extract.catalog import CATALOG_TABLES
-from pipeline.extract.schemas import REVENUE_TABLES
+from pipeline.areas.catalog.extract import CATALOG_TABLES
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.layout import new_load_id
 from pipeline.lake.store import Lake
 from pipeline.warehouse import MODELS_DIR, build_order, build_warehouse, discover_models

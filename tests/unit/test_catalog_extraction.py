@@ -6,8 +6,8 @@ import httpx
 import msgspec
 import pytest
 
-from pipeline.extract.catalog import extract_catalog_snapshot
-from pipeline.load.commits import commit_snapshot
+from pipeline.areas.catalog.extract import extract_catalog_snapshot
+from pipeline.load.steps import commit_snapshot
 from pipeline.orchestration.resources import opened, pos_resource
 from pipeline.pos_api.errors import AuthError, ContractError
 from pos_sandbox import world

@@ -103,8 +103,8 @@ def test_ctrl_c_during_a_commits_turnover_query_stops_the_command(monkeypatch):
     interrupt, never fail the revenue step as an error and let the command run on."""
     import duckdb
 
-    from pipeline.extract import macros
-    from pipeline.extract.schemas import RECEIPT_ITEMS, RECEIPTS
+    from pipeline.areas.revenue import macros
+    from pipeline.areas.revenue.tables import RECEIPT_ITEMS, RECEIPTS
 
     class Stopped:
         def __enter__(self):

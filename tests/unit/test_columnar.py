@@ -7,13 +7,13 @@ from datetime import date, datetime, time, timedelta
 import msgspec
 import pytest
 
-from pipeline.extract import columnar
-from pipeline.extract.revenue import (
+from pipeline.areas.revenue import columnar
+from pipeline.areas.revenue.commits import with_turnovers
+from pipeline.areas.revenue.extract import (
     KNOWN_TRANSACTION_TYPES,
     flatten_receipts,
     request_window,
 )
-from pipeline.load.commits import with_turnovers
 from pipeline.pos_api.answers import (
     RAW_RECEIPTS,
     TEXT_DECODER,

@@ -7,11 +7,12 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from pipeline.areas.drift.tables import DRIFT_TABLES
 from pipeline.core.outcomes import FailedPartition
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
-from pipeline.load.drift import DRIFT_TABLES, check_days, rotation_days
+from pipeline.load.drift import check_days, rotation_days
 from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.assets.revenue import REVENUE_KEY
 from pipeline.orchestration.partitions import LoadConfig, selected_locations

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import dagster as dg
 
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.core import stops
 from pipeline.core.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.core.reporting import Reporter, RevenueProgress
 from pipeline.core.settings import Settings
-from pipeline.extract.schemas import REVENUE_TABLES
 from pipeline.lake.store import LakeStore
 from pipeline.load.steps import DayOutcome, load_revenue_days
 from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table

@@ -1,16 +1,16 @@
-"""The snapshot areas (catalog, menu, voucher ledger: ``pipeline.load.areas``) -> today's
+"""The snapshot areas (``pipeline.areas``: catalog, menu, vouchers) -> today's
 snapshot in the lake, every location's or the tenant's."""
 
 from collections import Counter
 
 import dagster as dg
 
+from pipeline.areas import SNAPSHOTS, LakeArea
 from pipeline.core.outcomes import REPORTED_KEY, FailedPartition
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.extract.snapshots import snapshot_date
 from pipeline.lake.store import LakeStore
-from pipeline.load.areas import SNAPSHOTS, LakeArea
 from pipeline.load.steps import SnapshotOutcome, take_snapshots
 from pipeline.orchestration.assets.metadata import failures_metadata, markdown_table
 from pipeline.orchestration.partitions import LoadConfig, selected_locations
@@ -73,7 +73,6 @@ def _snapshot_asset(settings: Settings, area: LakeArea) -> dg.AssetsDefinition:
 
 
 def build_snapshot_assets(settings: Settings) -> list[dg.AssetsDefinition]:
-    """The snapshot assets of these settings (``pipeline.load.areas.SNAPSHOTS``): those of
-    a source the settings have (the voucher ledger's: ``source.voucher_url``, or the
-    sandbox)."""
+    """The snapshot assets of these settings (``pipeline.areas.SNAPSHOTS``): those of
+    a source the settings have (``pipeline.sources``: configured, or the sandbox)."""
     return [_snapshot_asset(settings, area) for area in SNAPSHOTS if area.wired(settings)]

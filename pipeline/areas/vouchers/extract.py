@@ -15,6 +15,7 @@ import pyarrow as pa
 from pipeline.extract.schemas import lake_schema, wired
 from pipeline.extract.snapshots import Snapshot, row_of, snapshot_of, validate_records
 from pipeline.pos_api import models as m
+from pipeline.sources.vouchers import SOURCE as LEDGER
 
 S, I64, TS = pa.string(), pa.int64(), pa.timestamp("s", tz="UTC")
 _KEY = [wired("snapshot_date", pa.date32(), False)]
@@ -45,10 +46,11 @@ class _Transaction(m.PosModel):
     client_reference: str | None = None
 
 
-def extract_voucher_snapshot(source, snapshot_date: date) -> Snapshot | None:
-    """The ledger's vouchers and their transactions: its snapshot's tables; None where no
-    ``voucher_url`` is configured."""
-    client = source.voucher_client()
+def extract_voucher_snapshot(source, location_id: None, snapshot_date: date
+                             ) -> Snapshot | None:
+    """The ledger's vouchers and their transactions: its snapshot's tables (the tenant's:
+    ``location_id`` is None); None where the run does not read the ledger."""
+    client = source.tenant_client(LEDGER.name)
     if client is None:
         return None
     where = f"voucher ledger, snapshot {snapshot_date.isoformat()}"

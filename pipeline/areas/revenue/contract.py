@@ -5,17 +5,13 @@ name (kept as JSON, counted)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import msgspec
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel
 
 from pipeline.pos_api import models
-from pipeline.pos_api.errors import ContractError
 from pipeline.pos_api.timestamps import parse_pos_datetime, to_local_wall_clock
 
 
@@ -85,45 +81,3 @@ def extra_fields(objects: list[dict], table: str, counts: Counter) -> list[str |
             counts[f"{table}.{key}"] += 1
         keep(_EXTRA_ENCODER.encode(extra).decode())
     return out
-
-
-def refuse_keys(source, tables: Mapping[str, pa.Table], where: str,
-                location_id: int | None) -> None:
-    """``ContractError`` when a text field of what is about to be stored carries the key
-    its answers were asked with (``source``: a ``PosSource``; the key as it is, or
-    encoded): nothing of it is stored."""
-    carried = fields_with_keys(tables, source.key_pattern(location_id))
-    if carried:
-        raise ContractError(
-            f"{where}: field{'s' * (len(carried) > 1)} {', '.join(carried)} carr"
-            f"{'y' if len(carried) > 1 else 'ies'} an API key (the POS echoed it into its "
-            "data): not stored, nothing of it loaded; ask the POS vendor, then load it again",
-            location_id=location_id)
-
-
-def fields_with_keys(tables: Mapping[str, pa.Table], pattern: str | None) -> list[str]:
-    """``table.field`` of every text field (nested ones too) holding a value that matches
-    ``pattern`` (a source's keys in every form it knows: ``Redactor.pattern``), ignoring
-    case: a field that carries a key is never stored."""
-    if not pattern:
-        return []
-    found = []
-    for name, table in tables.items():
-        for column in table.column_names:
-            for path, values in _texts(column, table.column(column)):
-                if len(values) and pc.any(pc.match_substring_regex(
-                        values, pattern, ignore_case=True)).as_py():
-                    found.append(f"{name}.{path}")
-    return found
-
-
-def _texts(path: str, values: pa.ChunkedArray | pa.Array):
-    """The text arrays within a column: itself, a struct's fields, a list's values."""
-    kind = values.type
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        yield path, values
-    elif pa.types.is_struct(kind):
-        for i in range(kind.num_fields):
-            yield from _texts(f"{path}.{kind.field(i).name}", pc.struct_field(values, i))
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
-        yield from _texts(path, pc.list_flatten(values))

@@ -1,6 +1,5 @@
-"""The lake's tables that are not the POS's: what accounting commits. The ``ledger`` area
-(``pipeline.accounting.ledger``): each closed booking period and every booking it booked;
-the ``exports`` area: every booking file an export wrote, and its totals."""
+"""The ledger area's tables (``pipeline.accounting.ledger`` commits them): each closed
+booking period, every booking it booked, and its reports as closed."""
 
 from __future__ import annotations
 
@@ -75,20 +74,3 @@ FROZEN_REPORTS = {"closed_vat_by_rate": "rpt_vat_by_rate",
                   "closed_cash_book": "rpt_cash_book"}
 """The ledger's table of a report's rows as closed -> the report (its rows as the data
 says now: ``<report>_current``)."""
-
-EXPORTS = "exports"
-EXPORT_TABLES: dict[str, pa.Schema] = {
-    "exported_files": pa.schema([
-        pa.field("export_id", pa.string(), False),
-        pa.field("exported_at", pa.timestamp("us", tz="UTC"), False),
-        pa.field("format", pa.string(), False), pa.field("period", pa.string(), False),
-        pa.field("file_name", pa.string(), False), pa.field("sha256", pa.string(), False),
-        pa.field("bookings", pa.int64(), False),
-        pa.field("is_closed_period", pa.bool_(), False)]),
-    "exported_totals": pa.schema([
-        pa.field("export_id", pa.string(), False), pa.field("period", pa.string(), False),
-        pa.field("location_id", pa.int32(), False), pa.field("account", pa.string(), False),
-        pa.field("debit_amount", MONEY, False), pa.field("credit_amount", MONEY, False)]),
-}
-"""The exports area's tables: every booking file an export wrote, and its totals per
-location and account."""

@@ -17,18 +17,16 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.extract import columnar
-from pipeline.extract.by_receipt import (
+from pipeline.areas.revenue import columnar
+from pipeline.areas.revenue.by_receipt import (
     KNOWN_TRANSACTION_TYPES,
     MIDNIGHT,
     build_tables,
     explain,
     select_and_dedupe,
 )
-from pipeline.extract.contract import (
-    Rejected,
-    refuse_keys,
-)
+from pipeline.areas.revenue.contract import Rejected
+from pipeline.extract.keys import refuse_keys
 from pipeline.pos_api.answers import ReceiptPage
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -55,7 +53,7 @@ class RevenuePartition:
     the table's ``extra_fields``)."""
     turnover_net: Decimal | None = None
     """Its revenue-effective turnover, by the revenue macros: set for a commit's partitions
-    at once (``pipeline.load.commits.with_turnovers``), not by the extraction."""
+    at once (``pipeline.areas.revenue.commits.with_turnovers``), not by the extraction."""
     stats: ClientStats | None = None
     provisional: bool = False
     """Fetched before the business day was over at its location (its day under way): the

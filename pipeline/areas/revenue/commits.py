@@ -1,7 +1,7 @@
-"""What a load extracted, committed to the lake: a revenue partition's row and the rows of
-other days that hold a receipt the POS moved to a day now loaded (``lake_batch``); a
-snapshot's partition (``commit_snapshot``). Extraction returns tables and never touches
-the lake; the lake is written here, and read back only to find the moved receipts."""
+"""A revenue partition as the lake commits it: its row and the rows of other days that
+hold a receipt the POS moved to a day now loaded (``lake_batch``), its turnover by the
+revenue macros. Extraction returns tables and never touches the lake; the lake is written
+here, and read back only to find the moved receipts."""
 
 from __future__ import annotations
 
@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.extract import schemas
-from pipeline.extract.macros import partition_turnover, partition_turnovers
-from pipeline.extract.revenue import extract_revenue_partition
+from pipeline.areas.revenue.extract import extract_revenue_partition
+from pipeline.areas.revenue.macros import partition_turnover, partition_turnovers
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.store import Replacement
 
 if TYPE_CHECKING:
-    from pipeline.extract.revenue import RevenuePartition
-    from pipeline.extract.snapshots import Snapshot
+    from pipeline.areas.revenue.extract import RevenuePartition
 
 
 PROVISIONAL = "provisional"
@@ -96,7 +95,7 @@ def lake_batch(lake, parts: list[RevenuePartition]) -> list[Replacement]:
         gone = pa.array(sorted(txns), pa.string())
         tables = {name: (t := snapshot.read(name, partition)).filter(
             pc.invert(pc.is_in(t.column("transaction_id"), value_set=gone)))
-            for name in schemas.REVENUE_TABLES}
+            for name in REVENUE_TABLES}
         metadata = dict(record.metadata)
         metadata["receipts"] = tables["receipts"].num_rows
         metadata["turnover_net"] = partition_turnover(tables["receipts"],
@@ -121,10 +120,3 @@ def write_revenue_partition(lake, part: RevenuePartition) -> RevenuePartition:
     """Replace the partition in the lake by one commit (``lake_batch``)."""
     lake.write_batch("revenue", lake_batch(lake, [part]))
     return part
-
-
-def commit_snapshot(lake, area: str, snapshot: Snapshot) -> Snapshot:
-    """A snapshot's tables replace its partition of ``area`` (one commit); its ``version``
-    is the lake table's version that committed it."""
-    snapshot.version = lake.write(area, snapshot.tables, snapshot.partition)
-    return snapshot

@@ -17,8 +17,9 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 from pydantic import ValidationError
 
+from pipeline.areas.revenue.contract import Rejected, check_neighbour, difference, extra_fields
+from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.extract import columns, schemas
-from pipeline.extract.contract import Rejected, check_neighbour, difference, extra_fields
 from pipeline.pos_api import models
 from pipeline.pos_api.timestamps import (
     format_pos_datetime,
@@ -27,7 +28,7 @@ from pipeline.pos_api.timestamps import (
 )
 
 if TYPE_CHECKING:
-    from pipeline.extract.revenue import RevenuePartition
+    from pipeline.areas.revenue.extract import RevenuePartition
 
 MIDNIGHT = time(0)
 
@@ -188,7 +189,7 @@ def _struct_paths(schema: pa.Schema) -> dict[str, tuple[str, pa.DataType]]:
 
 
 _STRUCT_COLUMNS = {name: _struct_paths(schema)
-                   for name, schema in schemas.REVENUE_TABLES.items()}
+                   for name, schema in REVENUE_TABLES.items()}
 _STRUCTS = {name: columns.wire_struct(paths) for name, paths in _STRUCT_COLUMNS.items()}
 
 
@@ -198,7 +199,7 @@ def _table(name: str, wire_rows: list[dict], derived: dict, what: str) -> pa.Tab
     Decimals are read as their exact text (``at_path``), everything else by Arrow's
     struct conversion in one pass.
     """
-    schema = schemas.REVENUE_TABLES[name]
+    schema = REVENUE_TABLES[name]
     paths = _STRUCT_COLUMNS[name]
     try:
         values = columns.struct_columns(wire_rows, _STRUCTS[name],

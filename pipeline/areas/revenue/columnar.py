@@ -29,8 +29,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
+from pipeline.areas.revenue.contract import KNOWN_FIELDS, Rejected, check_neighbour
+from pipeline.areas.revenue.tables import ITEM_SIDE_DISHES, PAYMENTS, RECEIPT_ITEMS, RECEIPTS
 from pipeline.extract import columns, schemas
-from pipeline.extract.contract import KNOWN_FIELDS, Rejected, check_neighbour
 
 _POS_STAMP = r"^\d\d\.\d\d\.\d{4} \d\d:\d\d:\d\d$"
 
@@ -60,15 +61,15 @@ def _read_struct(table_schema: pa.Schema, nested: dict[str, pa.DataType]) -> pa.
     return build(tree)
 
 
-_ITEM_FIELDS = _read_struct(schemas.RECEIPT_ITEMS, {})
-for _kept in _read_struct(schemas.ITEM_SIDE_DISHES, {}):  # a side dish has the Item shape
+_ITEM_FIELDS = _read_struct(RECEIPT_ITEMS, {})
+for _kept in _read_struct(ITEM_SIDE_DISHES, {}):  # a side dish has the Item shape
     assert _ITEM_FIELDS.field(_kept.name).type == _kept.type, _kept.name
 _SIDE_DISH = pa.struct([*_ITEM_FIELDS, pa.field("sideDishes", pa.list_(pa.struct([])))])
 """A side dish as Arrow reads it: the Item shape (spec 2.1), the fields the lake does not
 keep of it (bookDate, tax, ...) typed as an item's; its own side dishes only when empty."""
 _ITEM = pa.struct([*_ITEM_FIELDS, pa.field("sideDishes", pa.list_(_SIDE_DISH))])
-_PAYMENT = _read_struct(schemas.PAYMENTS, {})
-_RECEIPT = _read_struct(schemas.RECEIPTS, {"items": pa.list_(_ITEM),
+_PAYMENT = _read_struct(PAYMENTS, {})
+_RECEIPT = _read_struct(RECEIPTS, {"items": pa.list_(_ITEM),
                                            "payments": pa.list_(_PAYMENT)})
 READ_SCHEMA = pa.schema(list(_RECEIPT))
 """A receipt as Arrow reads it: the spec's fields of each object, typed as the lake keeps
@@ -249,24 +250,24 @@ def _tables(rec: dict[str, pa.Array], location_id: int, business_date: date, tz:
 
     txn = rec["transactionId"]
     local = _wall_clock(rec["dateTime"])
-    tables = {"receipts": keyed(schemas.RECEIPTS, txn, {
-        **_columns(rec, schemas.RECEIPTS), "date_time_local": local,
+    tables = {"receipts": keyed(RECEIPTS, txn, {
+        **_columns(rec, RECEIPTS), "date_time_local": local,
         "date_time_utc": columns.utc(local, tz)})}
     items, item_parent, line, item_key, dropped["receipt_items"] = _children(
         rec["items"], _unique_or_id)
     item_txn = txn.take(item_parent)
-    tables["receipt_items"] = keyed(schemas.RECEIPT_ITEMS, item_txn, {
-        **_columns(items, schemas.RECEIPT_ITEMS), "item_key": item_key,
+    tables["receipt_items"] = keyed(RECEIPT_ITEMS, item_txn, {
+        **_columns(items, RECEIPT_ITEMS), "item_key": item_key,
         "line_number": pa.array(line, pa.int32()),
         "book_date_local": _wall_clock(items["bookDate"])})
     sides, side_parent, _, side_key, dropped["item_side_dishes"] = _children(
         items["sideDishes"], _unique_or_id)
-    tables["item_side_dishes"] = keyed(schemas.ITEM_SIDE_DISHES, item_txn.take(side_parent), {
-        **_columns(sides, schemas.ITEM_SIDE_DISHES), "item_key": item_key.take(side_parent),
+    tables["item_side_dishes"] = keyed(ITEM_SIDE_DISHES, item_txn.take(side_parent), {
+        **_columns(sides, ITEM_SIDE_DISHES), "item_key": item_key.take(side_parent),
         "side_dish_key": side_key})
     payments, payment_parent, _, _, dropped["payments"] = _children(rec["payments"], _id)
-    tables["payments"] = keyed(schemas.PAYMENTS, txn.take(payment_parent),
-                               _columns(payments, schemas.PAYMENTS))
+    tables["payments"] = keyed(PAYMENTS, txn.take(payment_parent),
+                               _columns(payments, PAYMENTS))
     return tables
 
 

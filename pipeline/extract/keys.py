@@ -1,0 +1,52 @@
+"""Nothing stored carries a key: the check every extraction's tables pass before a commit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.pos_api.errors import ContractError
+
+
+def refuse_keys(source, tables: Mapping[str, pa.Table], where: str,
+                location_id: int | None) -> None:
+    """``ContractError`` when a text field of what is about to be stored carries the key
+    its answers were asked with (``source``: a ``PosSource``; the key as it is, or
+    encoded): nothing of it is stored."""
+    carried = fields_with_keys(tables, source.key_pattern(location_id))
+    if carried:
+        raise ContractError(
+            f"{where}: field{'s' * (len(carried) > 1)} {', '.join(carried)} carr"
+            f"{'y' if len(carried) > 1 else 'ies'} an API key (the POS echoed it into its "
+            "data): not stored, nothing of it loaded; ask the POS vendor, then load it again",
+            location_id=location_id)
+
+
+def fields_with_keys(tables: Mapping[str, pa.Table], pattern: str | None) -> list[str]:
+    """``table.field`` of every text field (nested ones too) holding a value that matches
+    ``pattern`` (a source's keys in every form it knows: ``Redactor.pattern``), ignoring
+    case: a field that carries a key is never stored."""
+    if not pattern:
+        return []
+    found = []
+    for name, table in tables.items():
+        for column in table.column_names:
+            for path, values in _texts(column, table.column(column)):
+                if len(values) and pc.any(pc.match_substring_regex(
+                        values, pattern, ignore_case=True)).as_py():
+                    found.append(f"{name}.{path}")
+    return found
+
+
+def _texts(path: str, values: pa.ChunkedArray | pa.Array):
+    """The text arrays within a column: itself, a struct's fields, a list's values."""
+    kind = values.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        yield path, values
+    elif pa.types.is_struct(kind):
+        for i in range(kind.num_fields):
+            yield from _texts(f"{path}.{kind.field(i).name}", pc.struct_field(values, i))
+    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
+        yield from _texts(path, pc.list_flatten(values))
