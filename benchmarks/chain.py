@@ -43,7 +43,7 @@ LOOKBACK_DAYS = 3
 def flatten_day(args: tuple[int, date, int]):
     """One location's day, flattened as a load flattens it."""
     from benchmarks.peers import client_page
-    from pipeline.extract.revenue import flatten_receipts
+    from pipeline.areas.revenue.extract import flatten_receipts
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
     from pos_sandbox.revenue import RevenueBook
@@ -61,9 +61,9 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
                pool: ProcessPoolExecutor) -> int:
     """``days`` days from ``first`` of the chain's locations into the lake, day by day, as
     loads commit them; returns the receipts."""
+    from pipeline.areas.revenue.commits import lake_partition, with_turnovers
     from pipeline.core.settings import LakeSettings
     from pipeline.lake.store import Lake
-    from pipeline.load.commits import lake_partition, with_turnovers
 
     lake, receipts = Lake(root), 0
     most = LakeSettings().commit_partitions

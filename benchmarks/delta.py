@@ -24,7 +24,7 @@ FIRST_DAY = date(2025, 6, 1)
 
 def _parts(location_ids: list[int], days: list[date]):
     from benchmarks.peers import client_page
-    from pipeline.extract.revenue import flatten_receipts
+    from pipeline.areas.revenue.extract import flatten_receipts
     from pos_sandbox import world
     from pos_sandbox.receipts import SandboxData
     from pos_sandbox.revenue import RevenueBook
@@ -60,11 +60,11 @@ def bench_files(locations: int = LOCATIONS, days: int = DAYS) -> dict:
     import duckdb
     import polars as pl
 
+    from pipeline.areas.revenue.commits import lake_partition, with_turnovers
+    from pipeline.areas.revenue.macros import macro_sql
     from pipeline.core.settings import LakeSettings
-    from pipeline.extract.macros import macro_sql
     from pipeline.lake.housekeeping import tidy
     from pipeline.lake.store import Lake
-    from pipeline.load.commits import lake_partition, with_turnovers
     from pipeline.warehouse import build_warehouse
     from pos_sandbox import world
 

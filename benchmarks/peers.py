@@ -37,10 +37,10 @@ import msgspec
 import pyarrow as pa
 import pyarrow.json as pa_json
 
+from pipeline.areas.revenue.commits import lake_partition, with_turnovers
+from pipeline.areas.revenue.extract import flatten_receipts
 from pipeline.core.settings import LakeSettings
-from pipeline.extract.revenue import flatten_receipts
 from pipeline.lake.store import Lake
-from pipeline.load.commits import lake_partition, with_turnovers
 from pipeline.pos_api.answers import TEXT_DECODER, receipt_page
 from pos_sandbox import world
 

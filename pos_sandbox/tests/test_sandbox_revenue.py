@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from pipeline.extract.revenue import KNOWN_TRANSACTION_TYPES
+from pipeline.areas.revenue.extract import KNOWN_TRANSACTION_TYPES
 from pipeline.pos_api.answers import decode_json
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData, receipts_on
