@@ -9,7 +9,7 @@ schema: a ``Snapshot``, which the load commits as one lake partition
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
@@ -37,6 +37,9 @@ class Snapshot:
     stats: ClientStats | None = None
     version: int | None = None
     """The lake table's version that committed it."""
+    keys: dict[str, object] | None = None
+    """Its partition's keys where they are not its location and date (a bank statement's
+    account and id)."""
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -45,6 +48,8 @@ class Snapshot:
     @property
     def partition(self) -> dict[str, object]:
         """Its partition's keys, as the lake names them."""
+        if self.keys is not None:
+            return dict(self.keys)
         keys: dict[str, object] = {} if self.location_id is None else {
             "location_id": self.location_id}
         return keys | {"snapshot_date": self.snapshot_date.isoformat()}
@@ -108,3 +113,12 @@ def _too_large(rows: list[dict]) -> str | None:
                              f"#{index}")
                 return f"record {ident}: field {column}: {value} does not fit a 64-bit integer"
     return None
+
+
+@dataclass
+class Files:
+    """What a file source's extraction found: a snapshot per partition, and each refused
+    file with why (the others load)."""
+
+    snapshots: list[Snapshot] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)

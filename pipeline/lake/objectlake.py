@@ -65,7 +65,7 @@ def transient(exc: BaseException) -> bool:
 
 
 @cache
-def _filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
+def s3_filesystem(endpoint_url: str | None) -> pafs.S3FileSystem:
     # Credentials and region: the AWS SDK's default chain (the standard environment
     # variables, profiles), as every AWS tool reads them. A delayed open writes an object
     # smaller than a part (every lake file) with one PutObject, which the SDK retries as
@@ -107,7 +107,7 @@ class ObjectLake(DeltaAreas):
 
     @property
     def fs(self) -> pafs.S3FileSystem:
-        return _filesystem(self.endpoint_url)
+        return s3_filesystem(self.endpoint_url)
 
     def describe(self, table: str | None = None) -> str:
         return f"{self.url.rstrip('/')}/{table}" if table else self.url

@@ -25,7 +25,7 @@ from pipeline.areas.revenue.extract import RevenuePartition, extract_revenue_par
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
 from pipeline.extract.keys import refuse_keys
-from pipeline.extract.snapshots import Snapshot
+from pipeline.extract.snapshots import Files, Snapshot
 from pipeline.lake.log_check import LakeUnreadable
 from pipeline.lake.objectlake import ObjectLakeError
 from pipeline.lake.store import LakeStore, Replacement, partition_path
@@ -278,24 +278,31 @@ class SnapshotOutcome:
     failure: Failure | None = None
 
 
-def take_snapshots(extract: Callable[..., Snapshot | None], source: PosSource,
+def take_snapshots(extract: Callable[..., Snapshot | Files | None], source: PosSource,
                    lake: LakeStore, location_ids: list[int], day: date,
                    area: str) -> list[SnapshotOutcome]:
-    """One snapshot per location (``extract(source, location_id, day)``), failures kept;
-    then all of them committed together, ``[lake] commit_partitions`` a commit: 200
-    locations' catalogs are a few commits and a file per date, not 200 of each. A commit
-    that fails on the store fails every snapshot it held, by name."""
+    """One snapshot per location (``extract(source, location_id, day)``), failures kept,
+    or for a file source every partition its files hold (a refused file a failure by its
+    name); then all of them committed together, ``[lake] commit_partitions`` a commit:
+    200 locations' catalogs are a few commits and a file per date, not 200 of each. A
+    commit that fails on the store fails every snapshot it held, by name."""
     outcomes, taken = [], []
     for loc in location_ids:
         try:
-            snapshot = extract(source, loc, day)
-            if snapshot is not None:
+            found = extract(source, loc, day)
+            if isinstance(found, Files):
+                outcomes += [SnapshotOutcome(loc, failure=Failure(
+                    ErrorKind.CONTRACT, source.redact(why))) for why in found.refused.values()]
+                parts = found.snapshots
+            else:
+                parts = [found] if found is not None else []
+            for snapshot in parts:
                 refuse_keys(source, snapshot.tables, f"{area} snapshot of "
                             f"{'location ' + str(loc) if loc is not None else 'the tenant'} "
                             f"on {day}", loc)
-                taken.append(snapshot)
-            outcomes.append(SnapshotOutcome(loc, snapshot))
-        except (PosApiError, ConfigError) as exc:
+            taken += parts
+            outcomes += [SnapshotOutcome(s.location_id if s.keys else loc, s) for s in parts]
+        except (PosApiError, ConfigError, OSError) as exc:
             outcomes.append(SnapshotOutcome(loc, failure=Failure.of(exc, source.redact)))
     most = source.settings.lake.commit_partitions
     try:

@@ -13,6 +13,9 @@ from pathlib import Path
 from pipeline.core.accounting_settings import AccountingSettings, AccountsSettings, PassThrough
 from pipeline.core.settings import (
     CONFIG_ENV,
+    Acquirer,
+    BankAccount,
+    BankSettings,
     LocationSettings,
     ScheduleSettings,
     Settings,
@@ -33,6 +36,8 @@ def sandbox_settings(data_dir: Path | str = SANDBOX_DATA_DIR, start_date: date |
     their history starts at ``start_date``, by default a week before today (what
     ``make demo`` loads: nothing is missing after it)."""
     from pos_sandbox import world
+    from pos_sandbox.bank import ACQUIRERS, account_iban
+    from pos_sandbox.receipts import CASH_ACCOUNTS
     from pos_sandbox.server import HISTORY_DAYS
 
     start_date = start_date or date.today() - timedelta(days=HISTORY_DAYS)
@@ -45,6 +50,12 @@ def sandbox_settings(data_dir: Path | str = SANDBOX_DATA_DIR, start_date: date |
                 account=world.TOURIST_TAX_ACCOUNT)],
             accounts=AccountsSettings(payment_accounts=world.CONFIG_PAYMENT_ACCOUNTS,
                                       non_revenue_accounts=world.CONFIG_GROUP_ACCOUNTS)),
+        bank=BankSettings(
+            accounts=[BankAccount(iban=account_iban(loc.id), location=loc.id)
+                      for loc in world.LOCATIONS],
+            acquirers=[Acquirer(name=a.name, payment_types=[card], pays_after_days=a.days,
+                                fee_percent=a.rate * 100) for card, a in ACQUIRERS.items()],
+            deposit_accounts=[CASH_ACCOUNTS["transit"]]),
         locations=[
             LocationSettings(id=loc.id, short_code=loc.short_code, timezone=loc.timezone,
                              api_key_env=f"POS_SANDBOX_KEY_{loc.id}",

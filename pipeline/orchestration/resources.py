@@ -10,8 +10,10 @@ reads them when such a run starts; the run's config shows the variables' names o
 """
 
 import os
+import tempfile
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Self
 
 import dagster as dg
@@ -21,7 +23,7 @@ from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.pos_api.source import Endpoint, PosSource
-from pipeline.sources import SOURCES, key_variables
+from pipeline.sources import SOURCE, SOURCES, key_variables
 from pipeline.warehouse import Warehouse, config_macros, config_tables
 
 
@@ -74,39 +76,55 @@ class HttpPos(PosResource):
     base_url: str
     api_keys: list[PosKey]
     tenant: list[TenantKey] = []
+    files: list[str] = []
+    """The file sources the run reads (``pipeline.sources``), where the settings say."""
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
         keys = {k.location_id: k.api_key for k in self.api_keys}
         tenant = {t.source: Endpoint(t.url, t.api_key, t.key_env) for t in self.tenant}
-        with self.serving(PosSource(self.settings, self.base_url, keys,
-                                    tenant=tenant)) as pos:
+        places = {name: SOURCE[name].place(self.settings) for name in self.files}
+        with self.serving(PosSource(self.settings, self.base_url, keys, tenant=tenant,
+                                    places=places)) as pos:
             yield pos
 
 
 class SandboxPos(PosResource):
     """The built-in sandbox (``pos_sandbox``), served in-process on a free port for each run
-    that calls the POS, with its own keys; it serves every source."""
+    that calls the POS, with its own keys; it serves every source (a file source's files
+    written by the sandbox where the run reads them)."""
+
+    skip: list[str] = []
+    """The sources the run leaves out."""
 
     @contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[Self]:
-        with sandbox_source(self.settings) as source, self.serving(source) as pos:
+        with sandbox_source(self.settings, self.skip) as source, self.serving(source) as pos:
             yield pos
 
 
 @contextmanager
-def sandbox_source(settings: Settings) -> Iterator[PosSource]:
+def sandbox_source(settings: Settings, skip: Collection[str] = ()) -> Iterator[PosSource]:
     """A source on a sandbox served for as long as it is open, with each configured
-    location's sandbox key (the tenant's services read with the first one's)."""
+    location's sandbox key (the tenant's services read with the first one's), and the
+    file sources' files: where the settings say, else those the sandbox writes (into a
+    folder of its own, when first read)."""
     from pos_sandbox import world
+    from pos_sandbox.files import writer
     from pos_sandbox.server import running_sandbox
 
     keys = {loc.id: world.api_key(loc.id) for loc in settings.locations}
     first = settings.locations[0]
-    with running_sandbox() as url:
+    with running_sandbox() as url, tempfile.TemporaryDirectory(prefix="pos-sandbox-") as tmp:
         tenant = {s.name: Endpoint(url, keys[first.id], first.api_key_env)
-                  for s in SOURCES if not s.per_location}
-        with PosSource(settings, url, keys, tenant=tenant, key_hints=False) as source:
+                  for s in SOURCES if not s.per_location and s.transport == "http"}
+        places = {s.name: s.place(settings) if s.address(settings) else  # configured
+                  replace(s.place(settings), uri=f"{tmp}/{s.name}",
+                          prepare=writer(s.name, f"{tmp}/{s.name}", settings))
+                  for s in SOURCES if s.transport == "files" and s.name not in skip
+                  and s.served(settings)}
+        with PosSource(settings, url, keys, tenant=tenant, places=places,
+                       key_hints=False) as source:
             yield source
 
 
@@ -118,7 +136,7 @@ def pos_resource(settings: Settings, location_ids: list[int] | None = None,
     configured service of the tenant's but ``skip`` (``pipeline.sources``), each from its
     variable."""
     if settings.uses_sandbox:
-        return SandboxPos(settings=settings)
+        return SandboxPos(settings=settings, skip=list(skip))
     wanted = [loc for loc in settings.locations
               if location_ids is None or loc.id in location_ids]
     tenant = [TenantKey(source=s.name, url=s.address(settings), key_env=env,
@@ -129,7 +147,8 @@ def pos_resource(settings: Settings, location_ids: list[int] | None = None,
         settings=settings, base_url=settings.source.base_url,
         api_keys=[PosKey(location_id=loc.id, api_key=dg.EnvVar(loc.api_key_env))
                   for loc in wanted],
-        tenant=tenant)
+        tenant=tenant, files=[s.name for s in SOURCES if s.transport == "files"
+                              and s.name not in skip and s.served(settings)])
 
 
 @contextmanager

@@ -32,7 +32,8 @@ class Endpoint:
 
 class PosSource:
     """Clients of the POS at ``base_url`` for the configured locations whose keys it holds,
-    and of the tenant's other services (``tenant``: a source's name -> its endpoint).
+    and of the tenant's other services (``tenant``: a source's name -> its endpoint), and
+    where the run's file sources are (``places``).
 
     ``keys``: location id to API key; ``key_hints``: whether an error about a refused key
     names the location's key variable (not for the sandbox, whose keys are its own). Use
@@ -41,11 +42,14 @@ class PosSource:
 
     def __init__(self, settings: Settings, base_url: str, keys: Mapping[int, str], *,
                  tenant: Mapping[str, Endpoint] | None = None,
-                 key_hints: bool = True, transport: httpx.BaseTransport | None = None,
+                 places: Mapping[str, object] | None = None, key_hints: bool = True,
+                 transport: httpx.BaseTransport | None = None,
                  sleep: Callable[[float], None] | None = None):
         self.settings = settings
         self.base_url = base_url
         self.tenant = dict(tenant or {})
+        self.places = dict(places or {})
+        """A file source's name -> where its files are (``pipeline.sources.base.Place``)."""
         self.transport = transport
         self.sleep = sleep
         self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
@@ -105,6 +109,10 @@ class PosSource:
                 http = make_http_client(self.base_url, self.settings.source, self.transport)
                 self._http[loc.id] = http
         return self._client(self.base_url, self._key(loc.id), loc.id, loc.api_key_env, http)
+
+    def place(self, name: str):
+        """Where the file source ``name``'s files are, or None where it is not read."""
+        return self.places.get(name)
 
     def tenant_client(self, name: str) -> PosClient | None:
         """A client of the tenant's service ``name``, or None where it is not open (not

@@ -9,7 +9,7 @@ summary) derives from the declarations, so no other module names a particular so
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -37,10 +37,20 @@ class Source:
     optional: bool = False
     """A load may leave it out (``pos-etl load --no-<name>``), and one without it
     configured loads the rest and says so."""
+    transport: str = "http"
+    """``http``: a service answering requests with keys (the ``pos`` resource's clients);
+    ``files``: files in a folder or under an S3 prefix, read without a key."""
+    configured: Callable[[Settings], bool] | None = None
+    """Whether these settings have it, where that is more than an address (default: an
+    address, or the sandbox)."""
+    place: Callable[[Settings], Place] | None = None
+    """A file source's place in these settings (``transport="files"``)."""
 
     def served(self, settings: Settings) -> bool:
         """Whether these settings have it: configured, or served by the built-in sandbox
         (which serves every source where no POS is configured)."""
+        if self.configured is not None:
+            return self.configured(settings)
         return settings.uses_sandbox or self.address(settings) is not None
 
     def key_variables(self, settings: Settings, location_ids: list[int] | None = None
@@ -48,9 +58,23 @@ class Source:
         """``(whose, variable)`` of every key a run reading it for ``location_ids``
         (default: every location) is sent with; none for the sandbox (its keys are its own)
         or where it is not configured."""
-        if settings.uses_sandbox or self.address(settings) is None:
+        if settings.uses_sandbox or self.address(settings) is None or \
+                self.transport != "http":
             return []
         if not self.per_location:
             return [(self.title, self.tenant_key_variable(settings))]
         return [(f"location {loc.id}", loc.api_key_env) for loc in settings.locations
                 if location_ids is None or loc.id in location_ids]
+
+
+@dataclass
+class Place:
+    """Where a file source's files are (a folder, or ``s3://bucket/prefix``) and which
+    location each of its accounts belongs to."""
+
+    uri: str
+    accounts: Mapping[str, int]
+    endpoint_url: str | None = None
+    """An S3-compatible store's address (``[lake] endpoint_url``), for an ``s3://`` uri."""
+    prepare: Callable[[], None] | None = None
+    """Called before the files are first read (the sandbox writes its bank's then)."""

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
 from pipeline.core.charts import PAYMENT_ROLES, SINGLE_ACCOUNT_ROLES
-from pipeline.core.settings import Settings
+from pipeline.core.settings import BankSettings, Settings
 
 
 def _sql_list(values: list[str]) -> str:
@@ -58,6 +58,42 @@ def config_tables(settings: Settings | None = None) -> tuple[str, ...]:
         "    cost_center, timezone,\n"
         "    business_day_starts, first_business_date, last_business_date, due_at)\n"
         "where location_id is not null;",
+        *_bank_sql(settings),
+    )
+
+
+def _bank_sql(settings: Settings | None) -> tuple[str, ...]:
+    """What the bank reconciliation reads of the config ([bank]): the acquirers as the
+    table macro ``configured_acquirers()`` (a row per payment type each pays out), which
+    cash book records move cash to the bank, which bank entries are cash deposits."""
+    bank = settings.bank if settings else None
+    rows = [f"({_sql_list([a.name])}, {_sql_list([t])}, {_sql_list([a.name])}, "
+            f"{a.pays_after_days}, {a.fee_percent})"
+            for a in (bank.acquirers if bank else ()) for t in a.payment_types]
+    values = ", ".join(rows) or "(null, null, null, null, null)"
+    chart = (settings.accounting if settings else AccountingSettings()).chart_of_accounts
+    to_bank = _sql_list((bank.deposit_accounts if bank else []) or [chart.transit_account])
+    texts = bank.deposit_texts if bank else BankSettings().deposit_texts
+    starts = " or ".join(f"starts_with(upper(text), {_sql_list([t.upper()])})" for t in texts)
+    return (
+        "-- the acquirers that pay out card sales ([[bank.acquirers]]): one row per payment\n"
+        "-- type each pays\n"
+        "create or replace macro configured_acquirers() as table\n"
+        "select cast(acquirer_name as varchar) as acquirer_name,\n"
+        "    cast(payment_type_name as varchar) as payment_type_name,\n"
+        "    cast(counterparty_pattern as varchar) as counterparty_pattern,\n"
+        "    cast(pays_after_days as integer) as pays_after_days,\n"
+        "    cast(fee_percent as decimal(9, 4)) as fee_percent\n"
+        f"from (values {values}) as t (acquirer_name, payment_type_name,\n"
+        "    counterparty_pattern, pays_after_days, fee_percent)\n"
+        "where acquirer_name is not null;",
+        "-- whether a cash book record's counter account moves the cash to the bank\n"
+        "-- ([bank] deposit_accounts, else the chart's cash transit account)\n"
+        f"create or replace macro is_cash_to_bank(fibu) as coalesce(fibu in ({to_bank}), false);",
+        "-- whether a bank entry is a cash deposit: ISO's code for one, or a purpose that\n"
+        "-- starts with one of [bank] deposit_texts\n"
+        "create or replace macro is_cash_deposit(code, text) as\n"
+        f"    coalesce(code like '%CNTR/CDPT', false) or coalesce({starts or 'false'}, false);",
     )
 
 

@@ -69,7 +69,7 @@ def loaded(sandbox_url, tmp_path_factory):
 def test_every_area_is_one_delta_table_that_polars_reads_like_the_warehouse(loaded):
     settings, lake = loaded
     assert lake.areas() == sorted(a.name for a in AREAS if a.name not in (
-        "drift", "ledger", "exports"))  # nothing closed, exported or drifted yet
+        "drift", "ledger", "exports", "bank"))  # nothing closed, exported, drifted or banked
     # a file per business date: the night's three loaded the 3 locations together
     assert {d: len(f) for d, f in delta_files(lake).items()} == {
         f"business_date={d}": 1 for d in ("2026-10-30", "2026-10-31", "2026-11-01")}

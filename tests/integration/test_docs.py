@@ -53,7 +53,8 @@ MONEY_TYPES = ("DECIMAL(38,8)", "DECIMAL(18,2)")
 # decimals that are not money: units, percentages, nutrition facts
 NOT_MONEY = {"quantity", "min_amount", "max_amount", "free_amount", "nutrition_amount",
              "nutrition_calories", "tax_rate_percent", "vat_percent", "geo_latitude",
-             "geo_longitude", "max_values_allowed", "min_values_required", "values_for_free"}
+             "geo_longitude", "max_values_allowed", "min_values_required", "values_for_free",
+             "fee_percent"}
 # one source record per row (a receipt, a line, a payment, a price): exact as sent or as
 # computed from it; a cent figure is rounded from a sum, never summed from rounded rows
 ROW_LEVEL = {"fct_receipts", "fct_receipt_items", "fct_item_side_dishes", "fct_payments",
@@ -128,7 +129,7 @@ def test_docs_command_renders_every_model(built, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("POS_ETL_DATA_DIR", str(built.warehouse.data_dir))
     assert main(["docs"]) == 0
     page = (built.warehouse.data_dir / "docs" / "index.html").read_text()
-    assert "wrote the data dictionary of 83 models" in capsys.readouterr().out
+    assert "wrote the data dictionary of 89 models" in capsys.readouterr().out
     # the first page says where to start and which figure is which
     assert page.index('id="start-here"') < page.index('id="main.fct_turnover_daily"')
     assert "<h2>Which figure?</h2>" in page and "<table>" in page
