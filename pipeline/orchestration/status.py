@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import dagster as dg
@@ -68,6 +69,9 @@ class Status:
     report_corrections: list[tuple[str, int]] = field(default_factory=list)
     """(closed period, correction rows for its days that the first open period's cash
     book and VAT report carry: ``pipeline.accounting.ledger.pending_report_corrections``)."""
+    unmatched: list[tuple[int, str, int, int, Decimal]] = field(default_factory=list)
+    """(location, reason, rows, the oldest's age in days, their difference in EUR) of what
+    the bank reconciliation leaves open (``rpt_bank_reconciliation``, not yet due aside)."""
 
     def attention(self, warn_error: bool = False) -> list[str]:
         """What needs attention, one line each (empty: everything is fine)."""
@@ -110,7 +114,10 @@ class Status:
                      "booking_date": booked} for period, dates, bookings, booked
                     in self.corrections],
                 "report_corrections_pending": [{"closed_period": period, "rows": n}
-                                               for period, n in self.report_corrections]}
+                                               for period, n in self.report_corrections],
+                "bank_unmatched": [{"location_id": loc, "reason": reason, "rows": n,
+                                    "oldest_days": oldest, "difference_amount": str(amount)}
+                                   for loc, reason, n, oldest, amount in self.unmatched]}
 
     def lines(self, warn_error: bool = False) -> list[str]:
         """The screen, as plain lines."""
@@ -144,6 +151,9 @@ class Status:
                        f"{period}'s days pending in the first open period's cash book and VAT "
                        "report (rpt_cash_book, rpt_vat_by_rate: corrects_date; its own "
                        "reports stay as closed; rpt_period_changes lists every change)")
+        for loc, reason, n, oldest, amount in self.unmatched:
+            out.append(f"bank: location {loc}: {n} {reason} (oldest {oldest} days, "
+                       f"{amount:,} EUR; rpt_bank_reconciliation)")
         if self.unconfigured:
             out.append("note: in the warehouse, not configured: "
                        + ", ".join(map(str, self.unconfigured))
@@ -213,6 +223,20 @@ def _report_corrections(warehouse_path: Path) -> list[tuple[str, int]]:
         return list(ledger.pending_report_corrections(con).items())
 
 
+def bank_unmatched(warehouse_path: Path) -> list[tuple[int, str, int, int, Decimal]]:
+    if not warehouse_path.exists():
+        return []
+    with duckdb.connect(str(warehouse_path), read_only=True) as con:
+        try:
+            return [tuple(row) for row in con.execute(
+                "select location_id, reason, count(*), max(days_open), "
+                "sum(difference_amount) from rpt_bank_reconciliation "
+                "where is_open and reason <> 'not yet due' group by all order by 1, 2"
+            ).fetchall()]
+        except duckdb.CatalogException:
+            return []
+
+
 def _unconfigured(settings: Settings) -> list[int]:
     path = settings.warehouse.warehouse_path
     if not path.exists():
@@ -236,7 +260,8 @@ def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstanc
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),
                   _corrections(settings.warehouse.warehouse_path),
                   history(settings, loaded, now), settings.command,
-                  _report_corrections(settings.warehouse.warehouse_path))
+                  _report_corrections(settings.warehouse.warehouse_path),
+                  bank_unmatched(settings.warehouse.warehouse_path))
 
 
 def print_json(status: Status, warn_error: bool) -> str:

@@ -9,6 +9,7 @@ import pytest
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import BankAccount, BankSettings, Settings
 from pipeline.orchestration.configs import sandbox_settings
+from pipeline.orchestration.status import Status, bank_unmatched
 from pos_sandbox import bank
 from pos_sandbox.files import statement_window
 from tests.conftest import make_settings, run_load_in_memory
@@ -121,3 +122,18 @@ def test_a_month_of_statements_matches_every_payout_and_deposit_but_the_faults(t
     # what is before the loaded statements is said so, never called missing
     assert all(day < first for loc, day, kind, reason, _ in rows if reason == "not loaded"
                and kind is not None)
+    # the matching exported for the accountant, with German headers
+    from openpyxl import load_workbook
+
+    from pipeline.outputs.export import Selection, export
+    target = tmp_path / "abgleich.xlsx"
+    export(settings, Selection("rpt_bank_reconciliation", first, last, [1001]), "xlsx",
+           target, locale="de")
+    header = [c.value for c in next(load_workbook(target).active.iter_rows(max_row=1))]
+    assert {"Geschäftstag", "Zahlungsart", "Betrag Kasse", "Gebühr", "Differenz",
+            "Grund"} <= set(header)
+    # pos-etl status names what is open, by location and reason, with its age
+    lines = Status([], [], unmatched=bank_unmatched(settings.warehouse.warehouse_path)).lines()
+    assert [line.split(" (")[0] for line in lines if line.startswith("bank:")] == [
+        f"bank: location {loc}: 1 {reason}" for loc in ids
+        for reason in ("chargeback", "missing", "short", "unexpected")]
