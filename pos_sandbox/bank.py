@@ -168,8 +168,10 @@ def takings(location_id: int, day: date, data: SandboxData) -> Day:
     return Day(cut_on, cards, moved_on, cash_out)
 
 
-def entries(location_id: int, first: date, last: date, data: SandboxData) -> list[BankEntry]:
-    """Every entry the account books from ``first`` to ``last``."""
+def entries(location_id: int, first: date, last: date, data: SandboxData,
+            faults: bool = True) -> list[BankEntry]:
+    """Every entry the account books from ``first`` to ``last`` (with the month's
+    ``FAULTS``, unless ``faults`` is false: a month in which all money arrives)."""
     loc = world.location(location_id)
     start = first - timedelta(days=10)  # batches and cash of days before, paid within
     days = [takings(location_id, start + timedelta(days=n), data)
@@ -180,10 +182,11 @@ def entries(location_id: int, first: date, last: date, data: SandboxData) -> lis
         batch = took.cut_on
         for card, gross in took.cards.items():
             acquirer = ACQUIRERS[card]
-            if not gross or (card == "Kreditkarte"
+            if not gross or (faults and card == "Kreditkarte"
                              and batch == fault_days(batch)["missing payout"]):
                 continue
-            rate = RAISED_RATE if card == "Kreditkarte" and batch.day >= 16 else acquirer.rate
+            raised = faults and card == "Kreditkarte" and batch.day >= 16
+            rate = RAISED_RATE if raised else acquirer.rate
             fee = (gross * rate).quantize(CENT, ROUND_HALF_UP)
             payouts.setdefault((pay_day(batch, acquirer.days), card), []).append(
                 (batch, gross, fee))
@@ -205,7 +208,7 @@ def entries(location_id: int, first: date, last: date, data: SandboxData) -> lis
             if pending:
                 amount = sum((a for _, a in pending), Decimal(0))
                 fault = None
-                if day == fault_days(day)["deposit short"]:
+                if faults and day == fault_days(day)["deposit short"]:
                     amount, fault = amount - NOTE, "deposit short"
                 text = (f"BAREINZAHLUNG {loc.short_code} {pending[0][0]:%Y%m%d}-"
                         f"{pending[-1][0]:%Y%m%d}")
@@ -214,7 +217,8 @@ def entries(location_id: int, first: date, last: date, data: SandboxData) -> lis
                                      fault=fault))
                 pending = []
         day += timedelta(days=1)
-    for month in sorted({start.replace(day=1), last.replace(day=1), first.replace(day=1)}):
+    months = {start.replace(day=1), last.replace(day=1), first.replace(day=1)}
+    for month in sorted(months) if faults else ():
         faults = fault_days(month)
         out.append(BankEntry(faults["unrelated transfer"], -RENT, *LANDLORD,
                              f"MIETE {month:%m/%Y} {loc.short_code}",
@@ -231,10 +235,10 @@ def entries(location_id: int, first: date, last: date, data: SandboxData) -> lis
 
 
 def statements(location_id: int, first: date, last: date,
-               data: SandboxData | None = None) -> list[Statement]:
+               data: SandboxData | None = None, faults: bool = True) -> list[Statement]:
     """One statement per bank day of ``first``..``last`` (the first's opening balance
-    ``OPENING``), each with that day's entries."""
-    booked = entries(location_id, first, last, data or SandboxData())
+    ``OPENING``), each with that day's entries (``faults``: ``entries``)."""
+    booked = entries(location_id, first, last, data or SandboxData(), faults)
     iban, out, balance = account_iban(location_id), [], OPENING
     day = first
     while day <= last:
@@ -313,13 +317,13 @@ def mt940(statement: Statement) -> bytes:
 
 
 def write_statements(folder: Path, location_ids: list[int], first: date, last: date,
-                     mt940_for: int = 1) -> list[Path]:
+                     mt940_for: int = 1, faults: bool = True) -> list[Path]:
     """Each location's statements of ``first``..``last`` as CAMT.053 files (one per
     statement, ``<iban>/<statement id>.xml``), and the first ``mt940_for`` locations'
     also as one MT940 file each (``<iban>.sta``): a bank that delivers both."""
     written = []
     for n, location_id in enumerate(location_ids):
-        made = statements(location_id, first, last)
+        made = statements(location_id, first, last, faults=faults)
         if not made:
             continue
         account = folder / made[0].iban

@@ -82,20 +82,51 @@ def test_bank_settings_are_checked(bank_section, says, tmp_path):
 OCTOBER = (date(2026, 10, 1), date(2026, 10, 31))
 
 
-def test_a_month_of_statements_matches_every_payout_and_deposit_but_the_faults(tmp_path):
-    """October's statements of the three accounts against the POS's days from a week
-    before: every batch and every day's cash is paid as due, but the month's deliberate
-    faults (``pos_sandbox.bank.FAULTS``), each named with its reason."""
+IDS = [1001, 1002, 1003]
+
+
+def october(tmp_path, faults: bool):
+    """October's statements of the three accounts loaded with the POS's days from nine
+    days before: the settings and the load's report."""
     first, last = OCTOBER
     folder = tmp_path / "statements"
-    ids = [1001, 1002, 1003]
-    bank.write_statements(folder, ids, first, last)
+    bank.write_statements(folder, IDS, first, last, faults=faults)
     settings = sandbox_settings(tmp_path / "data", first - timedelta(days=9))
     settings = settings.model_copy(update={
         "bank": settings.bank.model_copy(update={"statements": str(folder)})})
     report = run_load_in_memory(settings, first - timedelta(days=9), last, catalog=False,
                                 skip=("vouchers",), progress=Reporter())
-    assert report.ok or [c.check.name for c in report.failed_checks] == [], report.summary()
+    return settings, report
+
+
+def transit(settings) -> dict:
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        rows = con.execute("""
+            select location_id, transit_kind, open_amount, open_item_count
+            from rpt_bank_transit_monthly where month_start = date '2026-10-01'""").fetchall()
+    return {(loc, kind): (amount, n) for loc, kind, amount, n in rows}
+
+
+def test_a_month_without_faults_matches_everything_and_its_transit_nets_to_zero(tmp_path):
+    settings, report = october(tmp_path, faults=False)
+    assert report.ok, report.summary()
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        reasons = dict(con.execute("select reason, count(*) from rpt_bank_reconciliation "
+                                   "group by all").fetchall())
+    assert set(reasons) == {"matched", "not yet due", "not loaded"}, reasons
+    assert reasons["matched"] > 3 * 60  # two card types and cash, a month of days
+    assert transit(settings) == {(loc, kind): (0, 0) for loc in IDS
+                                 for kind in ("card", "cash")}
+
+
+def test_a_month_of_statements_matches_every_payout_and_deposit_but_the_faults(tmp_path):
+    """October's statements of the three accounts against the POS's days from a week
+    before: every batch and every day's cash is paid as due, but the month's deliberate
+    faults (``pos_sandbox.bank.FAULTS``), each named with its reason."""
+    first, last = OCTOBER
+    ids = IDS
+    settings, report = october(tmp_path, faults=True)
+    assert not report.failed_partitions and not report.snapshot_failures, report.summary()
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         rows = con.execute("""
             select location_id, business_date, payment_type_name, reason, difference_amount
@@ -132,6 +163,11 @@ def test_a_month_of_statements_matches_every_payout_and_deposit_but_the_faults(t
     header = [c.value for c in next(load_workbook(target).active.iter_rows(max_row=1))]
     assert {"Geschäftstag", "Zahlungsart", "Betrag Kasse", "Gebühr", "Differenz",
             "Grund"} <= set(header)
+    # the month's transit: the missing batch and the chargeback (card), the note (cash)
+    missing = {loc: amount for loc, day, kind, reason, amount in rows if reason == "missing"}
+    assert transit(settings) == {
+        **{(loc, "card"): (missing[loc] + bank.CHARGEBACK, 2) for loc in ids},
+        **{(loc, "cash"): (bank.NOTE, 1) for loc in ids}}
     # pos-etl status names what is open, by location and reason, with its age
     lines = Status([], [], unmatched=bank_unmatched(settings.warehouse.warehouse_path)).lines()
     assert [line.split(" (")[0] for line in lines if line.startswith("bank:")] == [
