@@ -96,6 +96,7 @@ batches as (
         card_payments.payment_type_name,
         acquirers.acquirer_name,
         acquirers.fee_percent,
+        acquirers.pays_after_days,
         any_value(cuts.terminal_cut_amount) as terminal_cut_amount,
         -- the first cut loaded: its batch began before the loaded days
         bool_or(cuts.previous_cut_at is null) as is_first_batch,
@@ -178,6 +179,7 @@ pay_days as (
         sum(pos_amount) as gross_amount,
         count(*) as batch_count,
         any_value(fee_percent) as fee_percent,
+        any_value(pays_after_days) as pays_after_days,
         bool_or(is_first_batch) as has_first_batch
 
     from batches
@@ -195,8 +197,13 @@ pay_days_matched as (
         pay_days.gross_amount - payouts.paid_amount as fee_amount,
         round(pay_days.gross_amount * pay_days.fee_percent / 100, 2) as contract_fee_amount,
         case
-            -- a pay day of the first loaded batch: it began before the loaded days
-            when pay_days.has_first_batch then 'not loaded'
+            -- a pay day of the first loaded batch, or one that may pay batches cut before
+            -- the first loaded day: they are not all loaded
+            when
+                pay_days.has_first_batch
+                or pay_days.due_on
+                <= add_bank_days(loaded.first_loaded, pay_days.pays_after_days)
+                then 'not loaded'
             -- due before the first statement loaded: its payout is not loaded
             when pay_days.due_on < statements_until.statements_from then 'not loaded'
             when payouts.paid_amount is null and (
@@ -223,6 +230,8 @@ pay_days_matched as (
         and pay_days.due_on = payouts.paid_on
     left join statements_until
         on pay_days.location_id = statements_until.location_id
+    left join loaded
+        on pay_days.location_id = loaded.location_id
 
 ),
 

@@ -112,7 +112,7 @@ def skip_options(command):
     """``--no-<name>`` for each source a load may leave out (``pipeline.sources``)."""
     for source in reversed(OPTIONAL):
         command = click.option(f"--no-{source.name}", _skip_flag(source), is_flag=True,
-                               help=f"skip {source.title}'s snapshot")(command)
+                               help=f"leave out {source.title}")(command)
     return command
 
 
