@@ -173,11 +173,11 @@ def _date(element, path: str, where: str, required: bool = True) -> date | None:
             return None
         return _stamp(stamp, f"{where}: {path}/DtTm").date()
     try:
-        return date.fromisoformat(day) if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day) else \
-            date.fromisoformat("x")
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", day):  # (fromisoformat takes more forms)
+            return date.fromisoformat(day)
     except ValueError:
-        raise StatementError(f"{where}: {path}/Dt: {day!r} is not a date (YYYY-MM-DD)") \
-            from None
+        pass
+    raise StatementError(f"{where}: {path}/Dt: {day!r} is not a date (YYYY-MM-DD)")
 
 
 def _stamp(text: str | None, where: str) -> datetime | None:
