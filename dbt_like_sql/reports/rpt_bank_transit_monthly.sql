@@ -3,7 +3,8 @@
 -- bank): what the POS took, the fees, what the bank paid, what is still on its way (not
 -- yet due) and what is open, with the oldest open item's age. A month whose money all
 -- arrived nets to zero (open_amount 0); rpt_bank_reconciliation says which day is open
--- and why.
+-- and why. Its business dates not loaded (rpt_coverage: missing or provisional) are named:
+-- their payouts and deposits cannot be matched.
 with
 
 reconciliation as (
@@ -20,7 +21,7 @@ reconciliation as (
 
 ),
 
-final as (
+months as (
 
     select
         location_id,
@@ -45,6 +46,37 @@ final as (
     from reconciliation
     where transit_kind is not null
     group by all
+
+),
+
+gaps as (
+
+    select
+        location_id,
+        cast(date_trunc('month', business_date) as date) as month_start,
+        count(*) as missing_business_date_count,
+        string_agg(
+            cast(business_date as varchar), ', ' order by business_date
+        ) as missing_business_dates
+
+    from rpt_coverage
+    where coverage_status in ('missing', 'provisional')
+    group by all
+
+),
+
+final as (
+
+    select
+        months.*,
+        coalesce(gaps.missing_business_date_count, 0) as missing_business_date_count,
+        gaps.missing_business_dates
+
+    from months
+    left join gaps
+        on
+        months.location_id = gaps.location_id
+        and months.month_start = gaps.month_start
 
 )
 

@@ -11,11 +11,9 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from pipeline.core.accounting_settings import AccountingSettings, AccountsSettings, PassThrough
+from pipeline.core.bank_settings import Acquirer, BankAccount, BankSettings
 from pipeline.core.settings import (
     CONFIG_ENV,
-    Acquirer,
-    BankAccount,
-    BankSettings,
     LocationSettings,
     ScheduleSettings,
     Settings,

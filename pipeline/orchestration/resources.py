@@ -23,7 +23,7 @@ from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
 from pipeline.pos_api.source import Endpoint, PosSource
-from pipeline.sources import SOURCE, SOURCES, key_variables
+from pipeline.sources import SOURCE, file_sources, key_variables, tenant_services
 from pipeline.warehouse import Warehouse, config_macros, config_tables
 
 
@@ -117,12 +117,11 @@ def sandbox_source(settings: Settings, skip: Collection[str] = ()) -> Iterator[P
     first = settings.locations[0]
     with running_sandbox() as url, tempfile.TemporaryDirectory(prefix="pos-sandbox-") as tmp:
         tenant = {s.name: Endpoint(url, keys[first.id], first.api_key_env)
-                  for s in SOURCES if not s.per_location and s.transport == "http"}
+                  for s in tenant_services(skip)}
         places = {s.name: s.place(settings) if s.address(settings) else  # configured
                   replace(s.place(settings), uri=f"{tmp}/{s.name}",
                           prepare=writer(s.name, f"{tmp}/{s.name}", settings))
-                  for s in SOURCES if s.transport == "files" and s.name not in skip
-                  and s.served(settings)}
+                  for s in file_sources(settings, skip)}
         with PosSource(settings, url, keys, tenant=tenant, places=places,
                        key_hints=False) as source:
             yield source
@@ -141,14 +140,12 @@ def pos_resource(settings: Settings, location_ids: list[int] | None = None,
               if location_ids is None or loc.id in location_ids]
     tenant = [TenantKey(source=s.name, url=s.address(settings), key_env=env,
                         api_key=dg.EnvVar(env))
-              for s in SOURCES if not s.per_location and s.name not in skip
-              for _, env in s.key_variables(settings)]
+              for s in tenant_services(skip) for _, env in s.key_variables(settings)]
     return HttpPos(
         settings=settings, base_url=settings.source.base_url,
         api_keys=[PosKey(location_id=loc.id, api_key=dg.EnvVar(loc.api_key_env))
                   for loc in wanted],
-        tenant=tenant, files=[s.name for s in SOURCES if s.transport == "files"
-                              and s.name not in skip and s.served(settings)])
+        tenant=tenant, files=[s.name for s in file_sources(settings, skip)])
 
 
 @contextmanager

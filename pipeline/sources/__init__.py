@@ -20,6 +20,18 @@ OPTIONAL: tuple[Source, ...] = tuple(s for s in SOURCES if s.optional)
 """What a load may leave out (``--no-<name>``)."""
 
 
+def tenant_services(skip: Collection[str] = ()) -> list[Source]:
+    """The sources served over HTTP with the tenant's key (not a location's), but ``skip``."""
+    return [s for s in SOURCES if s.transport == "http" and not s.per_location
+            and s.name not in skip]
+
+
+def file_sources(settings: Settings, skip: Collection[str] = ()) -> list[Source]:
+    """The file sources these settings have, but ``skip``."""
+    return [s for s in SOURCES if s.transport == "files" and s.name not in skip
+            and s.served(settings)]
+
+
 def key_variables(settings: Settings, location_ids: list[int] | None = None,
                   skip: Collection[str] = ()) -> list[tuple[str, str]]:
     """``(whose, variable)`` of every key a run reading each source but ``skip`` for

@@ -9,8 +9,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from pipeline.core.accounting_settings import AccountingSettings, ChartOfAccounts
+from pipeline.core.bank_settings import BankSettings
 from pipeline.core.charts import PAYMENT_ROLES, SINGLE_ACCOUNT_ROLES
-from pipeline.core.settings import BankSettings, Settings
+from pipeline.core.settings import Settings
 
 
 def _sql_list(values: list[str]) -> str:

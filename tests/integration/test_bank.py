@@ -6,8 +6,9 @@ from datetime import date, timedelta
 import duckdb
 import pytest
 
+from pipeline.core.bank_settings import BankAccount, BankSettings
 from pipeline.core.reporting import Reporter
-from pipeline.core.settings import BankAccount, BankSettings, Settings
+from pipeline.core.settings import Settings
 from pipeline.orchestration.configs import sandbox_settings
 from pipeline.orchestration.status import Status, bank_unmatched
 from pos_sandbox import bank
