@@ -1,5 +1,6 @@
--- Correction bookings of closed periods: what each business date of a closed period books
--- now minus what was booked for it (its own bookings and the corrections booked in later
+-- Correction bookings of closed periods: what each date of a closed period books now
+-- (rpt_bookings: its daily closes and the bank's side) minus what was booked for it (its
+-- own bookings and the corrections booked in later
 -- periods), per location and booking; dated the first day of the first open period.
 with
 
@@ -45,7 +46,7 @@ current_bookings as (
         sum(bookings.tax_amount) as tax_amount,
         any_value(bookings.booking_text) as booking_text
 
-    from rpt_daily_close_bookings as bookings
+    from rpt_bookings as bookings
     inner join periods
         on bookings.business_date between periods.first_date and periods.last_date
     group by

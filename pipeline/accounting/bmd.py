@@ -1,4 +1,5 @@
-"""The daily closes as a BMD NTCS booking import (``Buchungen importieren``, CSV).
+"""The bookings (daily closes, the bank's side) as a BMD NTCS booking import
+(``Buchungen importieren``, CSV).
 
 One line per booking, with the field names BMD's import reads in the first line:
 ``satzart;konto;gkonto;belegnr;belegdatum;buchsymbol;buchcode;prozent;steuercode;betrag;
@@ -11,9 +12,11 @@ steuer;text;kost;extbelegnr``. What it assumes (``docs/accounting.md``):
   ``steuercode`` of domestic VAT and the tax included (``steuer``), negative as BMD
   shows tax on revenue (positive on a reversal); other lines carry no tax.
 - ``belegnr`` is the business date as ``YYYYMMDD`` followed by the location id (digits,
-  one number per location's daily close), ``extbelegnr`` the document
-  ``Z<location>-<YYYYMMDD>``, ``belegdatum`` the business
-  date as ``DD.MM.YYYY``, ``kost`` the location's cost centre (digits).
+  one number per location's daily close; a correction's, the bank's and the cash moved
+  to the bank's led by 7, 9 and 8), ``extbelegnr`` the document
+  (``Z<location>-<YYYYMMDD>``), ``belegdatum`` the date booked as ``DD.MM.YYYY``,
+  ``buchsymbol`` ``[accounting.bmd] buchsymbol`` (``KA``), the bank's entries'
+  ``bank_buchsymbol`` (``BK``), ``kost`` the location's cost centre (digits).
 - Windows-1252, ``;``, CRLF, a decimal comma; text without control characters,
   transliterated where Windows-1252 has no character, quoted where it holds ``;`` or ``"``.
 """
@@ -65,11 +68,22 @@ def check_booking(b: Booking) -> None:
                            "a BMD cost centre (1 to 9 digits)")
 
 
+DOCUMENT_DIGIT = {"Z": "", "K": "7", "G": "8", "B": "9"}
+"""The digit a ``belegnr`` starts with, per kind of document (a daily close's none: it
+starts with its year)."""
+_DOCUMENT = re.compile(r"(?P<kind>[A-Z])(?P<loc>\d+)-(?P<day>\d{8})")
+
+
 def document_number(b: Booking) -> str:
-    """``belegnr``: the business date and the location, digits (``YYYYMMDD`` then the
-    location id; 12 for a four-digit id, within BMD's 20): one number per daily close, as
-    DATEV's Belegfeld 1, never the same for two locations of one day."""
-    return f"{b.day:%Y%m%d}{b.location_id}"
+    """``belegnr``: digits, one number per document as DATEV's Belegfeld 1: a daily close's
+    is its business date and the location (``YYYYMMDD`` then the location id; 12 digits
+    for a four-digit id, within BMD's 20); a correction's (``K``), the cash moved to the
+    bank's (``G``) and the bank's entries of a day (``B``) the same, led by 7, 8 and 9, so
+    none is another's and none is a daily close's (whose first digit is its year's)."""
+    match = _DOCUMENT.fullmatch(b.document)
+    if match is None or match["kind"] not in DOCUMENT_DIGIT:
+        return f"{b.day:%Y%m%d}{b.location_id}"
+    return f"{DOCUMENT_DIGIT[match['kind']]}{match['day']}{match['loc']}"
 
 
 def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transliteration:
@@ -85,7 +99,8 @@ def write_bmd(bookings: list[Booking], bmd: BmdSettings, target: Path) -> Transl
         taxed = b.tax_rate is not None
         writer.writerow([
             "0", b.account, b.counter, document_number(b), b.day.strftime("%d.%m.%Y"),
-            bmd.buchsymbol, "1", rate_key(b.tax_rate).replace(".", ",") if taxed else "",
+            bmd.bank_buchsymbol if b.document.startswith("B") else bmd.buchsymbol, "1",
+            rate_key(b.tax_rate).replace(".", ",") if taxed else "",
             bmd.tax_code if taxed else "", _decimal(b.amount),
             _decimal(-(b.tax or 0)) if taxed else "",
             ansi_text(b.text, seen)[:TEXT_LENGTH], b.cost_center or "", b.document])

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,10 +26,10 @@ from pipeline.accounting.bookings import (
     BookingError,
     ChartViolation,
     Period,
+    booked,
     by_period,
     check_accounts,
     check_chart,
-    daily_close_bookings,
     period_of,
     suspense_warning,
 )
@@ -44,7 +44,6 @@ from pipeline.warehouse.selection import (
     Selection,
     check_warehouse,
     remove_leftovers,
-    selection_query,
 )
 
 
@@ -143,6 +142,11 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
     warnings += [suspense] if suspense else []
     if placeholders := booking_format(fmt).placeholders(settings):
         warnings.append(f"{placeholders} before the files go to {booking_format(fmt).title}")
+    open_ = sorted((p for p in periods if p.name not in closed), key=lambda p: p.first)
+    if open_:
+        warnings += [f"the bank's side is incomplete: {line}" for line in bank_gaps(
+            settings, max(open_[0].first, sel.start or open_[0].first),
+            min(open_[-1].last, sel.end or open_[-1].last), sel.location_ids)]
     exported = [ledger.ExportedFile(period, path.name, path.read_bytes(), booked[period],
                                     period.name in closed)
                 for period, path in written.items()]
@@ -157,10 +161,9 @@ def _current_bookings(settings: Settings, sel: Selection, closed: dict,
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         accounts = settings.accounting.chart_of_accounts
         try:
-            check_accounts(con, accounts, settings.accounting.pass_through)
+            check_accounts(con, accounts, settings.accounting.pass_through, settings.bank)
             ledger.check_current(con, closed)
-            bookings = daily_close_bookings(con, selection_query(con, sel), locations,
-                                            accounts)
+            bookings = booked(con, sel.start, sel.end, sel.location_ids, locations, accounts)
             check_chart(bookings, accounts)
             if first_open and (sel.start or first_open.first) <= first_open.first <= \
                     (sel.end or first_open.first):
@@ -203,6 +206,65 @@ class IncompletePeriod(ExportError):
             " and close again; a "
             "date loaded after the close is booked as a correction in a later period. "
             "--allow-incomplete closes it anyway.")
+
+
+def bank_gaps(settings: Settings, first: date, last: date,
+              location_ids: list[int] | None = None) -> list[str]:
+    """What the warehouse's statements lack of ``first`` .. ``last``, per configured bank
+    account whose side the files book (``[bank] book``) at ``location_ids`` (None: all): a
+    statement closing on or after the range's last bank day (Monday to Friday: a bank
+    books nothing on a weekend), one opening by its first, and the chain between them (a
+    statement whose opening balance is not the closing balance before it: one is
+    missing). Empty: the bank's side of the range is whole."""
+    if not settings.bank.book or not settings.bank.accounts:
+        return []
+    while first.weekday() >= 5 and first < last:
+        first += timedelta(days=1)
+    while last.weekday() >= 5 and last > first:
+        last -= timedelta(days=1)
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        try:
+            held = {iban: rest for iban, *rest in con.execute("""
+                select iban, min(opening_date), max(closing_date),
+                       string_agg(statement_id || ' (' || balance_gap_amount || ' EUR)', ', '
+                                  order by closing_date) filter (
+                           where balance_gap_amount <> 0 and closing_date between ? and ?)
+                from dim_bank_statements group by iban""", [first, last]).fetchall()}
+        except duckdb.CatalogException:
+            held = {}
+    out = []
+    for iban, loc in sorted(settings.bank_accounts.items()):
+        if location_ids and loc not in location_ids:
+            continue
+        account = f"bank account {iban} (location {loc})"
+        if iban not in held:
+            out.append(f"{account}: no statement in the warehouse; its payouts, fees and "
+                       f"deposits of {first} .. {last} are not booked")
+            continue
+        opens, closes, broken = held[iban]
+        if opens > first:
+            out.append(f"{account}: its statements begin {opens}; the bank's entries "
+                       "before it are not booked")
+        if closes < last:
+            out.append(f"{account}: its statements reach {closes}; the bank's entries "
+                       "after it are not booked")
+        if broken:
+            out.append(f"{account}: statements that do not continue the one before them "
+                       f"(a statement missing): {broken}")
+    return out
+
+
+class BankIncomplete(ExportError):
+    """A period whose bank statements are not whole is not closed (without
+    ``allow_incomplete``): its bank bookings would come later, as corrections."""
+
+    def __init__(self, period: Period, lacking: list[str]):
+        self.lacking = lacking
+        super().__init__(
+            f"period {period.name}: the bank's side is incomplete: " + "; ".join(lacking)
+            + ". Load the statements and close again (statements loaded after the close "
+            "are booked as corrections in a later period); --allow-incomplete closes it "
+            "anyway.")
 
 
 class SuspensePeriod(ExportError):
@@ -270,7 +332,10 @@ def close_period(settings: Settings, day: date, fmt: str, today: date | None = N
                                None, period.first, period.last) if g.missing]
     if missing and not allow_incomplete:
         raise IncompletePeriod(period, missing, settings.command)
-    incomplete = "; ".join(g.line() for g in missing) or None
+    lacking = bank_gaps(settings, period.first, period.last)
+    if lacking and not allow_incomplete:
+        raise BankIncomplete(period, lacking)
+    incomplete = "; ".join([g.line() for g in missing] + lacking) or None
     sel = Selection("rpt_daily_close", period.first, period.last, None)
     bookings = _current_bookings(settings, sel, closed, ledger.open_period(closed, year_start))
     if not bookings:  # closing a month before it is loaded would book all of it later

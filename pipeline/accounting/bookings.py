@@ -1,12 +1,14 @@
-"""The daily closes as bookings, whatever the accounting software: DATEV and BMD files
-are both written from these.
+"""The daily closes and the bank's side as bookings, whatever the accounting software:
+DATEV and BMD files are both written from these.
 
-The bookings are the warehouse's ``rpt_daily_close_bookings``: every booking of a day
-goes through the clearing account (revenue per tax rate, gross after discounts, tips and
+The bookings are the warehouse's ``rpt_bookings``. A daily close's (``rpt_daily_close_bookings``)
+go through the clearing account (revenue per tax rate, gross after discounts, tips and
 each non-revenue payment group credited to their accounts; each payment type's payments
 debited to its ``fibuAccountNr``; a day's difference to the suspense account), so per
-day the clearing account nets to 0. Here they get the location's short code and cost
-centre.
+day the clearing account nets to 0. The bank's side (``rpt_bank_bookings``, ``[bank]
+book``) books the payouts, card fees, chargebacks and cash deposits of the configured bank
+accounts and the cash the till moved to the bank, through the transit accounts. Here they
+get the location's short code and cost centre.
 
 A booking period is a calendar month within one fiscal year: one file per period.
 """
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 from anyascii import anyascii
 
 from pipeline.core.accounting_settings import ChartOfAccounts, PassThrough
+from pipeline.core.bank_settings import BankSettings
 from pipeline.core.charts import SINGLE_ACCOUNT_ROLES
 from pipeline.core.outcomes import ConfigError
 from pipeline.core.settings import LocationSettings, Settings
@@ -66,7 +69,8 @@ class Booking:
     tax_rate: Decimal | None = None
     tax: Decimal | None = None
     kind: str = ""
-    """revenue, tips, non_revenue, payment, difference; correction."""
+    """revenue, tips, pass_through, non_revenue, payment, difference (a daily close);
+    payout, card_fee, chargeback, deposit, cash_to_bank (the bank's side); correction."""
     original_date: date | None = None
     """The business date a correction corrects (None: ``day``)."""
     account_role: str = ""
@@ -151,10 +155,11 @@ def rate_key(rate: Decimal) -> str:
 
 
 def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
-                   pass_through: list[PassThrough] = ()) -> None:
+                   pass_through: list[PassThrough] = (),
+                   bank: BankSettings | None = None) -> None:
     """Raise ``BookingError`` unless the warehouse was built with these accounts (its
     macros answer as the config does, for every configured rate and every rate it has
-    revenue at): a changed account takes a build first."""
+    revenue at, and for ``bank``'s accounts): a changed account takes a build first."""
     rates = {rate_key(Decimal(rate)): account
              for rate, account in accounts.revenue_accounts.items()}
     for (rate,) in con.execute("select distinct tax_rate_percent from rpt_vat_by_rate"
@@ -166,6 +171,10 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
     asked += [(f"booking_account('{role}')", accounts.role_account(role))
               for role in SINGLE_ACCOUNT_ROLES]
     asked += [("chart_fingerprint()", accounts.fingerprint)]
+    if bank is not None:
+        asked += [("books_bank()", bank.book)]
+        asked += [(f"bank_ledger_account('{a.iban}')", a.account or accounts.role_account("bank"))
+                  for a in bank.accounts]
     asked += [(f"pass_through_account('{product}')", item.account)
               for item in pass_through for product in item.products]
     import duckdb  # not at import: the CLI reads its arguments without DuckDB
@@ -175,6 +184,7 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
     except duckdb.Error:
         built = [None] * len(asked)
     changed = [("the chart's ranges or the payment accounts" if sql == "chart_fingerprint()"
+                else f"[bank] book: {was} -> {now}" if sql == "books_bank()"
                 else sql.split("(")[0] + f" {sql.split('(', 1)[1][:-1]}: {was} -> {now}")
                for (sql, now), was in zip(asked, built, strict=True) if was != now]
     if changed:
@@ -183,29 +193,42 @@ def check_accounts(con: duckdb.DuckDBPyConnection, accounts: ChartOfAccounts,
                            "`pos-etl build` first")
 
 
-def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
-                         locations: Mapping[int, LocationSettings],
-                         accounts: ChartOfAccounts) -> list[Booking]:
-    """The bookings (``rpt_daily_close_bookings``) of the daily closes that ``close_sql``
-    selects, with each location's short code in the text and its cost centre. A payment
-    type without an account in the chart is refused (``ChartViolation``) naming them all,
-    with the line of ``[accounting.accounts] payment_accounts`` to add."""
+KINDS = {
+    "revenue": "revenue at {rate}", "tips": "tips", "pass_through": "{text} collected for others",
+    "non_revenue": "payment group {text!r}", "payment": "payment type {text!r}",
+    "difference": "the day's difference", "payout": "bank entry {entry}: {text}",
+    "card_fee": "bank entry {entry}: {text}", "chargeback": "bank entry {entry}: {text}",
+    "deposit": "bank entry {entry}: {text}", "cash_to_bank": "cash book record {record}",
+}
+"""What a booking of each kind (``rpt_bookings.booking_kind``) is, for an error."""
+BANK_KINDS = frozenset({"payout", "card_fee", "chargeback", "deposit", "cash_to_bank"})
+"""The kinds of the bank's side (``rpt_bank_bookings``)."""
+
+
+def booked(con: duckdb.DuckDBPyConnection, start: date | None, end: date | None,
+           location_ids: list[int] | None, locations: Mapping[int, LocationSettings],
+           accounts: ChartOfAccounts) -> list[Booking]:
+    """The bookings (``rpt_bookings``: the daily closes' and the bank's side) dated
+    ``start`` to ``end`` at ``location_ids`` (None: all), with each location's short code
+    in the text and its cost centre. A payment type without an account in the chart is
+    refused (``ChartViolation``) naming them all, with the line of ``[accounting.accounts]
+    payment_accounts`` to add."""
+    where = ["true"] + [f"business_date >= DATE '{start.isoformat()}'"] * bool(start) \
+        + [f"business_date <= DATE '{end.isoformat()}'"] * bool(end)
+    if location_ids:
+        where.append(f"location_id in ({', '.join(str(int(x)) for x in location_ids)})")
     rows = con.execute(f"""
-        select b.location_id, b.business_date, b.document_number, b.debit_account,
-               b.credit_account,
-               b.amount, b.tax_rate_percent, b.tax_amount, b.booking_kind, b.booking_text,
-               b.debit_role, b.credit_role, b.pos_accounts
-        from rpt_daily_close_bookings as b
-        semi join ({close_sql}) as c using (location_id, business_date)
-        order by b.location_id, b.business_date, b.booking_number""").fetchall()
+        select location_id, business_date, document_number, debit_account, credit_account,
+               amount, tax_rate_percent, tax_amount, booking_kind, booking_text,
+               debit_role, credit_role, pos_accounts, bank_entry, transaction_id
+        from rpt_bookings where {' and '.join(where)}
+        order by location_id, business_date, document_number, booking_number""").fetchall()
     out, unmapped = [], {}
     for (loc, day, doc, account, counter, amount, rate, tax, kind, text, account_role,
-         counter_role, pos_accounts) in rows:
+         counter_role, pos_accounts, entry, record) in rows:
         place = locations.get(loc)
-        what = {"revenue": f"revenue at {text.removeprefix('Erlöse ')}", "tips": "tips",
-                "pass_through": f"{text} collected for others",
-                "non_revenue": f"payment group {text!r}", "payment": f"payment type {text!r}",
-                "difference": "the day's difference"}[kind]
+        what = KINDS[kind].format(rate=text.removeprefix("Erlöse "), text=text, entry=entry,
+                                  record=record)
         if counter is None:
             raise BookingError(
                 f"location {loc}, business date {day}: no revenue account for tax rate "
@@ -216,7 +239,8 @@ def daily_close_bookings(con: duckdb.DuckDBPyConnection, close_sql: str,
         out.append(Booking(
             Decimal(amount), account, counter, day, doc,
             f"{text} {place.short_code if place else loc}",
-            f"location {loc}, business date {day}, {what}", loc,
+            f"location {loc}, {'booked' if kind in BANK_KINDS else 'business date'} {day}, "
+            f"{what}", loc,
             place.cost_center if place else None,
             None if rate is None else Decimal(rate), None if tax is None else Decimal(tax),
             kind, account_role=account_role or "", counter_role=counter_role or ""))

@@ -207,7 +207,11 @@ class BmdSettings(StrictModel):
     """What a BMD NTCS booking import needs beyond the accounts (``[accounting.accounts]``)."""
 
     buchsymbol: str = Field("KA", pattern=r"^[A-Z0-9]{1,2}$")
-    """The booking symbol of the daily closes (``KA``: Kassa)."""
+    """The booking symbol of the daily closes and of the cash the till moves to the bank
+    (``KA``: Kassa)."""
+    bank_buchsymbol: str = Field("BK", pattern=r"^[A-Z0-9]{1,2}$")
+    """The booking symbol of the bank's entries: payouts, card fees, chargebacks, cash
+    deposits (``BK``: Bank)."""
     tax_code: str = Field("1", pattern=r"^[0-9]{1,2}$")
     """``steuercode`` of the revenue lines: 1, domestic VAT."""
 

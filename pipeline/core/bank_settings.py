@@ -18,6 +18,16 @@ class BankAccount(StrictModel):
     """The account's IBAN (spaces allowed; its check digits are checked)."""
     location: int | str
     """The location whose takings go to it: its id or short code."""
+    account: str | None = None
+    """Its account in the general ledger (digits); unset: the chart's bank account
+    (``[accounting.accounts] bank_account``)."""
+
+    @field_validator("account")
+    @classmethod
+    def _account(cls, value: str | None) -> str | None:
+        if value is not None and not value.isdigit():
+            raise ValueError(f"{value!r} is not an account (digits)")
+        return value
 
     @field_validator("iban")
     @classmethod
@@ -61,6 +71,13 @@ class BankSettings(StrictModel):
     deposit_texts: list[str] = ["BAREINZAHLUNG", "EINZAHLUNG", "BARGELDEINZAHLUNG"]
     """A bank entry is a cash deposit where its purpose starts with one of these (any
     case), or where its bank transaction code is ISO's cash deposit (``CNTR/CDPT``)."""
+
+    book: bool = True
+    """Whether the booking files (DATEV, BMD) book the payouts, the card fees, the
+    chargebacks and the cash deposits of these accounts, and the cash the till moved to
+    the bank (docs/accounting.md#bank-bookings); false where the advisor books the bank
+    from the statements (a bank import of the accounting software), so nothing is booked
+    twice."""
 
     @field_validator("statements")
     @classmethod

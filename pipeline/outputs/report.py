@@ -2,7 +2,9 @@
 
 Per location: the last 30 days' turnover as a chart (inline SVG, one point per business
 date loaded, a date not loaded a gap), how many of the dates it should have are loaded,
-the daily close table, the payment mix; for the tenant the open voucher liability;
+the daily close table, the payment mix, and, with its bank statements loaded, what of
+those days is not at the bank yet (a bar per day: not yet due, open) with each open
+item; for the tenant the open voucher liability;
 and any failed data check or source drift. Every figure is read from the warehouse; the
 page needs no server and loads nothing from the network.
 """
@@ -133,6 +135,67 @@ class Chart:
         return chart
 
 
+@dataclass(frozen=True)
+class BankItem:
+    """A row of ``rpt_bank_reconciliation`` still open: a day's card batch or cash, or a
+    bank entry, with what is open of it."""
+
+    business_date: date
+    payment_type: str
+    """A card type, ``cash``, or empty for a bank entry that pays nothing of the POS."""
+    reason: str
+    amount: Decimal
+    days_open: int | None
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    width: float
+    business_date: date
+    in_transit: Decimal
+    """Not yet due."""
+    open: Decimal
+    """Open for another reason: missing, short, a chargeback, ..."""
+    transit_top: float
+    open_top: float
+
+
+@dataclass(frozen=True)
+class BankChart:
+    """Bars of the money of each business date still on its way to the bank (not yet
+    due, from the baseline) and open (above it), placed by date as the revenue chart."""
+
+    bars: list[Bar]
+    top: Decimal
+    width: int = 720
+    height: int = 180
+    pad: int = 40
+
+    @property
+    def baseline(self) -> int:
+        return self.height - self.pad
+
+    @classmethod
+    def of(cls, items: list[BankItem], first: date, last: date) -> BankChart:
+        days: dict[date, list[Decimal]] = {}
+        for item in items:
+            sums = days.setdefault(item.business_date, [Decimal("0.00"), Decimal("0.00")])
+            sums[item.reason != "not yet due"] += item.amount
+        top = max((abs(a) + abs(b) for a, b in days.values()), default=Decimal(1))
+        top = max(top, Decimal(1))
+        chart = cls([], top)
+        span = max((last - first).days, 1)
+        inner, high = chart.width - 2 * chart.pad, chart.height - 2 * chart.pad
+        width = inner / (span + 1) * 0.7
+        for day, (transit, open_) in sorted(days.items()):
+            x = chart.pad + inner * ((day - first).days / span) - width / 2
+            transit_top = chart.baseline - float(abs(transit) / top) * high
+            chart.bars.append(Bar(x, width, day, transit, open_, transit_top,
+                                  transit_top - float(abs(open_) / top) * high))
+        return chart
+
+
 @dataclass
 class LocationReport:
     location_id: int
@@ -147,6 +210,22 @@ class LocationReport:
     """The calendar days shown: ``WINDOW_DAYS`` up to the newest daily close."""
     turnover_net: Decimal = Decimal(0)
     """The spec's turnover of the window (fct_turnover_daily.turnover_net), exact."""
+    bank: list[BankItem] | None = None
+    """What of the window is not at the bank yet (rpt_bank_reconciliation's open rows);
+    None where no statement of the location is loaded."""
+
+    @property
+    def bank_chart(self) -> BankChart:
+        return BankChart.of(self.bank or [], *self.window)
+
+    @property
+    def bank_in_transit(self) -> Decimal:
+        return sum((i.amount for i in self.bank or () if i.reason == "not yet due"),
+                   Decimal(0))
+
+    @property
+    def bank_open(self) -> list[BankItem]:
+        return [i for i in self.bank or () if i.reason != "not yet due"]
 
     @property
     def revenue_total(self) -> Decimal:
@@ -229,7 +308,7 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
         locations.append(LocationReport(location_id, days, payments, drift,
                                         _coverage(settings, location_id, first, newest,
                                                   loaded), loaded, (first, newest),
-                                        turnover))
+                                        turnover, _bank(con, location_id, first, newest)))
     vouchers = [VoucherLiability(category, count, outstanding)
                 for category, count, outstanding in _rows(con, """
         select voucher_category_name, open_voucher_count, outstanding_balance_amount
@@ -247,6 +326,23 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
                           f"{check.model}: {check.name} ({outcome.failing_rows} rows): "
                           f"{check.description}")
     return locations, vouchers, failed
+
+
+def _bank(con: duckdb.DuckDBPyConnection, location_id: int, first: date,
+          last: date) -> list[BankItem] | None:
+    """The window's open rows of the bank reconciliation; None without statements."""
+    try:
+        if not _rows(con, "select 1 from dim_bank_statements where location_id = ? limit 1",
+                     [location_id]):
+            return None
+    except duckdb.CatalogException:  # a warehouse built before the bank
+        return None
+    return [BankItem(*row) for row in _rows(con, """
+        select business_date, coalesce(payment_type_name, ''), reason, difference_amount,
+               days_open
+        from rpt_bank_reconciliation
+        where location_id = ? and is_open and business_date between ? and ?
+        order by business_date, payment_type_name, reason""", [location_id, first, last])]
 
 
 def render(locations: list[LocationReport], vouchers: list[VoucherLiability],

@@ -76,6 +76,9 @@ def _bank_sql(settings: Settings | None) -> tuple[str, ...]:
     to_bank = _sql_list((bank.deposit_accounts if bank else []) or [chart.transit_account])
     texts = bank.deposit_texts if bank else BankSettings().deposit_texts
     starts = " or ".join(f"starts_with(upper(text), {_sql_list([t.upper()])})" for t in texts)
+    ledger = " ".join(f"when iban = {_sql_list([a.iban])} then {_sql_list([a.account])}"
+                      for a in (bank.accounts if bank else ()) if a.account)
+    bank_account = _sql_list([chart.bank_account])
     return (
         "-- the acquirers that pay out card sales ([[bank.acquirers]]): one row per payment\n"
         "-- type each pays\n"
@@ -95,6 +98,12 @@ def _bank_sql(settings: Settings | None) -> tuple[str, ...]:
         "-- starts with one of [bank] deposit_texts\n"
         "create or replace macro is_cash_deposit(code, text) as\n"
         f"    coalesce(code like '%CNTR/CDPT', false) or coalesce({starts or 'false'}, false);",
+        "-- a bank account's account in the general ledger ([[bank.accounts]] account, else\n"
+        "-- the chart's bank account)\n"
+        "create or replace macro bank_ledger_account(iban) as\n"
+        f"    {f'case {ledger} else {bank_account} end' if ledger else bank_account};",
+        "-- whether the booking files book the bank's side ([bank] book)\n"
+        f"create or replace macro books_bank() as {str(bank.book if bank else True).lower()};",
     )
 
 

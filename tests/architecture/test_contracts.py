@@ -94,11 +94,12 @@ def test_the_shipped_contracts_hold_the_checks_with_their_severities():
     assert checks[("dim_bank_statements", "statements_chain")] is False  # the bank's: warn
     assert checks[("rpt_bank_reconciliation", "money_arrived")] is False  # the bank's: warn
     assert checks[("rpt_bank_transit_monthly", "transit_nets_to_zero")] is False  # warn
-    assert len(checks) == 118  # (the grains of fct_receipt_revenue, fct_receipt_payments,
+    assert len(checks) == 122  # (the grains of fct_receipt_revenue, fct_receipt_payments,
     # rpt_booking_receipts,
     # the three reports as closed and their ledger tables, rpt_period_changes;
-    # every_booking_line_ties_to_its_receipts; the bank's seven models, their chain, the
-    # reconciliation's reasons and open items, the transit's netting)
+    # every_booking_line_ties_to_its_receipts; the bank's nine models, their chain, the
+    # reconciliation's reasons and open items, the transit's netting, the bank bookings'
+    # kinds and each entry booked whole)
 
 
 def test_every_model_has_a_grain_of_its_columns_and_its_unique_test_is_that_grain():
