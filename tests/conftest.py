@@ -174,6 +174,16 @@ def load_directly(settings: Settings, start: date, end: date,
         resources["warehouse"].build()
 
 
+def build_directly(settings: Settings):
+    """The warehouse resource's build of ``settings``'s lake (its models, checks and the
+    switch), without a Dagster run and its events (some 3 s a build of every model, even in
+    memory): for a test whose subject is what a config makes of the warehouse. A blocking
+    check raises ``BlockedBuild``."""
+    from pipeline.orchestration.resources import build_resources
+
+    return build_resources(settings)["warehouse"].build()
+
+
 def run_load_in_memory(settings: Settings, *args, **kwargs):
     """``run_load``, its runs recorded in an instance in memory (``in_memory_instance``)."""
     from pipeline.orchestration.loader import run_load

@@ -286,10 +286,9 @@ def test_one_booking_file_per_period_a_zip_of_them_and_unmapped_rates_refused(bu
                     ignore=shutil.ignore_patterns("dagster_home"))
     unmapped = unmapped.model_copy(update={"warehouse": unmapped.warehouse.model_copy(
         update={"data_dir": data_dir})})
-    from pipeline.core.reporting import Reporter
-    from tests.conftest import run_build_in_memory
+    from tests.conftest import build_directly
 
-    assert run_build_in_memory(unmapped, progress=Reporter()).warehouse_path
+    assert build_directly(unmapped).path
     with pytest.raises(ExportError, match=r"location 1001, business date 2026-03-27: no "
                                           r"revenue account for tax rate 10 %"):
         export(unmapped, sel, "datev", tmp_path / "x.csv")
@@ -430,15 +429,14 @@ def german(settings, chart: str, payments: bool = True, groups: bool = True):
 
 def rebuilt(built, settings, tmp_path):
     """``settings`` over a copy of the built warehouse, built again with them."""
-    from pipeline.core.reporting import Reporter
-    from tests.conftest import run_build_in_memory
+    from tests.conftest import build_directly
 
     data_dir = tmp_path / "copy" / "data"
     shutil.copytree(built.warehouse.data_dir, data_dir,
                     ignore=shutil.ignore_patterns("dagster_home"))
     settings = settings.model_copy(update={
         "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir})})
-    assert run_build_in_memory(settings, progress=Reporter()).ok
+    build_directly(settings)
     return settings
 
 
@@ -528,9 +526,8 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
     the daily close shows them apart and stays closed, the bookings credit its own
     account, and the independent DATEV reader finds every account's total. Without it
     the Ortstaxe is revenue at 0 %. The spec's turnover keeps it either way."""
-    from pipeline.core.reporting import Reporter
     from pipeline.outputs.export import Selection, export
-    from tests.conftest import run_build_in_memory
+    from tests.conftest import build_directly
 
     settings = _datev_settings(built)
     (item,) = settings.accounting.pass_through
@@ -540,7 +537,7 @@ def test_a_tourist_tax_is_collected_for_others_not_revenue(built, tmp_path):
     untaxed = settings.model_copy(update={
         "warehouse": built.warehouse.model_copy(update={"data_dir": data_dir}),
         "accounting": settings.accounting.model_copy(update={"pass_through": []})})
-    assert run_build_in_memory(untaxed, progress=Reporter()).ok
+    build_directly(untaxed)
     collected = dict(query(built, "select business_date, sum(line_gross_amount) from "
                                   "fct_receipt_items where is_revenue_effective and "
                                   f"product_nr = '{item.products[0]}' group by all"))
@@ -582,9 +579,8 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
     redemptions out of it; every day stays closed, the bookings balance, and the DATEV
     file read back independently agrees."""
     from pipeline.core.accounting_settings import VoucherCategory
-    from pipeline.core.reporting import Reporter
     from pipeline.outputs.export import Selection, export
-    from tests.conftest import run_build_in_memory
+    from tests.conftest import build_directly
 
     data_dir = tmp_path / "copy" / "data"
     shutil.copytree(built.warehouse.data_dir, data_dir,
@@ -596,7 +592,7 @@ def test_single_purpose_vouchers_are_revenue_when_sold_and_not_when_redeemed(bui
             VoucherCategory(name="Restaurant-Gutschein", purpose="single",
                             tax_rate=Decimal(20), sale_products=[9901],
                             payment_types=["Gutschein"])]})})
-    assert run_build_in_memory(single, progress=Reporter()).ok
+    build_directly(single)
 
     def per_day(settings, sql):
         return {(loc, day): rest for loc, day, *rest in query(settings, sql)}

@@ -309,13 +309,14 @@ def test_the_bank_is_booked_in_the_files_and_moves_the_transit_by_what_arrived(
               and business_date between ? and ?""", [first, last]).fetchall()
     assert totals["2780"] + totals["2790"] == cards - truth["gross"]
     assert totals["2880"] == moved - truth["deposits"]
-    # every bank line traces to its bank entry, and ties
+    # every bank line traces to its bank entry, and ties (a week's documents traced; the
+    # data test bank_bookings_book_each_entry_whole holds every entry)
     _, rows = read_datev(done.files[0])
     place: dict[str, int] = defaultdict(int)
     for row in rows:
         document = row["Belegfeld 1"]
         place[document] += 1
-        if document[0] in "BG":
+        if document[0] in "BG" and "20261005" <= document.split("-")[1] <= "20261011":
             line, *paid = trace(settings.warehouse.warehouse_path,
                                 f"{document}/{place[document]}")
             assert line.endswith(", ties"), line

@@ -168,7 +168,7 @@ def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp
     from pipeline.lake.open import make_lake
     from pipeline.orchestration.resources import opened, pos_resource
     from pipeline.warehouse.selection import ExportError
-    from tests.conftest import run_build_in_memory
+    from tests.conftest import build_directly
 
     oct30, oct31 = date(2026, 10, 30), date(2026, 10, 31)
     settings = make_settings(sandbox_url, tmp_path / "data")
@@ -177,7 +177,7 @@ def test_a_day_loaded_before_it_was_over_is_missing_for_a_close(sandbox_url, tmp
         part = extract_revenue_partition(source, 1001, oct31)
         part.provisional = True
         write_revenue_partition(make_lake(settings), part)
-    assert run_build_in_memory(settings).ok
+    build_directly(settings)
     with pytest.raises(ExportError, match=r"location 1001 VIE01: missing 2026-10-01 \.\. "
                                           r"2026-10-29, 2026-10-31 \(30 days of 31\)"):
         close_period(settings, oct31, "bmd")

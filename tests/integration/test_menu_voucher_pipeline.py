@@ -97,13 +97,13 @@ def test_an_order_placed_with_the_cli_reaches_fct_receipt_items(tmp_path, monkey
         from pipeline.lake.open import make_lake
         from pipeline.load.steps import load_revenue_days
         from pipeline.orchestration.configs import load_settings
-        from tests.conftest import run_build_in_memory
+        from tests.conftest import build_directly
 
         settings = load_settings(config)
         with opened(pos_resource(settings)) as source:
             assert all(day.complete for day in load_revenue_days(
                 source, make_lake(settings), days, [1001]))
-        assert run_build_in_memory(settings).ok
+        build_directly(settings)
     with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
         rows = con.execute("select transaction_type, quantity, is_revenue_effective "
                            "from fct_receipt_items where external_id = 'cli-order-1:0' "
