@@ -122,7 +122,8 @@ def _write_bookings(settings: Settings, sel: Selection, fmt: str,
         items, now = periods[period], None
         if period.name in closed:
             c = closed[period.name]
-            recorded = ledger.closed_bookings(lake, c)
+            with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+                recorded = ledger.closed_bookings(con, c)
             if c.format == fmt and span == (period.first, period.last) and not sel.location_ids:
                 path.write_bytes(c.content)  # as it was closed, byte for byte
                 written[period], booked[period] = path, recorded

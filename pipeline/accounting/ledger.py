@@ -67,16 +67,21 @@ def closed_periods(lake: LakeStore) -> dict[str, ClosedPeriod]:
     return dict(sorted(out.items(), key=lambda item: item[1].period.first))
 
 
-def closed_bookings(lake: LakeStore, closed: ClosedPeriod) -> list[Booking]:
-    """The bookings a closed period booked, as they were booked."""
-    rows = lake.read(AREA, "closed_bookings", {"period": closed.name}).to_pylist()
-    return [Booking(r["amount"], r["debit_account"], r["credit_account"], r["business_date"],
-                    r["document_number"], r["booking_text"],
-                    f"location {r['location_id']}, closed period {closed.name}",
-                    r["location_id"], r["cost_center"], r["tax_rate_percent"],
-                    r["tax_amount"], r["booking_kind"], r["original_date"])
-            for r in sorted(rows, key=lambda r: (r["business_date"], r["location_id"],
-                                                 r["booking_number"]))]
+def closed_bookings(con: duckdb.DuckDBPyConnection, closed: ClosedPeriod) -> list[Booking]:
+    """The bookings a closed period booked, as they were booked: the warehouse's
+    ``rpt_closed_bookings`` (the lake's record as the last build read it; an export
+    refuses a warehouse not built since the last close, ``check_current``)."""
+    rows = con.execute("""
+        select amount, debit_account, credit_account, business_date, document_number,
+               booking_text, location_id, cost_center, tax_rate_percent, tax_amount,
+               booking_kind, original_date
+        from rpt_closed_bookings where period = ?
+        order by business_date, location_id, booking_number""", [closed.name]).fetchall()
+    return [Booking(amount, debit, credit, day, document, text,
+                    f"location {loc}, closed period {closed.name}", loc, cost_center, rate,
+                    tax, kind, original)
+            for (amount, debit, credit, day, document, text, loc, cost_center, rate, tax,
+                 kind, original) in rows]
 
 
 def open_period(closed: dict[str, ClosedPeriod], year_start: str) -> Period | None:

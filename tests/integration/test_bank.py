@@ -342,8 +342,8 @@ def test_a_close_wants_the_months_statements_whole_and_books_the_bank(clean_octo
     from pipeline.accounting import ledger
     from pipeline.accounting.bookfiles import bank_gaps, close_period
     from pipeline.core.accounting_settings import DatevSettings
-    from pipeline.lake.open import make_lake
     from pipeline.outputs.export import ExportError
+    from tests.conftest import build_directly
 
     settings, _ = clean_october
     settings = settings.model_copy(update={"accounting": settings.accounting.model_copy(
@@ -362,6 +362,8 @@ def test_a_close_wants_the_months_statements_whole_and_books_the_bank(clean_octo
         close_period(more, OCTOBER[0], "datev", today=date(2026, 11, 20))
     closed = close_period(settings, OCTOBER[0], "datev", today=date(2026, 11, 20))
     assert closed.incomplete is None
-    booked = ledger.closed_bookings(make_lake(settings), closed)
+    build_directly(settings)  # the close is in the warehouse after a build
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        booked = ledger.closed_bookings(con, closed)
     kinds = {b.kind for b in booked if b.document[0] in "BG"}
     assert kinds == {"payout", "card_fee", "deposit", "cash_to_bank"}

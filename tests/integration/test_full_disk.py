@@ -116,52 +116,56 @@ def test_a_build_whose_record_fails_after_it_published_exits_0_and_says_so(
         tmp_path, monkeypatch, capsys):
     """Dagster's storage full right after the build published the new warehouse: the
     exit code says what happened to the warehouse (published: 0), a warning names the
-    disk and the run; a failure before the publication stays exit 1."""
+    disk and the run; a failure before the publication stays exit 1. (The full storage is
+    an error raised where the run's record fails, so the commands' instance is kept in
+    memory: ``cli_instance_in_memory``.)"""
     import errno
 
     from pipeline.cli import main
     from pipeline.orchestration import loader
     from pipeline.warehouse.state import build_id
+    from tests.conftest import cli_instance_in_memory
 
-    monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
-    monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
-    assert main(["load", "--days", "1", "--no-catalog"]) == 0
-    warehouse = tmp_path / "data" / "warehouse.duckdb"
-    before = build_id(warehouse)
-    real = loader.run_build
-    full = OSError(errno.ENOSPC, "no space left on device (12 bytes free; Dagster's "
-                                 "storage: database or disk is full)",
-                   str(tmp_path / "data" / "dagster_home"))
+    with cli_instance_in_memory():
+        monkeypatch.delenv("POS_ETL_CONFIG", raising=False)
+        monkeypatch.setenv("POS_ETL_DATA_DIR", str(tmp_path / "data"))
+        assert main(["load", "--days", "1", "--no-catalog"]) == 0
+        warehouse = tmp_path / "data" / "warehouse.duckdb"
+        before = build_id(warehouse)
+        real = loader.run_build
+        full = OSError(errno.ENOSPC, "no space left on device (12 bytes free; Dagster's "
+                                     "storage: database or disk is full)",
+                       str(tmp_path / "data" / "dagster_home"))
 
-    def published_then_full(*args, **kwargs):
-        real(*args, **kwargs)
-        raise full
+        def published_then_full(*args, **kwargs):
+            real(*args, **kwargs)
+            raise full
 
-    monkeypatch.setattr(loader, "run_build", published_then_full)
-    capsys.readouterr()
-    assert main(["build", "--full"]) == 0
-    err = capsys.readouterr().err
-    after = build_id(warehouse)
-    assert after != before
-    assert f"warning: the new warehouse was built, checked and published (build {after}, " \
-           f"{warehouse}); then Dagster could not record the run: " in err
-    assert "no space left on device" in err
+        monkeypatch.setattr(loader, "run_build", published_then_full)
+        capsys.readouterr()
+        assert main(["build", "--full"]) == 0
+        err = capsys.readouterr().err
+        after = build_id(warehouse)
+        assert after != before
+        assert f"warning: the new warehouse was built, checked and published (build {after}, " \
+               f"{warehouse}); then Dagster could not record the run: " in err
+        assert "no space left on device" in err
 
-    def full_before(*args, **kwargs):
-        raise full
+        def full_before(*args, **kwargs):
+            raise full
 
-    monkeypatch.setattr(loader, "run_build", full_before)
-    assert main(["build", "--full"]) == 1
-    assert "error: " in capsys.readouterr().err and build_id(warehouse) == after
+        monkeypatch.setattr(loader, "run_build", full_before)
+        assert main(["build", "--full"]) == 1
+        assert "error: " in capsys.readouterr().err and build_id(warehouse) == after
 
-    def loaded_built_then_full(settings, *args, **kwargs):  # a load: its record is lost
-        real(settings, full=True)
-        raise full
+        def loaded_built_then_full(settings, *args, **kwargs):  # a load: its record is lost
+            real(settings, full=True)
+            raise full
 
-    monkeypatch.setattr(loader, "run_load", loaded_built_then_full)
-    assert main(["load", "--days", "1", "--no-catalog"]) == 1
-    assert "warning: the new warehouse was built, checked and published" in \
-        capsys.readouterr().err and build_id(warehouse) != after
+        monkeypatch.setattr(loader, "run_load", loaded_built_then_full)
+        assert main(["load", "--days", "1", "--no-catalog"]) == 1
+        assert "warning: the new warehouse was built, checked and published" in \
+            capsys.readouterr().err and build_id(warehouse) != after
 
 
 def test_a_warehouse_disk_that_fills_during_a_build_keeps_the_old_one_and_says_how_full(
