@@ -17,12 +17,12 @@ import pytest
 from pipeline.accounting.bookfiles import close_period
 from pipeline.core.accounting_settings import DatevSettings
 from pipeline.core.reporting import Reporter
-from pipeline.orchestration.loader import run_build, run_load
+from pipeline.orchestration.loader import run_load
 from pipeline.outputs.export import ExportError, Selection, export
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import SandboxData
 from pos_sandbox.server import running_sandbox
-from tests.conftest import make_settings, moved_receipt
+from tests.conftest import build_directly, make_settings, moved_receipt
 from tests.integration.test_accounting import read_independently, warehouse_balance
 
 pytestmark = pytest.mark.usefixtures("dagster_in_memory")
@@ -81,7 +81,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert header[20] == "1"  # Festschreibung: DATEV locks a closed period's bookings
     with pytest.raises(ExportError, match="run `pos-etl build` first"):
         export(settings, NOVEMBER, "datev", tmp_path / "early.csv")  # not built since
-    assert run_build(settings, progress=Reporter()).ok
+    build_directly(settings)
     first = export(settings, OCTOBER, "datev", tmp_path / "oct.csv")
     assert (tmp_path / "oct.csv").read_bytes() == closed.content and first.rows == closed.bookings
     with pytest.raises(ExportError, match="was closed on"):
@@ -211,7 +211,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     assert nov_read["legs"] == 2 * nov.rows
 
     # Every export is on record: its files' hashes and their totals per account.
-    assert run_build(settings, progress=Reporter()).ok
+    build_directly(settings)
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         files = con.execute("select file_name, period, sha256, is_closed_period from "
                             "rpt_exported_files order by exported_at").fetchall()
@@ -232,7 +232,7 @@ def test_a_closed_month_keeps_its_file_and_the_next_carries_the_corrections(
     nov_cash = query(settings, "select * from rpt_cash_book where business_date = "
                                "'2026-11-01' order by all")
     close_period(settings, NOV2, "datev", today=date(2026, 12, 5), allow_incomplete=True)
-    assert run_build(settings, progress=Reporter()).ok
+    build_directly(settings)
     with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
         assert con.execute("select count(*) from rpt_period_corrections").fetchone() == (0,)
         assert con.execute("select count(*) from rpt_cash_book where corrects_date is not "
@@ -383,7 +383,7 @@ def test_a_period_closed_by_an_older_pos_etl_still_builds_and_shows_its_days(
             "incomplete": None}], schema=older),
         "closed_bookings": LEDGER_TABLES["closed_bookings"].empty_table()},
         {"period": "2026-10"})
-    assert run_build(settings, progress=Reporter()).ok
+    build_directly(settings)
     for report in ("rpt_vat_by_rate", "rpt_daily_close", "rpt_cash_book"):
         shown = query(settings, f"select * exclude (closed_period) from {report} "
                                 "where business_date = '2026-10-31' order by all")
