@@ -78,25 +78,10 @@ cash_accounts as (
 
 ),
 
-acquirer_names as (
-
-    select distinct
-        acquirer_name,
-        counterparty_pattern
-
-    from acquirers
-
-),
-
 acquirer_entries as (
 
-    select
-        entries.*,
-        acquirer_names.acquirer_name
-
-    from entries
-    inner join acquirer_names
-        on entries.counterparty_name ilike '%' || acquirer_names.counterparty_pattern || '%'
+    select * from entries
+    where acquirer_name is not null
 
 ),
 
@@ -276,12 +261,7 @@ deposit_lines as (
         'Bareinzahlung' as booking_text
 
     from entries
-    anti join acquirer_entries
-        on
-        entries.iban = acquirer_entries.iban
-        and entries.statement_id = acquirer_entries.statement_id
-        and entries.entry_number = acquirer_entries.entry_number
-    where is_cash_deposit(entries.transaction_code, entries.remittance) and entries.amount > 0
+    where entries.is_cash_deposit
 
 ),
 

@@ -125,47 +125,18 @@ batches as (
 
 ),
 
-acquirer_names as (
-
-    select distinct
-        acquirer_name,
-        counterparty_pattern
-
-    from acquirers
-
-),
-
-acquirer_entries as (
-
-    select
-        entries.iban,
-        entries.statement_id,
-        entries.entry_number,
-        acquirer_names.acquirer_name
-
-    from entries
-    inner join acquirer_names
-        on entries.counterparty_name ilike '%' || acquirer_names.counterparty_pattern || '%'
-
-),
-
 payouts as (
 
     select
-        entries.location_id,
-        acquirer_entries.acquirer_name,
-        entries.booking_date as paid_on,
-        sum(entries.amount) as paid_amount,
-        min(entries.statement_id || '/' || entries.entry_number) as bank_entry,
-        min(entries.bank_reference) as bank_reference
+        location_id,
+        acquirer_name,
+        booking_date as paid_on,
+        sum(amount) as paid_amount,
+        min(statement_id || '/' || entry_number) as bank_entry,
+        min(bank_reference) as bank_reference
 
     from entries
-    inner join acquirer_entries
-        on
-        entries.iban = acquirer_entries.iban
-        and entries.statement_id = acquirer_entries.statement_id
-        and entries.entry_number = acquirer_entries.entry_number
-    where entries.amount > 0
+    where acquirer_name is not null and amount > 0
     group by all
 
 ),
@@ -307,7 +278,7 @@ deposits as (
         ) as previous_deposit_on
 
     from entries
-    where is_cash_deposit(transaction_code, remittance) and amount > 0
+    where is_cash_deposit
 
 ),
 
@@ -454,22 +425,19 @@ other_rows as (
         entries.location_id,
         entries.booking_date as business_date,
         cast(null as varchar) as payment_type_name,
-        acquirer_entries.acquirer_name,
+        entries.acquirer_name,
         cast(0 as decimal(38, 8)) as pos_amount,
         cast(null as decimal(38, 8)) as terminal_cut_amount,
         entries.booking_date as paid_on,
         entries.statement_id || '/' || entries.entry_number as bank_entry,
         entries.bank_reference,
         case
-            when acquirer_entries.acquirer_name is not null and entries.amount < 0
+            when entries.acquirer_name is not null and entries.amount < 0
                 then 'chargeback'
             -- a payout or deposit within a week of the first loaded day: it pays days
             -- before them
             when
-                (
-                    acquirer_entries.acquirer_name is not null
-                    or is_cash_deposit(entries.transaction_code, entries.remittance)
-                )
+                (entries.acquirer_name is not null or entries.is_cash_deposit)
                 and entries.booking_date < loaded.first_loaded + 7
                 then 'not loaded'
             else 'unexpected'
@@ -478,11 +446,6 @@ other_rows as (
         -entries.amount as difference_amount
 
     from entries
-    left join acquirer_entries
-        on
-        entries.iban = acquirer_entries.iban
-        and entries.statement_id = acquirer_entries.statement_id
-        and entries.entry_number = acquirer_entries.entry_number
     left join loaded
         on entries.location_id = loaded.location_id
     where entries.statement_id || '/' || entries.entry_number not in (

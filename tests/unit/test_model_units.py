@@ -25,7 +25,8 @@ def test_the_model_makes_the_expected_rows(con, test):
 
 def test_a_changed_expected_value_fails_its_unit_test(con):
     """The runner can fail: one expected figure changed by a cent is found missing."""
-    test = next(t for t in TESTS if t.expect)
+    test = next(t for t in TESTS if t.expect and any(
+        isinstance(v, str) and "." in v for v in t.expect[0].values()))
     row = dict(test.expect[0])
     column = next(c for c, v in row.items() if isinstance(v, str) and "." in v)
     row[column] = str(float(row[column]) + 0.01)
