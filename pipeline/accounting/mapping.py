@@ -1,7 +1,7 @@
 """The accounts in force (``pos-etl accounts``): each role's account and ranges in the
-chart, each revenue rate, non-revenue group, pass-through item and payment type with the
-account it books to and where that comes from (the config, the POS, the chart), and what
-an export or a close would refuse."""
+chart, each revenue rate, non-revenue group, pass-through item, bank account and payment
+type with the account it books to and where that comes from (the config, the POS, the
+chart), and what an export or a close would refuse."""
 
 from __future__ import annotations
 
@@ -65,10 +65,12 @@ def seen_in(warehouse: Path) -> Seen:
     return Seen(payments, rates)
 
 
-def mapping(accounting: AccountingSettings, timezone: str, found: Seen) -> Mapping:
+def mapping(accounting: AccountingSettings, timezone: str, found: Seen,
+            bank_accounts: list[tuple[str, int, str | None]] = ()) -> Mapping:
     """The mapping in force for ``accounting``, the payment types and tax rates ``found``
     in the warehouse resolved by the warehouse's own macros (run in memory: the rule is
-    the one the bookings use)."""
+    the one the bookings use), and the ledger account of each bank account whose side
+    the files book (``bank_accounts``: IBAN, location, its own account or None)."""
     accounts = accounting.chart_of_accounts
     chart = accounts.definition
     length = accounts.account_length
@@ -109,6 +111,10 @@ def mapping(accounting: AccountingSettings, timezone: str, found: Seen) -> Mappi
                               "config" if configured else "chart"))
     for item in accounting.pass_through:
         out.lines.append(line(item.name, "pass_through", item.account, "config"))
+    for iban, location_id, own in bank_accounts:
+        out.lines.append(line(f"bank account {iban} (location {location_id})", "bank",
+                              own or accounts.role_account("bank"),
+                              "config" if own else "chart"))
     con = duckdb.connect()
     for macro in config_macros(accounting, timezone):
         con.execute(macro)

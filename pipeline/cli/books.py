@@ -18,10 +18,10 @@ CHARTS = ("ekr", "skr03", "skr04")
 @cli.command(short_help="print the chart of accounts and the mapping in force",
              help="print the chart of accounts in force: each role's account, each tax "
                   "rate, payment group, pass-through item and payment type (as the "
-                  "warehouse has them) with the account it books to and where that comes "
-                  "from (config, chart, pos). Exit 2 when an export or close would refuse "
-                  "one (an account outside the chart's ranges for its role, a payment type "
-                  "without an account).")
+                  "warehouse has them) and bank account with the account it books to "
+                  "and where that comes from (config, chart, pos). Exit 2 when an export "
+                  "or close would refuse one (an account outside the chart's ranges for "
+                  "its role, a payment type without an account).")
 @config_option
 @click.option("--chart", type=click.Choice(CHARTS),
               help="show this chart instead of the config's (the config's accounts and "
@@ -36,8 +36,10 @@ def accounts(config: str | None, chart: str | None) -> int:
         accounting = accounting.model_copy(update={"accounts": accounting.accounts.model_copy(
             update={"chart": chart, "chart_file": None})})
     try:
+        banks = [(a.iban, settings.location(a.location).id, a.account)
+                 for a in settings.bank.accounts] if settings.bank.book else []
         found = mapping(accounting, settings.locations[0].timezone,
-                        seen_in(settings.warehouse.warehouse_path))
+                        seen_in(settings.warehouse.warehouse_path), banks)
     except ChartError as exc:
         print(f"accounts: {for_terminal(str(exc))}", file=sys.stderr)
         return 2

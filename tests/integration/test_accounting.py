@@ -917,6 +917,9 @@ def test_pos_etl_accounts_prints_the_mapping_in_force(built, monkeypatch, capsys
                      r"2795\s+config\n", shown)
     assert re.search(r"payment type 'Gutschein' \(id 4, POS account 3600\)\s+voucher\s+"
                      r"3600\s+chart\n", shown)
+    # the sandbox's bank accounts, whose payouts and deposits the files book
+    assert len(re.findall(r"bank account AT\d{18} \(location 100[123]\)\s+bank\s+2800\s+"
+                          r"chart\n", shown)) == 3
     assert "<-" not in shown
     assert main(["accounts", "--chart", "skr04"]) == 2
     out, err = capsys.readouterr()
@@ -925,6 +928,7 @@ def test_pos_etl_accounts_prints_the_mapping_in_force(built, monkeypatch, capsys
     assert re.search(r"payment type 'Bar' \(id 1, POS account 2700\)\s+cash\s+1600\s+chart\n",
                      out)
     assert re.search(r"Erlöse 20 %\s+revenue\s+-\s+unmapped  <- the warehouse has revenue", out)
+    assert re.search(r"bank account AT\d{18} \(location 1001\)\s+bank\s+1800\s+chart\n", out)
     assert "line(s) an export or close would refuse" in err
 
 
