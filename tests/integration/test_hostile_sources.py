@@ -224,7 +224,7 @@ def test_a_voucher_balance_beyond_64_bits_fails_the_ledger_snapshot_by_name(
 
     with altered_sandbox(huge_balance, suffix=VOUCHER_LIST) as url:
         report = run_load(make_settings(url, tmp_path / "data", voucher_url=url), DAY2, DAY2,
-                          [1001], progress=Reporter())
+                          [1001], models=False, progress=Reporter())
     assert not report.ok
     error = report.snapshot_failures["vouchers"].message
     assert f"record {huge_balance.voucher}: field balance_cents: {2**64}" in error
@@ -237,7 +237,7 @@ def test_a_trickling_report_fails_its_partition_at_the_deadline_instead_of_hangi
     with trickling_pos() as url:
         report = run_load(make_settings(url, tmp_path / "data", request_deadline_seconds=0.5,
                                         max_attempts=1), DAY2, DAY2, [1001], catalog=False,
-                          progress=Reporter())
+                          models=False, progress=Reporter())
     # the trickle ends after 8 s in a whole, empty report, which would load: the deadline
     # cut it before (a failure by name, not a duration measured)
     assert not report.ok
@@ -250,7 +250,7 @@ def test_a_pos_that_never_stops_paging_is_stopped_at_the_ceiling_by_name(
     with endless_pages() as url:
         report = run_load(make_settings(url, tmp_path / "data", page_size=100,
                                         max_receipts_per_partition=500), DAY2, DAY2, [1001],
-                          catalog=False, progress=Reporter())
+                          catalog=False, models=False, progress=Reporter())
     assert not report.ok
     (failure,) = report.failed_partitions
     assert "more than 500 receipts" in failure.message
