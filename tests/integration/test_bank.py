@@ -323,6 +323,18 @@ def test_the_bank_is_booked_in_the_files_and_moves_the_transit_by_what_arrived(
             if " payout " in line:  # the batches it paid, each matched
                 assert paid and all(" matched " in x for x in paid if x.startswith("  pays"))
     assert {d[0] for d in place} == {"Z", "B", "G"}
+    # by BMD's belegnr too; and a cash book record leads to the line that moved its cash
+    (first_b,) = sorted(d for d in place if d.startswith("B1001-"))[:1]
+    loc, day = first_b[1:].split("-")
+    assert trace(settings.warehouse.warehouse_path, f"9{day}{loc}/1")[0] == \
+        trace(settings.warehouse.warehouse_path, f"{first_b}/1")[0]
+    with duckdb.connect(str(settings.warehouse.warehouse_path), read_only=True) as con:
+        ((record, document, amount),) = con.execute("""
+            select transaction_id, document_number, amount from rpt_bank_bookings
+            where booking_kind = 'cash_to_bank' order by all limit 1""").fetchall()
+    told = trace(settings.warehouse.warehouse_path, record)
+    assert told[0].startswith(f"receipt {record}: ") and "Kassabuch" in told[0]
+    assert f"{document}/" in told[1] and f" {amount:,.2f} EUR" in told[1]
     # BMD: the bank's lines under BK, every document its own belegnr
     export(settings, sel, "bmd", tmp_path / "bmd.csv")
     bmd = read_bmd((tmp_path / "bmd.csv").read_bytes())
