@@ -38,8 +38,19 @@ provisional_days as (
 
 ),
 
--- the account each payment type's payments were debited to, per location (the most
--- used, should a type post to two)
+-- the account each payment type's payments are debited to (payment_account, the rule the
+-- daily close books by), per location: the one of the most days, should a type post to two
+day_accounts as (
+
+    select
+        location_id,
+        payment_type_name,
+        payment_account(payment_type_id, payment_type_name, fibu_account_nr) as debit_account
+
+    from rpt_daily_close_payments
+
+),
+
 type_accounts as (
 
     select
@@ -47,7 +58,7 @@ type_accounts as (
         payment_type_name,
         mode(debit_account) as transit_account
 
-    from fct_receipt_payments
+    from day_accounts
     group by all
 
 ),
@@ -72,7 +83,7 @@ cash_accounts as (
         location_id,
         mode(debit_account) as cash_account
 
-    from fct_receipt_payments
+    from day_accounts
     where is_cash_payment(payment_type_name)
     group by all
 

@@ -213,6 +213,9 @@ class LocationReport:
     bank: list[BankItem] | None = None
     """What of the window is not at the bank yet (rpt_bank_reconciliation's open rows);
     None where no statement of the location is loaded."""
+    statements: tuple[date, int] | None = None
+    """The location's last bank statement's closing date, and how many statements of the
+    window do not open with the closing balance before them (one missing between)."""
 
     @property
     def bank_chart(self) -> BankChart:
@@ -308,7 +311,7 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
         locations.append(LocationReport(location_id, days, payments, drift,
                                         _coverage(settings, location_id, first, newest,
                                                   loaded), loaded, (first, newest),
-                                        turnover, _bank(con, location_id, first, newest)))
+                                        turnover, *_bank(con, location_id, first, newest)))
     vouchers = [VoucherLiability(category, count, outstanding)
                 for category, count, outstanding in _rows(con, """
         select voucher_category_name, open_voucher_count, outstanding_balance_amount
@@ -328,21 +331,26 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     return locations, vouchers, failed
 
 
-def _bank(con: duckdb.DuckDBPyConnection, location_id: int, first: date,
-          last: date) -> list[BankItem] | None:
-    """The window's open rows of the bank reconciliation; None without statements."""
+def _bank(con: duckdb.DuckDBPyConnection, location_id: int, first: date, last: date
+          ) -> tuple[list[BankItem] | None, tuple[date, int] | None]:
+    """The window's open rows of the bank reconciliation, and how far the statements
+    reach with the gaps among them; (None, None) without statements."""
     try:
-        if not _rows(con, "select 1 from dim_bank_statements where location_id = ? limit 1",
-                     [location_id]):
-            return None
+        ((reach, gaps),) = _rows(con, """
+            select max(closing_date), count(*) filter (
+                where balance_gap_amount <> 0 and closing_date between ? and ?)
+            from dim_bank_statements where location_id = ?""", [first, last, location_id])
     except duckdb.CatalogException:  # a warehouse built before the bank
-        return None
+        return None, None
+    if reach is None:
+        return None, None
     return [BankItem(*row) for row in _rows(con, """
         select business_date, coalesce(payment_type_name, ''), reason, difference_amount,
                days_open
         from rpt_bank_reconciliation
         where location_id = ? and is_open and business_date between ? and ?
-        order by business_date, payment_type_name, reason""", [location_id, first, last])]
+        order by business_date, payment_type_name, reason""", [location_id, first, last])], \
+        (reach, gaps)
 
 
 def render(locations: list[LocationReport], vouchers: list[VoucherLiability],

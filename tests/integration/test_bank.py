@@ -250,6 +250,10 @@ def test_the_report_shows_what_is_not_at_the_bank_by_day(faulty_october, tmp_pat
                      and business_date >= date '2026-10-02'""", [int(loc)]).fetchall())
             assert {"missing", "chargeback", "short"} <= {reason for _, reason in shown}
             assert len(shown) == sum(n for *_, n in rows)
+            # how far the statements reach is said beside them
+            ((reach,),) = con.execute("select max(closing_date) from dim_bank_statements "
+                                      "where location_id = ?", [int(loc)]).fetchall()
+            assert f'<span class="statements-until">{reach}</span>.' in body
 
 
 def sandbox_payouts(first: date, last: date) -> dict[str, Decimal]:
