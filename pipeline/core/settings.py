@@ -213,6 +213,10 @@ class ScheduleSettings(StrictModel):
     cron: str = "30 3 * * *"
     """When the nightly runs: five cron fields (minute hour day month weekday)."""
     timezone: str = "Europe/Vienna"
+    shards: int = Field(1, ge=1, le=256)
+    """The nightly load as this many runs, each a share of the locations, queued by
+    Dagster's run queue (at most ``concurrency.runs`` of ``dagster.yaml`` at once per POS
+    host); the warehouse is built once, after the last (``build_after_night``). 1: one run."""
 
     _timezone = field_validator("timezone")(check_zone)
 

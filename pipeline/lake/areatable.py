@@ -24,10 +24,15 @@ client retried and found the version taken, or the store failing for good) is se
 by the log: a version after the one it started from that adds its files (their names
 are the attempt's own) means it landed. A writer deletes no file: one that no version
 names is vacuum's (housekeeping).
-Two writers of different partitions therefore both commit. Two that both add the first
-row of one partition at once (no file to remove, so no conflict) leave two rows; readers
-take the newest ``load_id`` per partition (``AreaSnapshot.records``), and the partition's
-next commit removes both.
+Two writers of different partitions therefore both commit, each retried on the other's
+version. Two writers of the **same** partition: the later commit wins whole
+(``Committed.overtook`` names the other load's copy it replaced, and the load says so).
+Where both replaced a file, the later one lost the race, read the first one's version and
+removed its copy; where both added the partition's first row (no file to remove, so no
+conflict) the later one finds the other's row in the versions between its base and its
+own, and removes it by a commit of its own (``DEDUPE``): the table then holds each
+partition once. (Between the two commits readers take the newest ``load_id`` of a
+partition, ``AreaSnapshot.records``: an attempt's id is taken as it writes its files.)
 
 A snapshot (``AreaSnapshot``) is the table at one version: what a reader pins.
 """
@@ -64,6 +69,7 @@ from pipeline.lake.layout import (
     layout_of_table,
     new_load_id,
     parse_partition,
+    partition_path,
     with_date,
 )
 from pipeline.lake.log_check import unreadable
@@ -144,28 +150,38 @@ class AreaTable:
     # --- writing ------------------------------------------------------------------
 
     def commit(self, batch: Sequence[Replacement], operation: str = "WRITE",
-               load_id: str | None = None) -> int:
-        """Replace the batch's partitions in one Delta commit; returns its version. Rows
-        of other partitions in the files this removes are written again."""
+               load_id: str | None = None) -> Committed:
+        """Replace the batch's partitions in one Delta commit: its version, and the
+        partitions another writer committed while this one did (replaced: the later commit
+        wins whole). Rows of other partitions in the files this removes are written again.
+        """
         if not batch:
             raise ValueError("an empty batch")
         with self._lock:
             return self._commit(batch, operation, load_id)
 
     def _commit(self, batch: Sequence[Replacement], operation: str,
-                load_id: str | None) -> int:
-        load_id = load_id or new_load_id()
+                load_id: str | None) -> Committed:
+        given = load_id
+        load_id = given or new_load_id()
         rows = self.layout.rows(batch, load_id, datetime.now(UTC))
         replaced = _partition_set(rows, list(self.layout.keys))
+        before: dict[tuple, str] | None = None  # partition -> its load, as first found
         for attempt in range(ATTEMPTS):
+            if attempt and not given:  # this attempt's id: newer than what it lost to
+                fresh = new_load_id()
+                rows, load_id = _with_load_id(rows, load_id, fresh), fresh
             table = self.open()
             if table is None:
                 table = self._create()
             base = table.version()
-            removed, kept = self._displaced(table, rows, replaced)
+            removed, kept, held = self._displaced(table, rows, replaced)
+            before = held if before is None else before
             written = self._write_files(pa.concat_tables([rows, *kept]) if kept else rows,
                                         load_id, attempt)
             actions: list[AddAction | RemoveAction] = [*removed, *written]
+            overtook = {_path(self.layout, p): other for p, other in held.items()
+                        if before.get(p) != other}
             try:
                 self._commit_actions(table, actions, load_id, operation, len(replaced))
             except CommitFailedError:
@@ -175,7 +191,8 @@ class AreaTable:
                 self._table = None
                 landed = self._landed(written, base)
                 if landed is not None:
-                    return landed
+                    return self._settled(Committed(landed, load_id, overtook), base, written,
+                                         replaced)
                 # Never committed: its files stay for housekeeping's vacuum (a writer
                 # deletes nothing that a version might name).
                 time.sleep(random.uniform(0.01, 0.05) * 2 ** min(attempt, 5))
@@ -187,14 +204,112 @@ class AreaTable:
                 with contextlib.suppress(Exception):
                     landed = self._landed(written, base)
                     if landed is not None:
-                        return landed
+                        return self._settled(Committed(landed, load_id, overtook), base, written,
+                                             replaced)
                 raise
             except BaseException:
                 self._table = None
                 raise
-            return table.version()
+            version = self._version_of(written, base)
+            return self._settled(Committed(version, load_id, overtook), base, written, replaced)
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
+
+    def _settled(self, committed: Committed, base: int, written: Sequence[AddAction],
+                 replaced: set[tuple]) -> Committed:
+        """``committed`` once no other row of its partitions is left from a commit
+        between ``base`` and it: another writer that added a partition's first row while
+        this one did (no file to remove, so no conflict). This commit is the later one: it
+        wins, the other row is removed by a commit of its own."""
+        if committed.version <= base + 1:  # nobody committed in between
+            return committed
+        table = self._open(committed.version)
+        ours = {a.path for a in written}
+        adds = pa.table(table.get_add_actions(flatten=True))
+        adds = adds.filter(pc.invert(pc.is_in(adds.column("path"),
+                                              value_set=pa.array(sorted(ours), pa.string()))))
+        others: dict[tuple, str] = {}
+        for path in self._files_of(adds, replaced):
+            for row in self.read_file(path, [*self.layout.keys, "load_id"]).to_pylist():
+                load = row.pop("load_id")
+                if tuple(row.values()) in replaced:
+                    others[tuple(row.values())] = load
+        if not others:
+            return committed
+        self._drop(others)
+        return Committed(committed.version, committed.load_id, committed.overtook | {
+            _path(self.layout, p): other for p, other in others.items()})
+
+    def _drop(self, rows: dict[tuple, str]) -> None:
+        """Remove the rows of these partitions that carry these loads (an earlier
+        commit's copies), rewriting the other rows of their files; a commit of its own."""
+        keys = list(self.layout.keys)
+        for _attempt in range(ATTEMPTS):
+            table = self.open()
+            adds = pa.table(table.get_add_actions(flatten=True))
+            removed, kept = [], []
+            now = int(time.time() * 1000)
+            date_key = self.layout.date_key
+            files = _files_by_path(adds, date_key)
+            for path in self._files_of(adds, set(rows)):
+                held = self.read_file(path, [*keys, "load_id"]).to_pylist()
+                gone = pa.array([rows.get(tuple(r[k] for k in keys)) == r["load_id"]
+                                 for r in held], pa.bool_())
+                if not pc.any(gone).as_py():
+                    continue
+                size, value = files[path]
+                removed.append(RemoveAction(path, True, now, size, {date_key: value}))
+                if not pc.all(gone).as_py():
+                    others = self.read_file(path).filter(pc.invert(gone))
+                    kept.append(others.select(self.layout.schema.names)
+                                .cast(self.layout.schema))
+            if not removed:
+                return
+            load_id = new_load_id()
+            written = self._write_files(pa.concat_tables(kept), load_id) if kept else []
+            base = table.version()
+            try:
+                self._commit_actions(table, [*removed, *written], load_id, "DEDUPE",
+                                     len(rows))
+                return
+            except CommitFailedError:
+                self._table = None
+                if self._landed(written, base) is not None:
+                    return
+                time.sleep(random.uniform(0.01, 0.05))
+        raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
+                                f"writers")
+
+    def _files_of(self, adds: pa.Table, partitions: set[tuple]) -> list[str]:
+        """The files among ``adds`` that may hold ``partitions``: of their dates, and
+        whose range of each integer key meets theirs (the files' statistics)."""
+        keys = list(self.layout.keys)
+        date_key = self.layout.date_key
+        if not adds.num_rows or not partitions:
+            return []
+        kind = self.layout.keys[date_key]
+        dates = sorted({p[keys.index(date_key)] for p in partitions})
+        candidates = adds.filter(pc.is_in(adds.column(f"partition.{date_key}"),
+                                          value_set=pa.array(dates, kind)))
+        for key in self.layout.sort_keys:  # the files' ranges: skip the disjoint ones
+            low, high = f"min.{key}", f"max.{key}"
+            if low in candidates.column_names and pa.types.is_integer(self.layout.keys[key]):
+                values = [p[keys.index(key)] for p in partitions]
+                lo, hi = min(values), max(values)
+                keep = pc.or_kleene(pc.is_null(candidates.column(low)), pc.and_(
+                    pc.less_equal(candidates.column(low), hi),
+                    pc.greater_equal(candidates.column(high), lo)))
+                candidates = candidates.filter(keep)
+        return candidates.column("path").to_pylist()
+
+    def _version_of(self, written: Sequence[AddAction], base: int) -> int:
+        """The version this process just committed on ``base`` (Delta's own commit may
+        have taken a later one: it retries a blind append on the versions other writers
+        took meanwhile, with no error): the newest, or the one that added ``written``."""
+        newest = self._open(None).version()
+        if newest > base + 1:
+            return self._landed(written, base) or newest
+        return newest
 
     def _landed(self, written: Sequence[AddAction], base: int) -> int | None:
         """The version after ``base`` that added the files ``written`` (their names are
@@ -299,42 +414,33 @@ class AreaTable:
             return table
 
     def _displaced(self, table: DeltaTable, rows: pa.Table, replaced: set[tuple]
-                   ) -> tuple[list[RemoveAction], list[pa.Table]]:
-        """The files of the batch's dates that hold a partition it replaces (removed), and
-        their rows of other partitions (written again)."""
-        date_key = self.layout.date_key
-        dates = pc.unique(rows.column(date_key)).to_pylist()
+                   ) -> tuple[list[RemoveAction], list[pa.Table], dict[tuple, str]]:
+        """The files of the batch's dates that hold a partition it replaces (removed),
+        their rows of other partitions (written again), and the load of each replaced
+        partition they hold."""
         adds = pa.table(table.get_add_actions(flatten=True))
-        if not adds.num_rows:
-            return [], []
-        mask = pc.is_in(adds.column(f"partition.{date_key}"),
-                        value_set=pa.array(dates, self.layout.keys[date_key]))
-        candidates = adds.filter(mask)
-        for key in self.layout.sort_keys:  # the files' ranges: skip the disjoint ones
-            low, high = f"min.{key}", f"max.{key}"
-            if low in candidates.column_names and pa.types.is_integer(self.layout.keys[key]):
-                values = rows.column(key)
-                lo, hi = pc.min(values).as_py(), pc.max(values).as_py()
-                keep = pc.or_kleene(pc.is_null(candidates.column(low)), pc.and_(
-                    pc.less_equal(candidates.column(low), hi),
-                    pc.greater_equal(candidates.column(high), lo)))
-                candidates = candidates.filter(keep)
-        removed, kept = [], []
+        date_key = self.layout.date_key
+        removed, kept, held = [], [], {}
         now = int(time.time() * 1000)
         keys = list(self.layout.keys)
-        for row in candidates.to_pylist():
-            path = row["path"]
-            held = self.read_file(path, keys)
-            mine = pa.array([tuple(r.values()) in replaced for r in held.to_pylist()],
-                            pa.bool_())
-            if not pc.any(mine).as_py():
+        files = _files_by_path(adds, date_key)
+        for path in self._files_of(adds, replaced):
+            found = self.read_file(path, [*keys, "load_id"]).to_pylist()
+            mine = []
+            for row in found:
+                load = row.pop("load_id")
+                partition = tuple(row.values())
+                mine.append(partition in replaced)
+                if mine[-1]:
+                    held[partition] = max(load, held.get(partition, load))
+            if not any(mine):
                 continue
-            removed.append(RemoveAction(path, True, now, row["size_bytes"],
-                                        {date_key: as_text(row[f"partition.{date_key}"])}))
-            if not pc.all(mine).as_py():
-                others = self.read_file(path).filter(pc.invert(mine))
+            size, value = files[path]
+            removed.append(RemoveAction(path, True, now, size, {date_key: value}))
+            if not all(mine):
+                others = self.read_file(path).filter(pc.invert(pa.array(mine, pa.bool_())))
                 kept.append(others.select(self.layout.schema.names).cast(self.layout.schema))
-        return removed, kept
+        return removed, kept, held
 
     def read_file(self, path: str, columns: list[str] | None = None) -> pa.Table:
         stored = None if columns is None else [c for c in columns if c != self.layout.date_key]
@@ -412,3 +518,37 @@ def _json(value: object) -> object:
 
 def _partition_set(rows: pa.Table, keys: list[str]) -> set[tuple]:
     return {tuple(r.values()) for r in rows.select(keys).to_pylist()}
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A commit's version, and the partitions of it another writer had committed while
+    this one did (``location_id=1001/business_date=2026-11-20`` -> that load's id): this
+    commit, the later one, replaced them whole."""
+
+    version: int
+    load_id: str
+    """The load id its rows carry."""
+    overtook: dict[str, str] = field(default_factory=dict)
+
+
+def _path(layout: Layout, partition: tuple) -> str:
+    return partition_path({k: as_text(v) for k, v in zip(layout.keys, partition, strict=True)})
+
+
+def _files_by_path(adds: pa.Table, date_key: str) -> dict[str, tuple[int, str]]:
+    """Each added file's size and date (as Delta writes a partition value)."""
+    if not adds.num_rows:
+        return {}
+    return {row["path"]: (row["size_bytes"], as_text(row[f"partition.{date_key}"]))
+            for row in adds.select(["path", "size_bytes", f"partition.{date_key}"]).to_pylist()}
+
+
+def _with_load_id(rows: pa.Table, old: str, new: str) -> pa.Table:
+    """``rows`` with the load ``old`` renamed ``new`` (rows that keep an earlier load of
+    their own, a moved receipt's day, keep it)."""
+    column = rows.column("load_id")
+    index = rows.schema.get_field_index("load_id")
+    return rows.set_column(index, "load_id", pc.if_else(pc.equal(column, old),
+                                                        pa.scalar(new), column))
+

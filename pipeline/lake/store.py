@@ -30,7 +30,7 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
-from pipeline.lake.areatable import AreaTable
+from pipeline.lake.areatable import AreaTable, Committed
 from pipeline.lake.layout import (
     Layout,
     LoadRecord,
@@ -43,7 +43,7 @@ from pipeline.lake.log_check import unreadable
 from pipeline.lake.snapshot import AreaSnapshot
 from pipeline.lake.source_mark import MARK, SourceMark, check_mark
 
-__all__ = ["Lake", "LakeStore", "LoadRecord", "Replacement", "parse_partition",
+__all__ = ["Committed", "Lake", "LakeStore", "LoadRecord", "Replacement", "parse_partition",
            "partition_path", "layout_of", "layout_of_table"]
 
 
@@ -92,11 +92,13 @@ class LakeStore(Protocol):
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object],
-              metadata: Mapping[str, object] | None = None) -> int:
-        """Replace one partition of an area by one commit; the table's new version."""
+              metadata: Mapping[str, object] | None = None) -> Committed:
+        """Replace one partition of an area by one commit: the table's new version (and
+        what another writer had committed of it meanwhile, ``Committed.overtook``)."""
 
-    def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
-        """Replace the batch's partitions of an area by one commit; the new version."""
+    def write_batch(self, area: str, batch: Sequence[Replacement]) -> Committed:
+        """Replace the batch's partitions of an area by one commit: the new version, and
+        the partitions another writer had committed meanwhile (replaced)."""
 
     def records(self, area: str, partitions: Sequence[Mapping[str, object]] | None = None
                 ) -> dict[str, LoadRecord]:
@@ -165,10 +167,10 @@ class DeltaAreas:
 
     def write(self, area: str, tables: Mapping[str, pa.Table],
               partition: Mapping[str, object],
-              metadata: Mapping[str, object] | None = None) -> int:
+              metadata: Mapping[str, object] | None = None) -> Committed:
         return self.write_batch(area, [Replacement(partition, tables, metadata)])
 
-    def write_batch(self, area: str, batch: Sequence[Replacement]) -> int:
+    def write_batch(self, area: str, batch: Sequence[Replacement]) -> Committed:
         located = [int(r.partition["location_id"]) for r in batch
                    if "location_id" in r.partition]
         if located:  # a location's data (not a closed period's, an export's record)

@@ -57,6 +57,10 @@ class PartitionOutcome:
     unknown_fields: dict[str, int] = field(default_factory=dict)
     """Fields the spec does not name (``table.field``: rows), kept in ``extra_fields``."""
     failure: Failure | None = None
+    overtook: str | None = None
+    """Another load's copy of this partition, committed while this one committed it
+    (another process loading the same location and day): this later commit replaced it
+    whole (its load id)."""
     kept: bool = False
     """Committed before and not fetched again (a load of the missing partitions only)."""
     provisional: bool = False
@@ -128,7 +132,7 @@ def _commit(source: PosSource, lake: LakeStore,
     """The batch into the lake by one commit; its outcomes (each failed, by the store's
     error, when the commit failed)."""
     try:
-        lake.write_batch("revenue", lake_batch(lake, [part for part, _ in batch]))
+        committed = lake.write_batch("revenue", lake_batch(lake, [part for part, _ in batch]))
     except (ObjectLakeError, LakeUnreadable) as exc:
         failure = Failure(ErrorKind.STORAGE, source.redact(str(exc)))
         return [PartitionOutcome(o.location_id, o.business_date, failure=failure)
@@ -146,6 +150,8 @@ def _commit(source: PosSource, lake: LakeStore,
                                  "--missing-only loads the rest") from None
     for part, outcome in batch:  # the commit computed the turnovers (one query)
         outcome.turnover_net = part.turnover_net
+        outcome.overtook = committed.overtook.get(
+            partition_path(partition_key(outcome.location_id, outcome.business_date)))
     return [outcome for _, outcome in batch]
 
 
@@ -319,5 +325,5 @@ def take_snapshots(extract: Callable[..., Snapshot | Files | None], source: PosS
 def commit_snapshot(lake, area: str, snapshot: Snapshot) -> Snapshot:
     """A snapshot's tables replace its partition of ``area`` (one commit); its ``version``
     is the lake table's version that committed it."""
-    snapshot.version = lake.write(area, snapshot.tables, snapshot.partition)
+    snapshot.version = lake.write(area, snapshot.tables, snapshot.partition).version
     return snapshot

@@ -14,6 +14,7 @@ replaced by the project's once; the SQLite files it kept are Dagster's own and s
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import importlib.resources
 import os
@@ -41,6 +42,7 @@ EARLIER_VERSIONS = frozenset({
     "b530e2f1ae3542d6a094227903638a86084efe68f04852a4a938e00ee2f0ff7c",
     "bb05ddbe41e4e446d402dfec7f2eff39846ed838e8e834035a59f94b02bc70d7",
     "e8ea8eb009b98460bb19fe368fad8024bab45b08f6f5ae79b65d4343849e8ded",
+    "d67eaecb8f038725868307f370362972e80addd91ab89b3cdd2662ffd581ccd4",
 })
 """The SHA-256 of every ``dagster.yaml`` the project shipped before (``git log`` of
 ``pipeline/orchestration/dagster.yaml``, earlier ``pipeline/dagster.yaml``): a home holding
@@ -72,8 +74,23 @@ def prepare_home(home: Path) -> Path:
 
 
 def open_instance(settings: Settings) -> dg.DagsterInstance:
-    """The instance of ``dagster_home(settings)``, prepared (use it as a context manager)."""
-    return dg.DagsterInstance.from_config(str(prepare_home(dagster_home(settings))))
+    """The instance of ``dagster_home(settings)``, prepared (use it as a context manager).
+
+    Opened under the home's lock (``STARTING``): Dagster's SQLite storage creates its
+    tables when a home is first opened, and two commands doing that at once (loads of a
+    chain's shards started together on a new data folder) fail the second ("table ...
+    already exists"). Only the opening is locked, not the runs."""
+    home = prepare_home(dagster_home(settings))
+    with open(home / STARTING, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return dg.DagsterInstance.from_config(str(home))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+STARTING = ".opening.lock"
+"""The file in the home that commands opening the instance lock in turn."""
 
 
 FULL_BELOW = 1 << 20

@@ -142,6 +142,11 @@ class LoadReport:
                 self.pages += day.pages
                 if day.provisional_locations:
                     self.provisional[mat.partition] = day.provisional_locations
+                self.warnings += [
+                    f"revenue {mat.partition}, location {loc}: another load committed this "
+                    f"day while this one did (load {other}); this load's later commit "
+                    "replaced it whole: two processes load this location at once"
+                    for loc, other in day.overtook.items()]
                 for name, rows in day.unknown_fields.items():
                     self.unknown_fields[name] = self.unknown_fields.get(name, 0) + rows
             elif mat.asset_key == DRIFT_KEY:

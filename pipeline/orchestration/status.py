@@ -24,8 +24,9 @@ import duckdb
 from pipeline.accounting import ledger
 from pipeline.core.settings import Settings
 from pipeline.lake.store import LakeStore
+from pipeline.orchestration.assets.revenue import REVENUE_STEP
 from pipeline.orchestration.runs import IN_PROGRESS, is_dead
-from pipeline.orchestration.schedules import LOAD_JOB, WAREHOUSE_JOB
+from pipeline.orchestration.schedules import LOAD_JOB, NIGHT_TAG, SHARD_TAG, WAREHOUSE_JOB
 from pipeline.warehouse.checks import FailedCheck
 from pipeline.warehouse.coverage import Gaps, history, lake_days
 from pipeline.warehouse.freshness import LocationFreshness, freshness
@@ -44,6 +45,12 @@ class RunState:
     failed_checks: tuple[FailedCheck, ...] = ()
     dead: bool = False
     """``STARTED`` (or starting) but its process is gone: killed or crashed."""
+    share: str = ""
+    """A share of a sharded night: ``2/4 (locations 1002, 1006)``."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.job} share {self.share}" if self.share else self.job
 
     @property
     def failed(self) -> bool:
@@ -87,19 +94,20 @@ class Status:
                   for held in self.history if held.missing]
         for run in self.runs:
             if run.dead:
-                lines.append(f"{run.job}: its last run {run.run_id} is still marked "
+                lines.append(f"{run.name}: its last run {run.run_id} is still marked "
                              f"{run.status.lower()}, but its process is gone (killed or "
                              "crashed); the next pos-etl load or build marks it failed")
             elif run.failed:
-                lines.append(f"{run.job}: its last run {run.run_id} {run.status.lower()}")
-            lines += [f"{run.job}: check {c.name} failed" for c in run.failed_checks
+                lines.append(f"{run.name}: its last run {run.run_id} {run.status.lower()}")
+            lines += [f"{run.name}: check {c.name} failed" for c in run.failed_checks
                       if c.severity == "error" or warn_error]
         return lines
 
     def as_json(self, warn_error: bool = False) -> dict:
         return {"ok": not self.attention(warn_error), "attention": self.attention(warn_error),
                 "locations": [s.as_json() for s in self.locations],
-                "runs": [{"job": r.job, "run_id": r.run_id, "status": r.status,
+                "runs": [{"job": r.job, "share": r.share or None, "run_id": r.run_id,
+                          "status": r.status,
                           "ended": r.ended.isoformat() if r.ended else None,
                           "process_gone": r.dead,
                           "failed_checks": [{"name": c.name, "severity": c.severity,
@@ -134,7 +142,7 @@ class Status:
                            f"date from {held.first} to {held.last} loaded ({held.expected})")
         for run in self.runs:
             ended = f", ended {run.ended:%Y-%m-%d %H:%M} UTC" if run.ended else ""
-            out.append(f"{run.job}: {run.status.lower()}{ended} (run {run.run_id})")
+            out.append(f"{run.name}: {run.status.lower()}{ended} (run {run.run_id})")
             for check in run.failed_checks:
                 out += check.lines()
         if self.drift:
@@ -166,16 +174,40 @@ class Status:
         return out
 
 
-def _last_run(instance: dg.DagsterInstance, job: str) -> RunState | None:
+def _last_runs(instance: dg.DagsterInstance, job: str) -> list[RunState]:
+    """The job's last run; of a sharded night's load, the last run of each of its shares
+    (one that failed names its locations)."""
     records = instance.get_run_records(dg.RunsFilter(job_name=job), limit=1)
     if not records:
-        return None
-    record = records[0]
+        return []
+    night = records[0].dagster_run.tags.get(NIGHT_TAG)
+    if not night:
+        return [_state(instance, job, records[0])]
+    shares: dict[str, dg.RunRecord] = {}
+    for record in instance.get_run_records(dg.RunsFilter(job_name=job,
+                                                         tags={NIGHT_TAG: night})):
+        shares.setdefault(record.dagster_run.tags.get(SHARD_TAG, ""), record)  # newest
+    return [_state(instance, job, record, f"{share} ({_locations(record.dagster_run)})")
+            for share, record in sorted(shares.items(), key=lambda s: _share_order(s[0]))]
+
+
+def _share_order(share: str) -> int:
+    return int(share.split("/")[0]) if share[:1].isdigit() else 0
+
+
+def _locations(run: dg.DagsterRun) -> str:
+    ops = (run.run_config or {}).get("ops", {})
+    ids = ops.get(REVENUE_STEP, {}).get("config", {}).get("locations") or []
+    return "locations " + ", ".join(map(str, ids)) if ids else "every location"
+
+
+def _state(instance: dg.DagsterInstance, job: str, record: dg.RunRecord,
+           share: str = "") -> RunState:
     run = record.dagster_run
     return RunState(job, run.run_id, run.status.value,
                     record.end_time and datetime.fromtimestamp(record.end_time, UTC),
                     run_checks(instance, run.run_id),
-                    dead=run.status in IN_PROGRESS and is_dead(run.tags))
+                    dead=run.status in IN_PROGRESS and is_dead(run.tags), share=share)
 
 
 def run_checks(instance: dg.DagsterInstance, run_id: str) -> tuple[FailedCheck, ...]:
@@ -254,7 +286,7 @@ def _unconfigured(settings: Settings) -> list[int]:
 def read_status(settings: Settings, lake: LakeStore, instance: dg.DagsterInstance,
                 now: datetime) -> Status:
     """The status at ``now`` (an aware datetime)."""
-    runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) if (run := _last_run(instance, job))]
+    runs = [run for job in (LOAD_JOB, WAREHOUSE_JOB) for run in _last_runs(instance, job)]
     loaded = lake_days(lake)
     return Status(freshness(settings, lake, now, loaded), runs,
                   _drift(settings.warehouse.warehouse_path, now), _unconfigured(settings),

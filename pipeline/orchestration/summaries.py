@@ -41,6 +41,9 @@ class RevenueDay:
     provisional_locations: list[int] = field(default_factory=list)
     """The locations whose day was not over when it was loaded: provisional in the lake
     and the warehouse, booked nowhere, loaded again once over."""
+    overtook: dict[str, str] = field(default_factory=dict)
+    """Location -> the load whose copy of the day another writer had committed while
+    this run did: this run's later commit replaced it whole."""
 
     def to_metadata(self, **shown) -> dict:
         return {
@@ -53,6 +56,7 @@ class RevenueDay:
             "unknown_fields": dg.MetadataValue.json(self.unknown_fields),
             "replaced_by": dg.MetadataValue.text(self.replaced_by),
             "provisional_locations": dg.MetadataValue.json(self.provisional_locations),
+            "overtook": dg.MetadataValue.json(self.overtook),
             **shown,
         }
 
@@ -62,7 +66,8 @@ class RevenueDay:
         return cls(int(v[ROW_COUNT]), Decimal(str(v["turnover_net"])), bool(v["complete"]),
                    int(v["partitions_kept"]), int(v["pages"]), dict(v["failed_locations"]),
                    dict(v["unknown_fields"]), str(v["replaced_by"]),
-                   [int(loc) for loc in v.get("provisional_locations") or []])
+                   [int(loc) for loc in v.get("provisional_locations") or []],
+                   dict(v.get("overtook") or {}))
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ def day_summary(day: DayOutcome) -> RevenueDay:
         | {str(loc): "never loaded" for loc in day.missing},
         unknown_fields=dict(sum((Counter(p.unknown_fields) for p in day.partitions),
                                 Counter())),
-        provisional_locations=[p.location_id for p in day.partitions if p.provisional])
+        provisional_locations=[p.location_id for p in day.partitions if p.provisional],
+        overtook={str(p.location_id): p.overtook for p in day.partitions if p.overtook})
 
 
 def locations_table(day: DayOutcome) -> dg.MetadataValue:
