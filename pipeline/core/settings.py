@@ -15,6 +15,7 @@ import tomllib
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Literal, get_args
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import (
@@ -69,6 +70,12 @@ class SourceSettings(StrictModel):
     window_margin_minutes: int = Field(180, ge=0, le=24 * 60)
     """How much wider than the business day the revenue window is requested."""
     max_concurrent_requests: int = Field(4, ge=1, le=64)
+    requests_per_second: int | None = Field(None, ge=1, le=10_000)
+    """The POS host's budget of requests per second for every run and process of this
+    machine that reads it at once (the shares of a sharded night, a CLI load beside
+    them): one bucket in the Dagster home (``pipeline.pos_api.budget``). A 429 with
+    ``Retry-After`` holds the whole budget that long, so every run waits. Unset: no
+    budget, ``max_concurrent_requests`` per run alone."""
 
     @field_validator("base_url", "voucher_url")
     @classmethod
@@ -316,6 +323,13 @@ class Settings(StrictModel):
     @property
     def uses_sandbox(self) -> bool:
         return self.source.base_url is None
+
+    @property
+    def pos_host(self) -> str:
+        """The POS's host (``sandbox`` for the built-in one): what a request budget and the
+        run queue's limit per host go by."""
+        base = self.source.base_url
+        return (urlsplit(base).hostname or base) if base else "sandbox"
 
     def location(self, ref: int | str) -> LocationSettings:
         """The configured location with this id or short code (any case)."""

@@ -22,6 +22,8 @@ from pydantic import Field, PrivateAttr
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
+from pipeline.orchestration.instance import dagster_home
+from pipeline.pos_api.budget import RequestBudget, bucket_file
 from pipeline.pos_api.source import Endpoint, PosSource
 from pipeline.sources import SOURCE, file_sources, key_variables, tenant_services
 from pipeline.warehouse import Warehouse, config_macros, config_tables
@@ -84,8 +86,9 @@ class HttpPos(PosResource):
         keys = {k.location_id: k.api_key for k in self.api_keys}
         tenant = {t.source: Endpoint(t.url, t.api_key, t.key_env) for t in self.tenant}
         places = {name: SOURCE[name].place(self.settings) for name in self.files}
-        with self.serving(PosSource(self.settings, self.base_url, keys, tenant=tenant,
-                                    places=places)) as pos:
+        with request_budget(self.settings) as budget, \
+                self.serving(PosSource(self.settings, self.base_url, keys, tenant=tenant,
+                                       places=places, budget=budget)) as pos:
             yield pos
 
 
@@ -122,9 +125,25 @@ def sandbox_source(settings: Settings, skip: Collection[str] = ()) -> Iterator[P
                   replace(s.place(settings), uri=f"{tmp}/{s.name}",
                           prepare=writer(s.name, f"{tmp}/{s.name}", settings))
                   for s in file_sources(settings, skip)}
-        with PosSource(settings, url, keys, tenant=tenant, places=places,
-                       key_hints=False) as source:
+        with request_budget(settings) as budget, \
+                PosSource(settings, url, keys, tenant=tenant, places=places,
+                          key_hints=False, budget=budget) as source:
             yield source
+
+
+@contextmanager
+def request_budget(settings: Settings) -> Iterator[RequestBudget | None]:
+    """The POS host's budget of ``[source] requests_per_second``, shared by the processes
+    of this machine through the Dagster home (None: no budget)."""
+    if not settings.source.requests_per_second:
+        yield None
+        return
+    budget = RequestBudget(settings.source.requests_per_second,
+                           bucket_file(dagster_home(settings), settings.pos_host))
+    try:
+        yield budget
+    finally:
+        budget.close()
 
 
 def pos_resource(settings: Settings, location_ids: list[int] | None = None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import date, datetime, timedelta
-from urllib.parse import urlsplit
 
 import dagster as dg
 
@@ -86,12 +85,6 @@ def shards_of(settings: Settings) -> list[list[int]]:
     return [ids[k::count] for k in range(count)]
 
 
-def pos_host(settings: Settings) -> str:
-    """The POS host a run reads (the run queue's limit per host, ``POS_HOST_TAG``)."""
-    base = settings.source.base_url
-    return (urlsplit(base).hostname or base) if base else "sandbox"
-
-
 def build_nightly_schedule(settings: Settings,
                            lake_assets: dict[dg.AssetKey, bool] | None = None
                            ) -> dg.ScheduleDefinition:
@@ -114,7 +107,7 @@ def build_nightly_schedule(settings: Settings,
         if yesterday < start:
             return dg.SkipReason(f"no business date since schedule.start_date {start}")
         night = yesterday.isoformat()
-        tags = range_tags(start, yesterday) | {POS_HOST_TAG: pos_host(settings)}
+        tags = range_tags(start, yesterday) | {POS_HOST_TAG: settings.pos_host}
         shares = shards_of(settings)
         if len(shares) == 1 or not lake_assets:
             return dg.RunRequest(run_key=f"nightly:{night}", tags=tags)

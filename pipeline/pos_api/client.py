@@ -37,6 +37,7 @@ from pipeline.pos_api.answers import (
     receipt_page,
     refuse_repeated_keys,
 )
+from pipeline.pos_api.budget import RequestBudget
 from pipeline.pos_api.errors import (
     AuthError,
     ContractError,
@@ -110,6 +111,7 @@ class PosClient:
         key_hint: str | None = None,
         http: httpx.Client | None = None,
         circuit: Circuit | None = None,
+        budget: RequestBudget | None = None,
     ):
         self.source = source or SourceSettings()
         self.location_id = location_id
@@ -122,6 +124,7 @@ class PosClient:
         self._auth = {"x-api-key": api_key}
         self._redact = Redactor([api_key])
         self._circuit = circuit or Circuit()
+        self._budget = budget
         self.base_url = redact_url(str(self._http.base_url).rstrip("/"))
         """The POS's address as messages show it (credentials in it replaced)."""
 
@@ -149,6 +152,8 @@ class PosClient:
 
     def _attempt(self, method: str, path: str, kwargs: dict, deadline: float) -> httpx.Response:
         with self._slots or nullcontext():
+            if self._budget is not None:  # the host's, shared with other processes
+                self._budget.take()
             self.stats.requests += 1
             headers = {**kwargs.get("headers", {}), **self._auth}
             with self._http.stream(method, path, **{**kwargs, "headers": headers}) as streamed:
@@ -162,8 +167,10 @@ class PosClient:
             response = httpx.Response(streamed.status_code, headers=plain, content=body,
                                       request=streamed.request)
         if response.status_code == 429 or response.status_code >= 500:
-            raise RetryableStatus(response.status_code,
-                                  parse_retry_after(response.headers.get("retry-after")))
+            retry_after = parse_retry_after(response.headers.get("retry-after"))
+            if response.status_code == 429 and retry_after and self._budget is not None:
+                self._budget.hold(retry_after)  # every process reading the host waits
+            raise RetryableStatus(response.status_code, retry_after)
         return response
 
     def _request(self, method: str, path: str, *, expect: frozenset[int] = SPEC_OK,

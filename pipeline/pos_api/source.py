@@ -16,6 +16,7 @@ import httpx
 from pipeline.core.outcomes import ConfigError
 from pipeline.core.settings import Settings
 from pipeline.core.untrusted import Redactor
+from pipeline.pos_api.budget import RequestBudget
 from pipeline.pos_api.client import PosClient
 from pipeline.pos_api.http import Circuit, make_http_client
 
@@ -44,7 +45,8 @@ class PosSource:
                  tenant: Mapping[str, Endpoint] | None = None,
                  places: Mapping[str, object] | None = None, key_hints: bool = True,
                  transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] | None = None):
+                 sleep: Callable[[float], None] | None = None,
+                 budget: RequestBudget | None = None):
         self.settings = settings
         self.base_url = base_url
         self.tenant = dict(tenant or {})
@@ -55,6 +57,9 @@ class PosSource:
         self.request_slots = threading.BoundedSemaphore(settings.source.max_concurrent_requests)
         self.circuit = Circuit()
         """Shared by every client of this source: a dead host or a refused key is tried once."""
+        self.budget = budget
+        """The POS host's requests per second, shared with other processes (its clients'
+        requests to ``base_url`` take from it; the tenant's other services do not)."""
         self._keys = dict(keys)
         self._key_hints = key_hints
         self._http: dict[int, httpx.Client] = {}
@@ -137,4 +142,5 @@ class PosSource:
             base_url=base_url, api_key=api_key, location_id=location_id,
             source=self.settings.source, transport=self.transport,
             request_slots=self.request_slots, http=http, circuit=self.circuit,
-            key_hint=key_env if self._key_hints else None, **extra)
+            key_hint=key_env if self._key_hints else None,
+            budget=self.budget if base_url == self.base_url else None, **extra)
