@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import duckdb
 import polars as pl
@@ -236,3 +239,65 @@ def test_a_sharded_night_loads_each_share_in_a_run_and_builds_once_after_the_las
     assert not [line for line in attention if "share 1/2" in line], attention
     assert f"location {failing} {world.location(failing).short_code}: lake has nothing, " \
            "2026-11-20 was due" in attention
+
+
+def test_the_nightly_shares_wait_in_dagsters_run_queue_and_one_build_follows(
+        sandbox_url, tmp_path, sandbox_keys):
+    """The whole way, as in production: Dagster's daemon ticks the schedule, which asks
+    for a run per share; the run queue starts at most 2 of them at once for the POS host
+    (the limit is 2 here), each a process of its own (the default run launcher); when the
+    last has ended, the sensor ``build_after_night`` starts the one build."""
+    import dagster as dg
+
+    from pipeline.orchestration.schedules import NIGHT_TAG, SHARD_TAG
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shipped = (ROOT / "pipeline" / "orchestration" / "dagster.yaml").read_text()
+    assert "        limit: 4\n" in shipped
+    (home / "dagster.yaml").write_text(shipped.replace("        limit: 4\n", "        limit: 2\n"))
+    # one tick, the next whole minute at least 10 s away (the schedule's zone)
+    tick = (datetime.now(ZoneInfo("Europe/Vienna")) + timedelta(seconds=70)).replace(
+        second=0, microsecond=0)
+    config = config_file(tmp_path, sandbox_url, None)
+    config.write_text(config.read_text().replace(
+        '[warehouse]', f'[schedule]\nshards = 3\ncron = "{tick.minute} {tick.hour} * * *"\n'
+        'lookback_days = 0\ndrift_check_days = 0\nstart_date = "2026-10-01"\n[warehouse]'))
+    env = os.environ | {"DAGSTER_HOME": str(home), "POS_ETL_CONFIG": str(config)}
+    bin_dir = Path(sys.executable).parent
+    started = subprocess.run([str(bin_dir / "dagster"), "schedule", "start", "nightly_load",
+                              "-w", "workspace.yaml"], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+    assert started.returncode == 0, started.stdout + started.stderr
+    daemon = subprocess.Popen([str(bin_dir / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            deadline = time.monotonic() + 300  # the next minute's tick, 3 shares, a build
+            while True:  # bounded: the build ends, or the deadline passes
+                builds = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
+                if builds and all(b.is_finished for b in builds):
+                    break
+                assert daemon.poll() is None, "the daemon exited"
+                assert time.monotonic() < deadline, [
+                    (r.job_name, r.status.value, r.tags.get(SHARD_TAG))
+                    for r in instance.get_runs()]
+                time.sleep(1)
+            shares = instance.get_run_records(dg.RunsFilter(job_name="load_job"))
+            [build] = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(timeout=60)
+    assert sorted(r.dagster_run.tags[SHARD_TAG] for r in shares) == ["1/3", "2/3", "3/3"]
+    assert all(r.dagster_run.status == dg.DagsterRunStatus.SUCCESS for r in shares)
+    assert build.status == dg.DagsterRunStatus.SUCCESS
+    assert build.tags[NIGHT_TAG] == shares[0].dagster_run.tags[NIGHT_TAG]
+    # the queue held the third share until one of the first two had ended
+    spans = sorted((r.start_time, r.end_time) for r in shares)
+    assert spans[2][0] >= min(spans[0][1], spans[1][1])
+    night = date.fromisoformat(build.tags[NIGHT_TAG])
+    from pipeline.orchestration.configs import load_settings
+
+    held = lake_rows(load_settings(config))
+    assert sorted(held.filter(pl.col("business_date") == night)["location_id"]) == LOCATIONS
