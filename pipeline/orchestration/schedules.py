@@ -10,7 +10,7 @@ Dagster (its "failed and missing" backfill), while the build still publishes wha
 from __future__ import annotations
 
 import hashlib
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 
@@ -138,11 +138,10 @@ def night_builds(instance: dg.DagsterInstance, days: int = 3) -> list[dg.RunRequ
     """A build for each sharded night of the last ``days`` whose shares have all ended;
     its run key names the night and its shares' runs, so it is requested once, and once
     more after a share is run again."""
-    since = datetime.now().timestamp() - days * 86400
     nights: dict[str, list[dg.RunRecord]] = {}
     for record in instance.get_run_records(dg.RunsFilter(
             job_name=LOAD_JOB, tags=BUILT_AFTER_NIGHT,
-            created_after=datetime.fromtimestamp(since))):
+            created_after=datetime.now(UTC) - timedelta(days=days))):
         night = record.dagster_run.tags.get(NIGHT_TAG)
         if night:
             nights.setdefault(night, []).append(record)

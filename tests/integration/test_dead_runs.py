@@ -8,6 +8,7 @@ processes, signalled as a terminal signals them."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -84,15 +85,25 @@ def kill_once_it_holds(instance, command: list[str], pool: str) -> None:
         process.wait()
 
 
-@pytest.fixture
-def loaded(tmp_path):
-    """A data dir loaded over DAY1..DAY2 from a sandbox served over HTTP; yields its config."""
+@pytest.fixture(scope="module")
+def loaded_once(tmp_path_factory):
+    """A data dir loaded over DAY1..DAY2 by ``pos-etl load`` from a sandbox served over
+    HTTP for the module; yields its folder."""
+    folder = tmp_path_factory.mktemp("loaded")
     with serving(create_app()) as url:
-        config = write_config(tmp_path, url)
+        config = write_config(folder, url)
         done = subprocess.run(cli(config, *LOAD), cwd=ROOT, env=environment(),
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
-        yield config
+        yield folder
+
+
+@pytest.fixture
+def loaded(loaded_once, tmp_path):
+    """A copy of that data dir (its lake, warehouse and Dagster instance, whose files
+    no command has open) in the test's folder; its config."""
+    shutil.copytree(loaded_once, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "pos.toml"
 
 
 def test_six_killed_builds_and_six_killed_loads_never_wedge_the_instance(loaded, tmp_path):
