@@ -76,6 +76,10 @@ class SourceSettings(StrictModel):
     them): one bucket in the Dagster home (``pipeline.pos_api.budget``). A 429 with
     ``Retry-After`` holds the whole budget that long, so every run waits. Unset: no
     budget, ``max_concurrent_requests`` per run alone."""
+    budget_database_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    """The variable holding a PostgreSQL URL (``postgresql://user:password@host/db``, a
+    secret: never in this file) where the budget is kept for processes on many machines
+    (pods, containers); unset: a file in the Dagster home, for this machine's."""
 
     @field_validator("base_url", "voucher_url")
     @classmethod

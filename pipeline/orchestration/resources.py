@@ -19,6 +19,7 @@ from typing import Self
 import dagster as dg
 from pydantic import Field, PrivateAttr
 
+from pipeline.core.outcomes import ConfigError
 from pipeline.core.reporting import Reporter
 from pipeline.core.settings import Settings
 from pipeline.lake.open import make_lake
@@ -133,13 +134,23 @@ def sandbox_source(settings: Settings, skip: Collection[str] = ()) -> Iterator[P
 
 @contextmanager
 def request_budget(settings: Settings) -> Iterator[RequestBudget | None]:
-    """The POS host's budget of ``[source] requests_per_second``, shared by the processes
-    of this machine through the Dagster home (None: no budget)."""
-    if not settings.source.requests_per_second:
+    """The POS host's budget of ``[source] requests_per_second``: in the PostgreSQL
+    database of ``budget_database_env`` (processes on many machines), else in the Dagster
+    home (this machine's); None: no budget."""
+    source = settings.source
+    if not source.requests_per_second:
         yield None
         return
-    budget = RequestBudget(settings.source.requests_per_second,
-                           bucket_file(dagster_home(settings), settings.pos_host))
+    if source.budget_database_env:
+        url = os.environ.get(source.budget_database_env)
+        if not url:
+            raise ConfigError(f"[source] budget_database_env: ${source.budget_database_env} "
+                              "is not set (it holds the PostgreSQL URL of the request "
+                              "budget)")
+        budget = RequestBudget.in_postgres(source.requests_per_second, url, settings.pos_host)
+    else:
+        budget = RequestBudget.on_disk(source.requests_per_second,
+                                       bucket_file(dagster_home(settings), settings.pos_host))
     try:
         yield budget
     finally:

@@ -107,3 +107,52 @@ def test_a_load_is_recorded_in_postgres(postgres, sandbox_url, sandbox_keys, tmp
         cur.execute("select count(*) from asset_check_executions")
         assert cur.fetchone()[0] > 0
     assert not (home / "history").exists() and not list(home.rglob("*.db"))
+
+
+def _permits_in_postgres(args: tuple[str, int]) -> list[float]:
+    """In a process of its own (as on another machine): ``n`` permits of the budget kept
+    in PostgreSQL at ``url``; when each came."""
+    import time
+
+    from pipeline.pos_api.budget import RequestBudget
+
+    url, n = args
+    budget = RequestBudget.in_postgres(10, url, "pos.busy.example.com")
+    stamps = []
+    for _ in range(n):
+        budget.take()
+        stamps.append(time.monotonic())
+    budget.close()
+    return stamps
+
+
+def test_the_request_budget_in_postgres_is_every_processes_and_a_429_holds_them_all(
+        postgres):
+    """``[source] budget_database_env``: processes that share no disk (pods) share the
+    POS host's permits and its 429 holds through PostgreSQL (#59)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pipeline.pos_api.budget import RequestBudget
+    from tests.unit.test_budget import Clock
+
+    url = f"postgresql://dagster:secret@127.0.0.1:{postgres}/dagster"
+    told, other, elsewhere = Clock(), Clock(), Clock()
+    here = RequestBudget.in_postgres(50, url, "pos.example.com", sleep=told.sleep,
+                                     clock=told.time)
+    there = RequestBudget.in_postgres(50, url, "pos.example.com", sleep=other.sleep,
+                                      clock=other.time)
+    another_pos = RequestBudget.in_postgres(50, url, "pos.elsewhere.com",
+                                            sleep=elsewhere.sleep, clock=elsewhere.time)
+    here.hold(7)  # a 429 told to one process, "Retry-After: 7"
+    there.take()
+    another_pos.take()
+    assert other.slept == [7] and elsewhere.slept == []  # that host's processes alone
+    for budget in (here, there, another_pos):
+        budget.close()
+    # three processes, 10 permits each, of 10 a second: three windows, not one (a lower
+    # bound: a busy machine only spreads them further)
+    with ProcessPoolExecutor(3, mp_context=multiprocessing.get_context("spawn")) as pool:
+        stamps = sorted(s for done in pool.map(_permits_in_postgres, [(url, 10)] * 3)
+                        for s in done)
+    assert len(stamps) == 30 and stamps[-1] - stamps[0] >= 2.0

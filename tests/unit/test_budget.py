@@ -33,8 +33,8 @@ def test_a_429_told_to_one_process_holds_every_other_on_the_host(tmp_path):
     path = bucket_file(tmp_path, "pos.example.com")
     told, other = Clock(), Clock()
     # two processes' budgets on one file (the same host); each with its own clock
-    here = RequestBudget(50, path, sleep=told.sleep, clock=told.time)
-    there = RequestBudget(50, path, sleep=other.sleep, clock=other.time)
+    here = RequestBudget.on_disk(50, path, sleep=told.sleep, clock=told.time)
+    there = RequestBudget.on_disk(50, path, sleep=other.sleep, clock=other.time)
     calls = []
 
     def answer(request):
@@ -58,7 +58,8 @@ def test_a_429_told_to_one_process_holds_every_other_on_the_host(tmp_path):
 
 def test_a_later_hold_is_kept_and_a_shorter_one_does_not_cut_it(tmp_path):
     clock = Clock()
-    budget = RequestBudget(10, bucket_file(tmp_path, "h"), sleep=clock.sleep, clock=clock.time)
+    budget = RequestBudget.on_disk(10, bucket_file(tmp_path, "h"), sleep=clock.sleep,
+                                   clock=clock.time)
     budget.hold(30)
     budget.hold(5)
     assert budget.held_until() == clock.now + 30
@@ -72,7 +73,7 @@ def _requests(args: tuple[str, int]) -> list[float]:
     import time
 
     path, n = args
-    budget = RequestBudget(20, Path(path))
+    budget = RequestBudget.on_disk(20, Path(path))
     stamps = []
     for _ in range(n):
         budget.take()
