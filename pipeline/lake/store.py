@@ -47,6 +47,10 @@ __all__ = ["Committed", "Lake", "LakeStore", "LoadRecord", "Replacement", "parse
            "partition_path", "layout_of", "layout_of_table"]
 
 
+MARK_ROUNDS = 5
+"""Rounds of reading and writing the source mark before a write (others may write it)."""
+
+
 def _key_type(key: str, value: object, tables: Mapping[str, pa.Table]) -> pa.DataType:
     """A partition key's type: as the area's tables have the column, else by its value
     (an ISO date is a date)."""
@@ -191,14 +195,19 @@ class DeltaAreas:
             return
         fs, root = self._filesystem()
         path = f"{root}/{MARK}"
-        try:
-            with fs.open_input_file(path) as fh:
-                found = SourceMark.from_json(fh.read().decode("utf-8", "replace"), path)
-        except FileNotFoundError:
-            found = None
-        mark = check_mark(found, wanted, self.describe(), moved)
-        if mark is not None:
+        # Read, merge, write, read again: loads of other locations writing the mark at
+        # the same moment (the shares of a night) each add theirs until it holds all.
+        for _ in range(MARK_ROUNDS):
+            try:
+                with fs.open_input_file(path) as fh:
+                    found = SourceMark.from_json(fh.read().decode("utf-8", "replace"), path)
+            except FileNotFoundError:
+                found = None
+            mark = check_mark(found, wanted, self.describe(), moved)
+            if mark is None:
+                break
             self._write_mark(fs, path, mark.to_json().encode())
+            moved = False  # recorded: the next round checks it as any write would
         self.__dict__["_mark"] = mark or found
 
     @staticmethod

@@ -5,6 +5,7 @@ leave it whole, the later commit's, and that one says whose copy it replaced."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -96,6 +97,15 @@ def test_loads_of_other_locations_at_once_commit_every_partition_once(sandbox_ur
     assert sorted(counts.select("location_id", "business_date").rows()) == sorted(
         (loc, day) for loc in LOCATIONS for day in DAYS)
     assert set(counts["len"]) == {1}
+    # the lake's source mark names every location, though all wrote it at once
+    if where is None:
+        mark = (settings.warehouse.lake_dir / "_source.json").read_text()
+    else:
+        import boto3
+        s3 = boto3.client("s3", endpoint_url=where[1], region_name="us-east-1")
+        mark = s3.get_object(Bucket=BUCKET, Key=f"{where[0].split('/', 3)[3]}/_source.json")[
+            "Body"].read().decode()
+    assert json.loads(mark)["locations"] == LOCATIONS
     # each its own Dagster run, all in the one instance
     import dagster as dg
     with dg.DagsterInstance.from_config(str(settings.warehouse.data_dir / "dagster_home")) as i:
