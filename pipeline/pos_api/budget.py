@@ -34,6 +34,10 @@ def _name(host: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "_", host).lower()
 
 
+def _rate(limit: int, per: float) -> Rate:
+    return Rate(limit, int(per * Duration.SECOND))
+
+
 def bucket_file(home: Path, host: str) -> Path:
     """The host's bucket in the Dagster home ``home``."""
     return home / f"pos_requests-{_name(host)}.sqlite"
@@ -92,45 +96,50 @@ class _TableHold:
 
 
 class RequestBudget:
-    """``per_second`` requests to one POS host, shared through ``bucket`` and ``hold``
-    (``on_disk``, ``in_postgres``)."""
+    """``limit`` requests a second (or each ``per`` seconds) to one POS host, shared
+    through ``bucket`` and ``hold`` (``on_disk``, ``in_postgres``)."""
 
-    def __init__(self, per_second: int, bucket: AbstractBucket, hold,
+    def __init__(self, limit: int, bucket: AbstractBucket, hold,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time):
-        self.per_second = per_second
+        self.limit = limit
         self._bucket, self._hold = bucket, hold
         self._limiter = Limiter(bucket)
         self._sleep, self._clock = sleep, clock
 
     @classmethod
-    def on_disk(cls, per_second: int, path: Path, **kwargs) -> RequestBudget:
+    def on_disk(cls, limit: int, path: Path, per: float = 1.0, **kwargs) -> RequestBudget:
         """Shared by the processes of this machine: the bucket in the SQLite file
         ``path``, the hold beside it (``.held``)."""
         from pyrate_limiter import SQLiteBucket
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        bucket = SQLiteBucket.init_from_file([Rate(per_second, Duration.SECOND)],
-                                             db_path=str(path), use_file_lock=True)
-        return cls(per_second, bucket, _FileHold(path.with_suffix(".held")), **kwargs)
+        bucket = SQLiteBucket.init_from_file([_rate(limit, per)], db_path=str(path),
+                                             use_file_lock=True)
+        return cls(limit, bucket, _FileHold(path.with_suffix(".held")), **kwargs)
 
     @classmethod
-    def in_postgres(cls, per_second: int, url: str, host: str, **kwargs) -> RequestBudget:
+    def in_postgres(cls, limit: int, url: str, host: str, per: float = 1.0,
+                    **kwargs) -> RequestBudget:
         """Shared by every process on every machine that reaches the PostgreSQL database
         at ``url``: the bucket a table of its own per host, the hold a row."""
         from psycopg_pool import ConnectionPool
         from pyrate_limiter import PostgresBucket
 
         pool = ConnectionPool(url, min_size=1, max_size=4, open=True)
-        bucket = PostgresBucket(pool, f"pos_requests_{_name(host)}",
-                                [Rate(per_second, Duration.SECOND)])
-        return cls(per_second, bucket, _TableHold(pool, host), **kwargs)
+        bucket = PostgresBucket(pool, f"pos_requests_{_name(host)}", [_rate(limit, per)])
+        return cls(limit, bucket, _TableHold(pool, host), **kwargs)
 
     def take(self) -> None:
         """Wait until the budget is not held, then for a permit to send one request."""
         while (wait := self.held_until() - self._clock()) > 0:
             self._sleep(wait)
         self._limiter.try_acquire("pos", blocking=True)
+
+    def taken(self) -> int:
+        """The permits the budget still counts (taken within its window), whoever took
+        them."""
+        return self._bucket.count()
 
     def hold(self, seconds: float) -> None:
         """Hold the budget for ``seconds`` from now (a 429's ``Retry-After``; a later
