@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 
 import httpx
 
@@ -41,10 +42,12 @@ def parse_retry_after(value: str | None, now: Callable[[], datetime] | None = No
 
 def make_http_client(base_url: str, source: SourceSettings,
                      transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    """An ``httpx.Client`` for one base URL: timeouts and headers, no key.
+    """An ``httpx.Client`` for one base URL: timeouts and headers, no key, no cookies.
 
-    The key travels with each request of a ``PosClient``, so a shared client never sends
-    the key of another location.
+    The key travels with each request of a ``PosClient``, so a client shared by the
+    locations never sends one location's key with another's request; and it keeps no
+    cookie a server sets (a session one location's key opened is never sent along with
+    another's: the API authenticates by key alone).
     """
     return httpx.Client(
         base_url=base_url,
@@ -52,6 +55,7 @@ def make_http_client(base_url: str, source: SourceSettings,
         timeout=httpx.Timeout(source.read_timeout_seconds,
                               connect=source.connect_timeout_seconds),
         transport=transport,
+        cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
     )
 
 

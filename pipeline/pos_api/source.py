@@ -62,7 +62,7 @@ class PosSource:
         requests to ``base_url`` take from it; the tenant's other services do not)."""
         self._keys = dict(keys)
         self._key_hints = key_hints
-        self._http: dict[int, httpx.Client] = {}
+        self._http: httpx.Client | None = None
         self._lock = threading.Lock()
         self._redactor: Redactor | None = None
 
@@ -97,22 +97,24 @@ class PosSource:
 
     def __exit__(self, *exc) -> None:
         with self._lock:
-            for http in self._http.values():
-                http.close()
-            self._http.clear()
+            if self._http is not None:
+                self._http.close()
+            self._http = None
 
     def client(self, location_id: int) -> PosClient:
         """A client bound to one location's key, with its own stats.
 
-        Clients of one location share one ``httpx.Client`` (connection pool, TLS context)
-        for as long as the source is open.
+        The clients of every location share one ``httpx.Client`` (its connection pool and
+        TLS context: some 0.9 MB each, 1.7 GB for a chain of 2,000 locations had each its
+        own) for as long as the source is open; a key travels with each request alone and
+        the shared client keeps no cookies (``make_http_client``).
         """
         loc = self.settings.location(location_id)
         with self._lock:
-            http = self._http.get(loc.id)
-            if http is None:
-                http = make_http_client(self.base_url, self.settings.source, self.transport)
-                self._http[loc.id] = http
+            if self._http is None:
+                self._http = make_http_client(self.base_url, self.settings.source,
+                                              self.transport)
+            http = self._http
         return self._client(self.base_url, self._key(loc.id), loc.id, loc.api_key_env, http)
 
     def place(self, name: str):
