@@ -16,6 +16,7 @@ pages received per second (each one request that succeeded) against
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -60,6 +61,20 @@ def _pages(home: Path) -> int:
     return pages
 
 
+def _peak_rss(loads: list[subprocess.Popen]) -> int:
+    """The largest resident memory any of the load processes had, sampled twice a
+    second until they have all ended (their output goes to a file each)."""
+    import psutil
+
+    peak = 0
+    while any(load.poll() is None for load in loads):
+        for load in loads:
+            with contextlib.suppress(psutil.Error):
+                peak = max(peak, psutil.Process(load.pid).memory_info().rss)
+        time.sleep(0.5)
+    return peak
+
+
 def night(url: str, s3: str, folder: Path, locations: int, days: int, shards: int,
           per_second: int | None) -> dict:
     import polars as pl
@@ -92,13 +107,15 @@ def night(url: str, s3: str, folder: Path, locations: int, days: int, shards: in
         [sys.executable, "-m", "pipeline.cli", "load", "--config", str(config),
          "--start", str(start), "--end", str(NIGHT), "--no-catalog", "--no-models",
          *[arg for loc in share for arg in ("--location", str(loc))]],
-        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        for share in shares]
+        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL,
+        stderr=(folder / f"load-{k}.log").open("w")) for k, share in enumerate(shares)]
+    peak = _peak_rss(loads)
     failed = []
-    for load in loads:
-        _, err = load.communicate()
+    for k, load in enumerate(loads):
+        load.wait()
         if load.returncode:
-            failed.append(err.strip().splitlines()[-1:] or [str(load.returncode)])
+            said = (folder / f"load-{k}.log").read_text().strip().splitlines()
+            failed.append(said[-1:] or [str(load.returncode)])
     load_seconds = time.perf_counter() - t0
     t1 = time.perf_counter()
     built = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--config",
@@ -112,6 +129,7 @@ def night(url: str, s3: str, folder: Path, locations: int, days: int, shards: in
               for n in range(days)}
     pages = _pages(settings.warehouse.data_dir / "dagster_home")
     return {"shards": len(shares), "load_seconds": round(load_seconds, 1),
+            "peak_rss_mb_per_shard": round(peak / 2**20),
             "build_seconds": round(build_seconds, 1), "build_ok": built.returncode == 0,
             "pages": pages, "pages_per_second": round(pages / load_seconds, 1),
             "requests_per_second_budget": per_second,
