@@ -19,6 +19,7 @@ it built from.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -30,6 +31,7 @@ import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 
+from pipeline.core.outcomes import ConfigError
 from pipeline.lake.areatable import AreaTable, Committed
 from pipeline.lake.layout import (
     Layout,
@@ -198,17 +200,30 @@ class DeltaAreas:
         # Read, merge, write, read again: loads of other locations writing the mark at
         # the same moment (the shares of a night) each add theirs until it holds all.
         for _ in range(MARK_ROUNDS):
-            try:
-                with fs.open_input_file(path) as fh:
-                    found = SourceMark.from_json(fh.read().decode("utf-8", "replace"), path)
-            except FileNotFoundError:
-                found = None
+            found = self._read_mark(fs, path)
             mark = check_mark(found, wanted, self.describe(), moved)
             if mark is None:
                 break
             self._write_mark(fs, path, mark.to_json().encode())
             moved = False  # recorded: the next round checks it as any write would
         self.__dict__["_mark"] = mark or found
+
+    @staticmethod
+    def _read_mark(fs: pafs.FileSystem, path: str) -> SourceMark | None:
+        """The lake's mark (None: none yet). One that does not read as a mark is read
+        again twice, a moment apart, before it is refused: a store that showed another
+        writer's mark half-written (seen with moto's S3 under four writers at once)."""
+        for attempt in range(3):
+            try:
+                with fs.open_input_file(path) as fh:
+                    return SourceMark.from_json(fh.read().decode("utf-8", "replace"), path)
+            except FileNotFoundError:
+                return None
+            except ConfigError:
+                if attempt == 2:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+        return None
 
     @staticmethod
     def _write_mark(fs: pafs.FileSystem, path: str, data: bytes) -> None:
