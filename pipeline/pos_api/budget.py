@@ -92,7 +92,7 @@ class _TableHold:
                          "excluded.until)", (self.host, until))
 
     def close(self) -> None:
-        self.pool.close()
+        pass
 
 
 class RequestBudget:
@@ -150,7 +150,9 @@ class RequestBudget:
         return self._hold.until()
 
     def close(self) -> None:
-        close = getattr(self._bucket, "close", None)
-        if close is not None:
-            close()
+        """Close the bucket on disk. One in PostgreSQL is left to the process's end:
+        PyrateLimiter closes its pool while its leaking thread may be in a round that
+        uses it (a daemon thread, a round each 10 s)."""
+        if isinstance(self._hold, _FileHold):
+            self._limiter.close()
         self._hold.close()
