@@ -318,12 +318,14 @@ class AreaTable:
 
     def _landed(self, written: Sequence[AddAction], base: int) -> int | None:
         """The version after ``base`` that added the files ``written`` (their names are
-        this attempt's alone, so only its own commit adds them), if any."""
+        this attempt's alone, so only its own commit adds them), if any: the first that
+        holds them (a later one may have removed them again: a writer of the same
+        partition that committed after it)."""
         newest = self._open(None)
         if newest is None or newest.version() <= base or not written:
             return None
         path = written[0].path
-        for version in range(newest.version(), base, -1):
+        for version in range(base + 1, newest.version() + 1):
             table = newest if version == newest.version() else self._open(version)
             if table is not None and path in table.get_add_actions(flatten=True).column(
                     "path").to_pylist():
