@@ -41,23 +41,15 @@ def _pages(home: Path) -> int:
     import dagster as dg
 
     from pipeline.orchestration.assets.revenue import REVENUE_KEY
+    from pipeline.orchestration.load_report import recorded
     from pipeline.orchestration.summaries import RevenueDay
 
     pages = 0
     with dg.DagsterInstance.from_config(str(home)) as instance:
         for run in instance.get_runs(dg.RunsFilter(job_name="load_job")):
-            for entry in instance.all_logs(run.run_id):
-                event = entry.dagster_event
-                if event is None:
-                    continue
-                if event.is_step_materialization:
-                    mat = event.event_specific_data.materialization
-                elif event.is_asset_observation:
-                    mat = event.asset_observation_data.asset_observation
-                else:
-                    continue
-                if mat.asset_key == REVENUE_KEY:
-                    pages += RevenueDay.from_metadata(mat.metadata).pages
+            events = [e.dagster_event for e in instance.all_logs(run.run_id) if e.dagster_event]
+            pages += sum(RevenueDay.from_metadata(mat.metadata).pages
+                         for mat in recorded(events) if mat.asset_key == REVENUE_KEY)
     return pages
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
@@ -37,6 +38,16 @@ INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__
 
 SNAPSHOT_STEPS = {dg.AssetKey(["lake", area.name]).to_python_identifier() for area in SNAPSHOTS}
 """The steps of the snapshot assets in a run (``lake__catalog``, ...)."""
+
+
+def recorded(events: list[dg.DagsterEvent]) -> Iterator:
+    """The materializations and observations among a run's events (a date some location
+    of a load is missing is observed, not materialized)."""
+    for event in events:
+        if event.is_step_materialization:
+            yield event.event_specific_data.materialization
+        elif event.is_asset_observation:
+            yield event.asset_observation_data.asset_observation
 
 
 @dataclass
@@ -122,14 +133,7 @@ class LoadReport:
         self.success = self.success and result.success
         events = [entry.dagster_event for entry in instance.all_logs(result.run_id)
                   if entry.dagster_event is not None]
-        # A date some location of the load is missing is observed, not materialized.
-        for event in events:
-            if event.is_step_materialization:
-                mat = event.event_specific_data.materialization
-            elif event.is_asset_observation:
-                mat = event.asset_observation_data.asset_observation
-            else:
-                continue
+        for mat in recorded(events):
             area = mat.asset_key.path[-1]
             if mat.asset_key == REVENUE_KEY:
                 day = RevenueDay.from_metadata(mat.metadata)

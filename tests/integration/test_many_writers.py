@@ -20,29 +20,15 @@ from zoneinfo import ZoneInfo
 import duckdb
 import polars as pl
 import pytest
-from moto.server import ThreadedMotoServer
 
 from pipeline.lake.store import Lake
 from pos_sandbox import world
 from tests.conftest import build_directly, make_settings, truth_turnover
-from tests.integration.test_object_lake import BUCKET, options, with_bucket
+from tests.integration.test_object_lake import BUCKET, options, s3  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 DAYS = [date(2026, 11, 16) + timedelta(days=n) for n in range(3)]
 LOCATIONS = [loc.id for loc in world.LOCATIONS]
-
-
-@pytest.fixture(scope="module")
-def s3():
-    """An S3 server of this module's own (moto's, over HTTP), with one bucket."""
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    mp = with_bucket(url)
-    yield url
-    mp.undo()
-    server.stop()
 
 
 @pytest.fixture(params=["local", "s3"])
