@@ -40,37 +40,32 @@ A snapshot (``AreaSnapshot``) is the table at one version: what a reader pins.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import random
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 from deltalake import DeltaTable, write_deltalake
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from deltalake.transaction import AddAction, CommitProperties, RemoveAction
 
+from pipeline.lake.areafiles import files_of, read_file, write_files
 from pipeline.lake.layout import (
     DESCRIPTION,
     Layout,
     Replacement,
     as_text,
-    conform_column,
     covers,
     layout_of_table,
     new_load_id,
-    parse_partition,
     partition_path,
-    with_date,
 )
 from pipeline.lake.log_check import unreadable
 
@@ -81,17 +76,6 @@ ATTEMPTS = 8
 """How often a commit is written again after losing to another writer."""
 APP_ID = "pos-etl"
 """In the ``commitInfo`` of our commits: who wrote them."""
-ROWS_PER_GROUP = 16
-"""Partitions per Parquet row group: a build that reads one location's day skips the
-rest of its date's file by the groups' statistics."""
-PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": False, "write_statistics": True,
-                   "write_page_checksum": True, "row_group_size": ROWS_PER_GROUP}
-"""How the files are written: zstd (a year of one location's days: 215 bytes a receipt,
-0.65x the earlier lake's snappy files; dictionaries saved 0.7 % more and cost a third
-more time), with statistics, and every page with its CRC (a build verifies them: a
-flipped bit fails it by name)."""
-
-
 @dataclass
 class AreaTable:
     """One area's Delta table at ``uri`` (a local path or ``s3://bucket/prefix/name``);
@@ -229,7 +213,7 @@ class AreaTable:
         adds = adds.filter(pc.invert(pc.is_in(adds.column("path"),
                                               value_set=pa.array(sorted(ours), pa.string()))))
         others: dict[tuple, str] = {}
-        for path, _, _ in self._files_of(adds, replaced):
+        for path, _, _ in files_of(self.layout, adds, replaced):
             for row in self.read_file(path, [*self.layout.keys, "load_id"]).to_pylist():
                 load = row.pop("load_id")
                 if tuple(row.values()) in replaced:
@@ -253,7 +237,7 @@ class AreaTable:
             removed, kept = [], []
             now = int(time.time() * 1000)
             date_key = self.layout.date_key
-            for path, size, value in self._files_of(adds, set(rows)):
+            for path, size, value in files_of(self.layout, adds, set(rows)):
                 held = self.read_file(path, [*keys, "load_id"]).to_pylist()
                 gone = pa.array([rows.get(tuple(r[k] for k in keys)) == r["load_id"]
                                  for r in held], pa.bool_())
@@ -280,32 +264,6 @@ class AreaTable:
                 time.sleep(random.uniform(0.01, 0.05))
         raise CommitFailedError(f"{self.uri}: {ATTEMPTS} commits in a row lost to other "
                                 f"writers")
-
-    def _files_of(self, adds: pa.Table, partitions: set[tuple]
-                  ) -> list[tuple[str, int, str]]:
-        """The files among ``adds`` that may hold ``partitions`` (of their dates, and whose
-        range of each integer key meets theirs: the files' statistics): each one's path,
-        size and date (as Delta writes a partition value)."""
-        keys = list(self.layout.keys)
-        date_key = self.layout.date_key
-        if not adds.num_rows or not partitions:
-            return []
-        kind = self.layout.keys[date_key]
-        dates = sorted({p[keys.index(date_key)] for p in partitions})
-        candidates = adds.filter(pc.is_in(adds.column(f"partition.{date_key}"),
-                                          value_set=pa.array(dates, kind)))
-        for key in self.layout.sort_keys:  # the files' ranges: skip the disjoint ones
-            low, high = f"min.{key}", f"max.{key}"
-            if low in candidates.column_names and pa.types.is_integer(self.layout.keys[key]):
-                values = [p[keys.index(key)] for p in partitions]
-                lo, hi = min(values), max(values)
-                keep = pc.or_kleene(pc.is_null(candidates.column(low)), pc.and_(
-                    pc.less_equal(candidates.column(low), hi),
-                    pc.greater_equal(candidates.column(high), lo)))
-                candidates = candidates.filter(keep)
-        return [(row["path"], row["size_bytes"], as_text(row[f"partition.{date_key}"]))
-                for row in candidates.select(["path", "size_bytes",
-                                              f"partition.{date_key}"]).to_pylist()]
 
     def _version_of(self, written: Sequence[AddAction], base: int) -> int:
         """The version this process just committed on ``base`` (Delta's own commit may
@@ -430,7 +388,7 @@ class AreaTable:
         removed, kept, held = [], [], {}
         now = int(time.time() * 1000)
         keys = list(self.layout.keys)
-        for path, size, value in self._files_of(adds, replaced):
+        for path, size, value in files_of(self.layout, adds, replaced):
             found = self.read_file(path, [*keys, "load_id"]).to_pylist()
             mine = []
             for row in found:
@@ -448,77 +406,12 @@ class AreaTable:
         return removed, kept, held
 
     def read_file(self, path: str, columns: list[str] | None = None) -> pa.Table:
-        stored = None if columns is None else [c for c in columns if c != self.layout.date_key]
-        table = pq.ParquetFile(self.filesystem.open_input_file(f"{self.root}/{path}"),
-                               page_checksum_verification=True).read(stored)
-        if columns is None or self.layout.date_key in columns:  # not stored in the file
-            value = parse_partition(path.rsplit("/", 1)[0])[self.layout.date_key]
-            table = with_date(table, self.layout, value)
-        schema = self.layout.schema
-        table = pa.table({name: conform_column(table.column(name), schema.field(name).type)
-                          if name in schema.names else table.column(name)
-                          for name in table.column_names})
-        return table.select(columns) if columns else table
+        return read_file(self.filesystem, self.root, self.layout, path, columns)
 
     def _write_files(self, rows: pa.Table, load_id: str, attempt: int = 0
                      ) -> list[AddAction]:
-        """One file per date, its rows sorted by the other keys; an attempt's own names
-        (an earlier attempt's files may still be there)."""
-        date_key = self.layout.date_key
-        order = [(k, "ascending") for k in [date_key, *self.layout.sort_keys]]
-        index = pc.sort_indices(rows.select([k for k, _ in order]), sort_keys=order)
-        if pc.any(pc.not_equal(index, pa.array(range(rows.num_rows), index.type))).as_py():
-            rows = rows.take(index)  # (a load's batch comes sorted: no copy of its lists)
-        stored = rows.drop_columns([date_key])  # Delta's partition column: in the path
-        actions = []
-        dates = rows.column(date_key)
-        for n, value in enumerate(pc.unique(dates).to_pylist()):
-            part = stored.filter(pc.equal(dates, pa.scalar(value, dates.type)))
-            stem = load_id if not attempt else f"{load_id}-r{attempt}"
-            rel = f"{date_key}={as_text(value)}/part-{stem}-{n:04d}.parquet"
-            sink = pa.BufferOutputStream()
-            pq.write_table(part, sink, **PARQUET_OPTIONS)
-            data = sink.getvalue()
-            self._put(rel, data)
-            actions.append(AddAction(rel, data.size, {date_key: as_text(value)},
-                                     int(time.time() * 1000), True,
-                                     json.dumps(_stats(part, self.layout))))
-        return actions
-
-    def _put(self, path: str, data: pa.Buffer) -> None:
-        """A new file, on disk before the commit that names it (fsynced where local; one
-        PUT on an object store)."""
-        target = f"{self.root}/{path}"
-        if isinstance(self.filesystem, pafs.LocalFileSystem):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "xb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            return
-        with self.filesystem.open_output_stream(target) as out:
-            out.write(data)
-
-
-def _stats(part: pa.Table, layout: Layout) -> dict:
-    """Delta's statistics of a file: rows, and each flat column's range and nulls."""
-    flat = [k for k in layout.sort_keys] + ["load_id", "loaded_at"]
-    low, high, nulls = {}, {}, {}
-    for name in flat:
-        column = part.column(name)
-        bounds = pc.min_max(column).as_py()
-        low[name], high[name] = (_json(bounds["min"]), _json(bounds["max"]))
-        nulls[name] = column.null_count
-    return {"numRecords": part.num_rows, "minValues": low, "maxValues": high,
-            "nullCount": nulls}
-
-
-def _json(value: object) -> object:
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
-    if isinstance(value, date):
-        return value.isoformat()
-    return value
+        stem = load_id if not attempt else f"{load_id}-r{attempt}"
+        return write_files(self.filesystem, self.root, self.layout, rows, stem)
 
 
 def _partition_set(rows: pa.Table, keys: list[str]) -> set[tuple]:

@@ -13,7 +13,7 @@ import pytest
 from pipeline.areas.revenue.commits import with_turnovers, write_revenue_partition
 from pipeline.areas.revenue.extract import RevenuePartition, flatten_receipts
 from pipeline.core.reporting import Reporter
-from pipeline.lake.areatable import PARQUET_OPTIONS
+from pipeline.lake.areafiles import PARQUET_OPTIONS
 from pipeline.lake.store import Lake
 from pipeline.orchestration.loader import run_build
 from pipeline.pos_api.answers import TEXT_DECODER

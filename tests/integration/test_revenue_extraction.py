@@ -139,7 +139,7 @@ def test_rerun_is_idempotent_and_keeps_the_replaced_file_for_older_readers(setti
 
 
 def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
-    import pipeline.lake.areatable
+    import pipeline.lake.areafiles
 
     partition = {"location_id": 1001, "business_date": DAY.isoformat()}
     with opened(pos_resource(settings)) as source:
@@ -155,7 +155,7 @@ def test_crash_mid_write_leaves_the_old_partition(settings, lake, monkeypatch):
                 raise OSError("disk full")
             return handle
 
-        monkeypatch.setattr(pipeline.lake.areatable, "open", disk_full, raising=False)
+        monkeypatch.setattr(pipeline.lake.areafiles, "open", disk_full, raising=False)
         with pytest.raises(OSError, match="disk full"):
             load_revenue_partition(source, lake, 1001, DAY)
     for name, table in old_tables.items():
@@ -265,7 +265,7 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
 
     import polars as pl
 
-    import pipeline.lake.areatable
+    import pipeline.lake.areafiles
 
     partition = {"location_id": 1001, "business_date": DAY.isoformat()}
     with opened(pos_resource(settings)) as source:
@@ -279,7 +279,7 @@ def test_every_crash_point_of_a_partition_write_leaves_old_or_new(
             raise OSError("killed")
 
         if crash_at == "file":
-            monkeypatch.setattr(pipeline.lake.areatable.os, "fsync", killed)
+            monkeypatch.setattr(pipeline.lake.areafiles.os, "fsync", killed)
         elif crash_at == "commit":
             monkeypatch.setattr(DeltaTable, "create_write_transaction", killed)
         with contextlib.suppress(OSError):  # the next day's tables as this day's

@@ -3,9 +3,10 @@ interrupt with a traceback; the CLI's own line (``stopped (Ctrl-C)``) is all a p
 sees. Its other warnings still reach stderr."""
 
 import logging
-import os
 import signal
 import sys
+import threading
+import time
 
 import pytest
 
@@ -38,8 +39,11 @@ class _Callback:
     is printed as "Exception ignored" and dropped."""
 
     def __del__(self):
-        os.kill(os.getpid(), signal.SIGINT)
-        for _ in range(1000):  # the handler runs between these bytecodes
+        # to the main thread itself, and waited for: the handler runs between these
+        # bytecodes (``os.kill`` lets the kernel pick any thread, which may run it later)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
             pass
 
 
@@ -83,8 +87,12 @@ def test_a_ctrl_c_that_a_library_turned_into_an_error_stops_the_command_by_name(
     @cli.cli.command("wrapped-interrupt")
     def wrapped() -> None:
         try:
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(10_000_000):  # the handler raises between these bytecodes
+            # to the main thread itself (``os.kill`` lets the kernel pick any thread: on a
+            # busy machine the handler then ran after a bounded loop had ended), and
+            # waited for: the handler raises between the bytecodes of this loop
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
                 pass
         except KeyboardInterrupt as exc:  # what a library does with it
             raise ValueError("Error building `model` serializer") from exc
