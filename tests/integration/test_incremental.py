@@ -21,6 +21,7 @@ from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
 from tests.conftest import (
+    fingerprints,
     load_directly,
     make_settings,
     truth_turnover,
@@ -40,11 +41,6 @@ def load(base_url, data_dir, start, end, locations=None):
     loads it (the builds are each test's subject)."""
     load_directly(make_settings(base_url, data_dir), start, end, locations, catalog=False,
                   build=False)
-
-
-def model_rows(path: Path, name: str) -> list[tuple]:
-    with duckdb.connect(str(path), read_only=True) as con:
-        return sorted(con.execute(f"select * from {name}").fetchall(), key=repr)
 
 
 def turnover(path: Path, location_id: int, day: date):
@@ -108,8 +104,7 @@ def test_an_incremental_warehouse_equals_a_full_rebuild(history, tmp_path, sandb
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
     assert full.rebuilt_partitions == {"revenue": 12}
     assert full.row_counts == result.row_counts
-    for name in (m.qualified for m in discover_models().values() if m.stored):
-        assert model_rows(target, name) == model_rows(full.path, name), name
+    assert fingerprints(target) == fingerprints(full.path)
 
 
 
@@ -133,8 +128,7 @@ def test_a_receipt_another_day_took_over_and_gave_back(history, tmp_path):
         store.write("revenue", tables, new)
         assert build_warehouse(lake, target).rebuilt_partitions == {"revenue": computed}
         full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
-        for name in (m.qualified for m in discover_models().values() if m.stored):
-            assert model_rows(target, name) == model_rows(full.path, name), name
+        assert fingerprints(target) == fingerprints(full.path)
         if tables is moved:
             assert turnover(target, 1003, DAYS[1]) < before
     assert turnover(target, 1003, DAYS[1]) == before
@@ -164,8 +158,7 @@ def test_a_reader_keeps_the_file_it_opened_while_a_build_replaces_it(history):
         after = con.execute("select sum(turnover_net) from fct_turnover_daily").fetchone()
     assert after != before
     full = build_warehouse(lake, target.with_name("full.duckdb"), full=True)
-    for name in (m.qualified for m in discover_models().values() if m.stored):
-        assert model_rows(target, name) == model_rows(full.path, name), name
+    assert fingerprints(target) == fingerprints(full.path)
 
 
 def test_a_changed_model_is_computed_again_for_every_partition(history, tmp_path):
@@ -222,8 +215,7 @@ def test_a_build_in_small_batches_equals_one_in_one(history, tmp_path, monkeypat
     batched = build_warehouse(settings.warehouse.lake_dir, tmp_path / "batched.duckdb",
                               full=True)
     assert not unexpected(batched.failed_checks)
-    for name in (m.qualified for m in discover_models().values() if m.stored):
-        assert model_rows(batched.path, name) == model_rows(target, name), name
+    assert fingerprints(batched.path) == fingerprints(target)
 
 
 def test_a_night_that_loads_its_lookback_again_equals_a_full_rebuild_in_64_mb(
@@ -244,8 +236,7 @@ def test_a_night_that_loads_its_lookback_again_equals_a_full_rebuild_in_64_mb(
     assert not unexpected(night.failed_checks)
 
     full = build_warehouse(lake, tmp_path / "full.duckdb", full=True)
-    for name in (m.qualified for m in discover_models().values() if m.stored):
-        assert model_rows(target, name) == model_rows(full.path, name), name
+    assert fingerprints(target) == fingerprints(full.path)
 
 
 def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothing(
@@ -336,9 +327,9 @@ def test_the_builds_bookkeeping_lives_beside_the_warehouse_and_survives_a_kill(
     shutil.copyfile(state_file(target), stray)
     again = build_warehouse(lake, target)
     assert again.rebuilt_partitions == {"revenue": 0} and not stray.exists()
-    rows = {m.qualified: model_rows(target, m.qualified) for m in discover_models().values()
-            if m.materialized == "partitioned" and m.stored}
+    rows = fingerprints(target, [m.qualified for m in discover_models().values()
+                                 if m.materialized == "partitioned" and m.stored])
     shutil.rmtree(state_dir(target))
     anew = build_warehouse(lake, target)
     assert anew.rebuilt_partitions == {"revenue": 12}
-    assert {name: model_rows(target, name) for name in rows} == rows
+    assert fingerprints(target, list(rows)) == rows
