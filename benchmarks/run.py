@@ -58,6 +58,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -218,12 +219,23 @@ def _load_peak_rss(base_url: str, days: int, data_dir: Path) -> dict:
 
 
 @contextmanager
-def sandbox_process(*args: str) -> Iterator[str]:
-    """The sandbox in a process of its own (as a real POS would be); yields its URL."""
+def sandbox_process(*args: str, served: list[tuple[float, str]] | None = None
+                    ) -> Iterator[str]:
+    """The sandbox in a process of its own (as a real POS would be); yields its URL.
+    ``served``: each request it answered (its access log line) with the moment the line
+    arrived (``time.monotonic()``), appended while it runs."""
     port = _free_port()
     server = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "sandbox", "--port",
-                               str(port), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+                               str(port), *args], cwd=ROOT,
+                              stdout=subprocess.DEVNULL if served is None else subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    if served is not None:
+        def read() -> None:
+            for line in server.stdout:
+                if '"' in line:  # uvicorn's access log: ... "POST /path HTTP/1.1" 200 OK
+                    served.append((time.monotonic(), line))
+
+        threading.Thread(target=read, daemon=True).start()
     try:
         deadline = time.time() + 30
         while True:

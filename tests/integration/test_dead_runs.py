@@ -106,13 +106,22 @@ def loaded(loaded_once, tmp_path):
     return tmp_path / "pos.toml"
 
 
-def test_six_killed_builds_and_six_killed_loads_never_wedge_the_instance(loaded, tmp_path):
+POOL_SLOTS = 4
+"""The shipped ``dagster.yaml``'s slots of each pool (``pos_api``, ``warehouse``)."""
+
+
+def test_more_killed_builds_and_loads_than_a_pool_has_slots_never_wedge_the_instance(
+        loaded, tmp_path):
+    """One kill more than each pool's slots: were a dead run's slot not freed, the last
+    command of each kind would wait for good."""
     before = figures(tmp_path)
     with instance_of(tmp_path) as instance:
-        for _ in range(6):
+        for _ in range(POOL_SLOTS + 1):
             kill_once_it_holds(instance, cli(loaded, "build", "--full"), "warehouse")
-        for _ in range(6):
+        for _ in range(POOL_SLOTS + 1):
             kill_once_it_holds(instance, cli(loaded, *LOAD), "pos_api")
+        assert {instance.event_log_storage.get_concurrency_info(pool).slot_count
+                for pool in ("warehouse", "pos_api")} == {POOL_SLOTS}
         assert holders(instance, "pos_api")  # the last one's slot is still taken
         done = subprocess.run(cli(loaded, "build"), cwd=ROOT, env=environment(),
                               capture_output=True, text=True, timeout=120)
@@ -125,7 +134,7 @@ def test_six_killed_builds_and_six_killed_loads_never_wedge_the_instance(loaded,
         assert not holders(instance, "pos_api") and not holders(instance, "warehouse")
         assert not instance.get_runs(dg.RunsFilter(statuses=IN_PROGRESS))
         failed = instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]))
-        assert len(failed) == 12
+        assert len(failed) == 2 * (POOL_SLOTS + 1)
 
 
 def _sigint_as_from_a_terminal() -> None:
