@@ -350,9 +350,13 @@ def test_make_dev_serves_the_ui_on_the_port_it_is_given(tmp_path):
     root = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k not in ("POS_ETL_CONFIG", "DAGSTER_HOME")}
     env |= {"PORT": str(port), "POS_ETL_DATA_DIR": str(tmp_path / "data")}
+    def as_from_a_terminal() -> None:  # its own group, Ctrl-C's SIGINT at its default (a
+        os.setsid()  # child inherits the ignored SIGINT of a test worker: Ctrl-C was lost
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # and the test waited 60 s to kill it)
+
     with subprocess.Popen(["make", "--no-print-directory", "dev"], cwd=root, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                          start_new_session=True) as dev:
+                          preexec_fn=as_from_a_terminal) as dev:
         try:
             first = dev.stdout.readline()
             assert f"Dagster UI on http://127.0.0.1:{port} " in first, first
@@ -368,11 +372,33 @@ def test_make_dev_serves_the_ui_on_the_port_it_is_given(tmp_path):
                 assert time.monotonic() < deadline, "the UI never answered"
                 time.sleep(0.5)
         finally:
-            os.killpg(dev.pid, signal.SIGINT)
+            os.killpg(dev.pid, signal.SIGINT)  # Ctrl-C, as the first line says, stops it
             try:
                 dev.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(dev.pid, signal.SIGKILL)
+                pytest.fail("Ctrl-C did not stop make dev within 60 s")
+        deadline = time.monotonic() + 30
+        while running := _alive_in_group(dev.pid):  # bounded: all ended, or the deadline
+            assert time.monotonic() < deadline, f"left running after Ctrl-C: {running}"
+            time.sleep(0.2)
+
+
+def _alive_in_group(group: int) -> list[str]:
+    """The processes of a process group that have not ended (zombies have)."""
+    import os
+
+    import psutil
+
+    alive = []
+    for process in psutil.process_iter(["name", "status"]):
+        try:
+            if os.getpgid(process.pid) == group and \
+                    process.info["status"] != psutil.STATUS_ZOMBIE:
+                alive.append(process.info["name"])
+        except (ProcessLookupError, psutil.Error):
+            pass
+    return alive
 
 
 def test_the_partitions_end_at_the_last_business_date_that_is_over():
