@@ -97,9 +97,12 @@ def test_a_ctrl_c_that_a_library_turned_into_an_error_stops_the_command_by_name(
         except KeyboardInterrupt as exc:  # what a library does with it
             raise ValueError("Error building `model` serializer") from exc
 
+    # Python's own handler, as in a pos-etl process (a test worker may have SIGINT ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         assert cli.main(["wrapped-interrupt"]) == 130
     finally:
+        signal.signal(signal.SIGINT, previous)
         cli.cli.commands.pop("wrapped-interrupt")
     err = capsys.readouterr().err
     assert err == "stopped (Ctrl-C)\n", err
