@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -123,6 +122,9 @@ class AreaSnapshot:
     def _flat(self, files: list[str], columns: list[str]) -> pa.Table:
         """Flat columns of ``files``, read together by Arrow's dataset scanner (threads,
         each file's footer once), the date from the files' paths."""
+        import pyarrow.dataset as ds  # (here: its import takes pandas, a third of a second
+        # of every command that never scans)
+
         table = self.area_table
         layout = table.layout
         kind = layout.keys[layout.date_key]
