@@ -43,9 +43,9 @@ spreadsheet:
 	    --no-install-recommends libreoffice-calc-nogui >/dev/null; }
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
-# module fixtures): 9 to 12 minutes on two cores, as fast as the disk (500 tests in three
-# folders, unit, integration, architecture: 710 to 799 s on 2026-11-26; 477 tests took
-# 667 to 747 s the day before). `make test-models` alone: seconds.
+# module fixtures): some 15 minutes on two cores, which it keeps busy (617 tests in
+# four folders: 869 to 931 s on 2026-11-28; docs/testing.md). `make test-models` alone:
+# seconds.
 test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
