@@ -406,6 +406,7 @@ class AreaTable:
         return removed, kept, held
 
     def read_file(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        """A file of the table (``columns`` of it), its pages' CRCs verified."""
         return read_file(self.filesystem, self.root, self.layout, path, columns)
 
     def _write_files(self, rows: pa.Table, load_id: str, attempt: int = 0
