@@ -39,6 +39,7 @@ from pipeline.areas import AREAS
 from pipeline.core.project import MODELS_DIR, STAGES
 from pipeline.warehouse.config_sql import CONFIG_TABLES
 from pipeline.warehouse.dictionary import Dictionary, load_dictionary
+from pipeline.warehouse.parse_cache import remembered
 
 LAKE_SCHEMA = "lake"
 STAGING_SCHEMA = "staging"
@@ -165,10 +166,25 @@ def references(sql: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
 @functools.lru_cache(maxsize=1024)
 def _analysed(sql: str, name: str) -> tuple[frozenset[str], frozenset[str], str]:
     """A model's SQL parsed once per process (a command, a test run, the code location
-    discover the models more than once): what it reads, and its canonical text."""
+    discover the models more than once), and once for all processes while its text, sqlglot
+    and this module stay the same (``parse_cache``): what it reads, and its canonical
+    text."""
+    found = remembered(("model", name, sql), lambda: _analyse(sql, name), _is_analysis,
+                       __file__)
+    return frozenset(found["models"]), frozenset(found["lake"]), found["canonical"]
+
+
+def _analyse(sql: str, name: str) -> dict:
     tree = _parse(sql, name)
     models, lake_tables = _references(tree)
-    return frozenset(models), frozenset(lake_tables), tree.sql(dialect="duckdb", comments=False)
+    return {"models": sorted(models), "lake": sorted(lake_tables),
+            "canonical": tree.sql(dialect="duckdb", comments=False)}
+
+
+def _is_analysis(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("canonical"), str) and all(
+        isinstance(value.get(k), list) and all(isinstance(v, str) for v in value[k])
+        for k in ("models", "lake"))
 
 
 def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
