@@ -14,12 +14,11 @@ import shlex
 import tomllib
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from pydantic import (
-    BaseModel,
     Field,
     PrivateAttr,
     ValidationError,
@@ -31,6 +30,7 @@ from pipeline.core.accounting_settings import AccountingSettings
 from pipeline.core.bank_settings import BankSettings
 from pipeline.core.charts import ChartError
 from pipeline.core.config_base import StrictModel, check_zone
+from pipeline.core.config_errors import format_errors
 from pipeline.core.outcomes import ConfigError
 
 CONFIG_ENV = "POS_ETL_CONFIG"
@@ -341,8 +341,7 @@ class Settings(StrictModel):
         for loc in self.locations:
             if wanted in (str(loc.id), loc.short_code.upper()):
                 return loc
-        import difflib
-
+        
         names = {n.upper(): n for x in self.locations for n in (x.short_code, str(x.id))}
         close = difflib.get_close_matches(wanted, list(names), n=1)
         hint = f"; did you mean {names[close[0]]}?" if close else ""
@@ -360,41 +359,6 @@ def malformed_key(key: str) -> str | None:
     if not key.isascii():
         return "it holds a character outside ASCII"
     return None
-
-
-def _section_model(loc: tuple) -> type[BaseModel] | None:
-    """The settings model that holds the field at ``loc`` (``("locations", 0, "x")``)."""
-    model: object = Settings
-    for part in loc[:-1]:
-        if isinstance(part, int):
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)) \
-                or part not in model.model_fields:
-            return None
-        model = model.model_fields[part].annotation
-        while get_args(model) and not (isinstance(model, type) and issubclass(model, BaseModel)):
-            model = next((a for a in get_args(model)
-                          if isinstance(a, type) and issubclass(a, BaseModel)), None)
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _did_you_mean(err: dict) -> str:
-    """For a key the config does not know, the closest one it does (as click does for a
-    mistyped option)."""
-    if err["type"] != "extra_forbidden" or not err["loc"]:
-        return ""
-    model = _section_model(tuple(err["loc"]))
-    names = [f.alias or name for name, f in model.model_fields.items()] if model else []
-    close = difflib.get_close_matches(str(err["loc"][-1]), names, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _format_errors(path: str, exc: ValidationError) -> str:
-    lines = [f"{path}: {exc.error_count()} problem(s)"]
-    for err in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        lines.append(f"  {where}: {err['msg']}{_did_you_mean(err)}")
-    return "\n".join(lines)
 
 
 def read_settings(path: str | Path) -> Settings:
@@ -416,7 +380,7 @@ def read_settings(path: str | Path) -> Settings:
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(_format_errors(str(path), exc)) from None
+        raise ConfigError(format_errors(str(path), exc, Settings)) from None
     data_dir = settings.warehouse.data_dir
     if not data_dir.is_absolute():
         data_dir = path.parent / data_dir

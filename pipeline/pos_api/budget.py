@@ -101,9 +101,9 @@ class RequestBudget:
 
     def __init__(self, limit: int, bucket: AbstractBucket, hold,
                  sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, closes_bucket: bool = True):
         self.limit = limit
-        self._bucket, self._hold = bucket, hold
+        self._bucket, self._hold, self._closes_bucket = bucket, hold, closes_bucket
         self._limiter = Limiter(bucket)
         self._sleep, self._clock = sleep, clock
 
@@ -128,7 +128,9 @@ class RequestBudget:
 
         pool = ConnectionPool(url, min_size=1, max_size=4, open=True)
         bucket = PostgresBucket(pool, f"pos_requests_{_name(host)}", [_rate(limit, per)])
-        return cls(limit, bucket, _TableHold(pool, host), **kwargs)
+        # (left to the process's end: PyrateLimiter closes its pool while its leaking
+        # thread may be in a round that uses it, a daemon thread, a round each 10 s)
+        return cls(limit, bucket, _TableHold(pool, host), closes_bucket=False, **kwargs)
 
     def take(self) -> None:
         """Wait until the budget is not held, then for a permit to send one request."""
@@ -150,9 +152,8 @@ class RequestBudget:
         return self._hold.until()
 
     def close(self) -> None:
-        """Close the bucket on disk. One in PostgreSQL is left to the process's end:
-        PyrateLimiter closes its pool while its leaking thread may be in a round that
-        uses it (a daemon thread, a round each 10 s)."""
-        if isinstance(self._hold, _FileHold):
+        """Close the bucket (one in PostgreSQL is left to the process's end) and the
+        hold."""
+        if self._closes_bucket:
             self._limiter.close()
         self._hold.close()
