@@ -44,7 +44,7 @@ spreadsheet:
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
 # module fixtures): some 14 minutes on two cores, which it keeps busy (622 tests in
-# four folders: 827 s on 2026-11-28; docs/testing.md). `make test-models` alone:
+# four folders: 827 and 886 s on 2026-11-28; docs/testing.md). `make test-models` alone:
 # seconds.
 test: install browser postgres spreadsheet
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
