@@ -50,7 +50,7 @@ def bench_housekeeping(locations: int = 200, years: int = 3) -> dict:
     from pipeline.core.settings import LakeSettings
     from pipeline.lake.housekeeping import tidy
     from pipeline.lake.store import Lake, Replacement
-    from pipeline.warehouse.models import LAKE_AREAS
+    from pipeline.warehouse.lake_tables import LAKE_AREAS
 
     revenue = {t: s.empty_table() for t, s in LAKE_AREAS["revenue"].items()}
     vouchers = {t: s.empty_table() for t, s in LAKE_AREAS["vouchers"].items()}

@@ -112,7 +112,7 @@ def fingerprints(path: Path, names: list[str] | None = None) -> dict[str, tuple[
     them took a tenth of a build module's time.)"""
     import duckdb
 
-    from pipeline.warehouse.models import discover_models
+    from pipeline.warehouse.project import discover_models
 
     if names is None:
         names = [m.qualified for m in discover_models().values() if m.stored]

@@ -6,7 +6,7 @@ date, a location's catalog or menu of a day, the voucher ledger of a day, and wh
 steps commit (the drift check's findings, closed periods, exported files). Everything that
 names the areas derives from ``AREAS``: the snapshot assets and the load's selection
 (``pipeline.orchestration``), ``--location`` and ``--no-catalog``, the load's summary, the
-warehouse's lake views (``pipeline.warehouse.models.LAKE_AREAS``) and where every field of
+warehouse's lake views (``pipeline.warehouse.lake_tables.LAKE_AREAS``) and where every field of
 the spec lands (``SPEC_LANDING``). A new area is its folder here, its source where that is
 new (``pipeline.sources``), its staging model, the sandbox's side and a test
 (docs/architecture.md walks through one).

@@ -192,7 +192,7 @@ def docs(config: str | None, output: str | None) -> int:
         return 1
     target = Path(output or settings.warehouse.data_dir / "docs" / "index.html")
     from pipeline.outputs.dictionary import computed_entries
-    from pipeline.warehouse.models import lake_columns
+    from pipeline.sqlrunner.models import source_columns
     from pipeline.warehouse.project import shipped
 
     project = shipped()
@@ -200,7 +200,7 @@ def docs(config: str | None, output: str | None) -> int:
         entries = catalog(con, ("main",)) + computed_entries(project)
     title = "pos-etl warehouse: data dictionary"
     render = render_markdown if target.suffix.lower() == ".md" else render_html
-    text = render(entries, title, start_page(), lake_columns(project.models))
+    text = render(entries, title, start_page(), source_columns(project.models))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     columns = sum(len(e.columns) for e in entries)

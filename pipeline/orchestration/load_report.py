@@ -24,13 +24,13 @@ from pipeline.orchestration.progress import SNAPSHOT_AREAS
 from pipeline.orchestration.runs import STOPPED
 from pipeline.orchestration.summaries import (
     DriftFound,
+    FailedCheck,
     LoadedCheck,
     ModelMaterialized,
     RevenueDay,
     SnapshotTaken,
     values,
 )
-from pipeline.warehouse.checks import FailedCheck
 
 INTERRUPTS = {dg.DagsterExecutionInterruptedError.__name__, KeyboardInterrupt.__name__}
 """How a step stopped by Ctrl-C or SIGTERM fails: Dagster's error, or a warehouse query's

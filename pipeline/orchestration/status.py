@@ -27,7 +27,7 @@ from pipeline.lake.store import LakeStore
 from pipeline.orchestration.assets.revenue import REVENUE_STEP
 from pipeline.orchestration.runs import IN_PROGRESS, is_dead
 from pipeline.orchestration.schedules import LOAD_JOB, NIGHT_TAG, SHARD_TAG, WAREHOUSE_JOB
-from pipeline.warehouse.checks import FailedCheck
+from pipeline.orchestration.summaries import FailedCheck
 from pipeline.warehouse.coverage import Gaps, history, lake_days
 from pipeline.warehouse.freshness import LocationFreshness, freshness
 

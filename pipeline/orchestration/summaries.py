@@ -13,6 +13,7 @@ from decimal import Decimal
 import dagster as dg
 
 from pipeline.core.outcomes import FAILURES_KEY, FailedPartition, read_failures
+from pipeline.sqlrunner.checks import WHERE_LISTED, Where
 
 ROW_COUNT = "dagster/row_count"
 """Dagster's own key for the rows an event wrote (the UI shows it)."""
@@ -160,3 +161,53 @@ class ModelMaterialized:
         return cls(str(v["warehouse"]), str(v["table"]), str(v["materialized"]),
                    None if rows is None else int(rows),
                    None if computed is None else int(computed))
+
+
+WHERE_KEY = "failing_partitions"
+"""Metadata of a check's Dagster result: the partitions of its failing rows
+(``Where.as_json``)."""
+
+
+@dataclass(frozen=True)
+class FailedCheck:
+    """A check that failed, as a run recorded it (``from_evaluation``)."""
+
+    name: str
+    """``asset: check``, as the Dagster UI names it."""
+    severity: str
+    """``error`` or ``warn``."""
+    failing_rows: int | None = None
+    where: tuple[Where, ...] = ()
+    detail: str = ""
+    """The check's own account of its result (a stale location, say)."""
+
+    @classmethod
+    def from_evaluation(cls, evaluation) -> FailedCheck:
+        """From a Dagster ``AssetCheckEvaluation`` (its severity and metadata)."""
+        meta = {k: v.value for k, v in evaluation.metadata.items()}
+        return cls(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
+                   "warn" if evaluation.severity.value == "WARN" else "error",
+                   meta.get("failing_rows"),
+                   tuple(Where.from_json(w) for w in meta.get(WHERE_KEY, [])),
+                   evaluation.description or "")
+
+    def lines(self, each_up_to: int = 5) -> list[str]:
+        """One ``WARN``/``FAILED`` line (a warning is a line: the summary's count of
+        warnings counts these), naming its partition, or how many; below it, indented,
+        up to ``each_up_to`` of the partitions and how many more; without partitions,
+        the rows or the check's own account."""
+        head = f"  {'WARN' if self.severity == 'warn' else 'FAILED'} {self.name}"
+        rows = f"{self.failing_rows:,} row{'s' * (self.failing_rows != 1)}" \
+            if self.failing_rows else ""
+        if not self.where:
+            return [head + (f" ({rows})" if rows else "")
+                    + (f": {self.detail}" if self.detail else "")]
+        if len(self.where) == 1:
+            return [f"{head} at {self.where[0]}" + (f" ({rows})" if rows else "")]
+        counted = f"{len(self.where)}{'+' * (len(self.where) >= WHERE_LISTED)}"
+        lines = [f"{head} at {counted} partitions" + (f" ({rows} in all)" if rows else "")]
+        lines += [f"      at {where}" for where in self.where[:each_up_to]]
+        more = len(self.where) - each_up_to
+        if more > 0:
+            lines.append(f"      and {more}{'+' * (len(self.where) >= WHERE_LISTED)} more")
+        return lines

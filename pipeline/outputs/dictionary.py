@@ -1,5 +1,5 @@
 """``pos-etl docs``: the warehouse's documented catalog (schemas, models, columns, types,
-descriptions, as ``COMMENT ON`` put them: ``pipeline.warehouse.dictionary``) as Markdown
+descriptions, as ``COMMENT ON`` put them: ``pipeline.sqlrunner.dictionary``) as Markdown
 or one static HTML page, after the start page."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ marts and reports that read it."""
 def computed_entries(project) -> list[Entry]:
     """The models a build computes and the warehouse does not store (staging), from the
     project: their columns' real types (the models over an empty lake) and descriptions."""
-    from pipeline.warehouse.unit import empty_warehouse
+    from pipeline.warehouse.project import empty_warehouse
 
     models, dictionary = project.models, project.dictionary
     found = []
@@ -75,7 +75,7 @@ LAKE_INTRO = ("Each lake table (Parquet as Delta, data/lake/<table>) is read by 
 def render_markdown(entries: list[Entry], title: str, start: str = "",
                     lake: list = ()) -> str:
     """The catalog as Markdown, after the start page (its headings one level down), and
-    the lake's columns renamed by staging (``lake``: ``models.LakeColumns``)."""
+    the lake's columns renamed by staging (``lake``: ``sqlrunner.models.SourceColumns``)."""
     lines = [f"# {title}", ""]
     if start:
         lines += ["#" + line if line.startswith("#") else line

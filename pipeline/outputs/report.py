@@ -21,7 +21,7 @@ import duckdb
 from pipeline.core.money import format_money
 from pipeline.core.settings import Settings
 from pipeline.outputs.pages import render_page
-from pipeline.warehouse.checks import run_checks
+from pipeline.sqlrunner.checks import run_checks
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
 from pipeline.warehouse.project import shipped
 from pipeline.warehouse.state import recorded_failures
@@ -322,7 +322,8 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     project = shipped()
     checks = project.checks
     recorded = recorded_failures(Path(path))
-    for check, outcome in zip(checks, run_checks(con, checks, project.models, recorded),
+    for check, outcome in zip(checks, run_checks(con, checks, project.models, recorded,
+                                                   project.sources.keys),
                               strict=True):
         if not outcome.passed:
             failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "

@@ -33,7 +33,16 @@ from pipeline.areas.revenue.macros import macro_sql
 from pipeline.core import stops
 from pipeline.core.reporting import ModelBuilt
 from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
-from pipeline.warehouse.checks import WHERE_LISTED, CheckOutcome, DataCheck, run_check
+from pipeline.sqlrunner.checks import WHERE_LISTED, CheckOutcome, DataCheck, run_check
+from pipeline.sqlrunner.dictionary import apply_comments
+from pipeline.sqlrunner.models import (
+    STAGING_SCHEMA,
+    Model,
+    ModelError,
+    build_order,
+    only_in_build,
+)
+from pipeline.sqlrunner.project import Project
 from pipeline.warehouse.compute import (
     SCRATCH,
     TARGET,
@@ -45,19 +54,10 @@ from pipeline.warehouse.compute import (
     where_of,
 )
 from pipeline.warehouse.config_sql import config_macros, config_tables
-from pipeline.warehouse.dictionary import apply_comments
 from pipeline.warehouse.integrity import Corrupt
+from pipeline.warehouse.lake_tables import LAKE_AREA_OF, LAKE_LOADS
 from pipeline.warehouse.lakefiles import LakeFiles, lake_files
 from pipeline.warehouse.lakeviews import create_lake_views, drop_lake_views, sql_path
-from pipeline.warehouse.models import (
-    LAKE_AREA_OF,
-    LAKE_LOADS,
-    STAGING_SCHEMA,
-    Model,
-    ModelError,
-    build_order,
-    only_in_build,
-)
 from pipeline.warehouse.plan import (
     BUILT_FROM,
     FORMAT_VERSION,
@@ -66,7 +66,7 @@ from pipeline.warehouse.plan import (
     Plan,
     make_plan,
 )
-from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.project import shipped
 from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, went_back
 from pipeline.warehouse.standby import (
     catch_up,
@@ -215,7 +215,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 for check in checks:
                     stops.check()
                     if check not in outcomes:
-                        outcomes[check] = run_check(con, check)
+                        outcomes[check] = run_check(con, check, project.sources.keys)
                 # what only this build could check (models it computed, not stored)
                 per_group = partitioned_checks(models, checks)  # in the manifest already
                 manifest.record(con, STATE, {
@@ -349,9 +349,9 @@ def _build_models(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict
             partitions=sum(map(len, stale.get(models[name].area, {}).values())))
     tabled = [model for model in models.values() if model.materialized != "partitioned"]
     create_lake_views(con, plan.committed, plan.superseded, partitions={
-        LAKE_AREA_OF[table]: None for model in tabled for table in model.lake_deps
+        LAKE_AREA_OF[table]: None for model in tabled for table in model.source_deps
         if table != LAKE_LOADS}, loads=None if any(
-            LAKE_LOADS in model.lake_deps for model in tabled) else ())
+            LAKE_LOADS in model.source_deps for model in tabled) else ())
     for name in order:
         model = models[name]
         if model.materialized == "partitioned":

@@ -12,15 +12,16 @@ import duckdb
 
 from pipeline.core import stops
 from pipeline.lake.store import parse_partition
-from pipeline.warehouse.checks import DataCheck, Where
-from pipeline.warehouse.lakeviews import create_lake_views
-from pipeline.warehouse.models import (
+from pipeline.sqlrunner.checks import DataCheck, Where
+from pipeline.sqlrunner.models import (
     STAGING_SCHEMA,
     Model,
     ModelError,
     qualify_staging,
     references,
 )
+from pipeline.warehouse.lake_tables import LAKE_SCHEMA
+from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.plan import Deletions, Grouping, Plan, batches
 
 TARGET = "wh"
@@ -162,8 +163,8 @@ def where_of(group: str) -> Where:
     values = parse_partition(group)
     day = values.get("business_date")
     location = values.get("location_id")
-    return Where(int(location) if location else None,
-                 date.fromisoformat(day) if day else None)
+    return Where((("location_id", int(location) if location else None),
+                  ("business_date", date.fromisoformat(day) if day else None)))
 
 
 def check_key(check: DataCheck) -> str:
@@ -176,7 +177,7 @@ def partitioned_checks(models: dict[str, Model],
     run on the partitions a build computes."""
     found = {}
     for check in checks:
-        reads, lake_tables = references(check.sql, check.name)
+        reads, lake_tables = references(check.sql, check.name, LAKE_SCHEMA)
         areas = {models[m].area for m in reads if m in models}
         if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
                 and None not in areas:

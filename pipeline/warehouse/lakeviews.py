@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from pipeline.areas.revenue.commits import PROVISIONAL
 from pipeline.lake.store import parse_partition
-from pipeline.warehouse.models import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
+from pipeline.warehouse.lake_tables import LAKE_AREAS, LAKE_LOADS, LAKE_SCHEMA
 
 if TYPE_CHECKING:
     from pipeline.warehouse.lakefiles import LakeFiles

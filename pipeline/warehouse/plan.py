@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from pipeline.areas.revenue.macros import macro_sql
 from pipeline.lake.store import parse_partition
+from pipeline.sqlrunner.models import Model, canonical_sql
 from pipeline.warehouse.integrity import Corrupt, verify_lake
 from pipeline.warehouse.lakefiles import LakeFiles
 from pipeline.warehouse.lakeviews import (
@@ -38,7 +39,6 @@ from pipeline.warehouse.lakeviews import (
     keys_predicate,
     superseded_receipts,
 )
-from pipeline.warehouse.models import Model, canonical_sql
 
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's

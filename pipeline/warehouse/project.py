@@ -1,43 +1,71 @@
-"""The SQL project a build is given, read once: its models (parsed, with what they read),
-their data dictionary (descriptions, contracts, labels), their data checks and unit tests,
-all from the same folder's files, each parsed once. Nothing is read at import; the shipped
-project (``dbt_like_sql``) on first use.
+"""The SQL project shipped with the package (``dbt_like_sql``) as the SQL runner
+(``pipeline.sqlrunner``) reads it: its sources are the lake's tables
+(``lake_tables.LAKE_SOURCES``), its macros the revenue rule's and the config's. Nothing is
+read at import; the shipped project on first use.
+
+What parsing the models found is kept between processes in the user's cache folder
+(``platformdirs``: ``~/.cache/pos-etl/parsed`` on Linux), or in
+``$POS_ETL_CACHE_DIR/parsed``; ``POS_ETL_CACHE_DIR=`` (empty) keeps nothing
+(``pipeline.sqlrunner.parse_cache``).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import os
 from pathlib import Path
 
-from pipeline.core.project import MODELS_DIR, STAGES
-from pipeline.warehouse.checks import DataCheck, checks_of
-from pipeline.warehouse.dictionary import Dictionary, load_dictionary
-from pipeline.warehouse.models import Model, discover_models
-from pipeline.warehouse.unit import UnitTest, unit_tests_of
+import duckdb
+import platformdirs
+
+from pipeline.areas.revenue.macros import macro_sql
+from pipeline.core.project import MODELS_DIR
+from pipeline.sqlrunner import Model, Project, unit
+from pipeline.sqlrunner.dictionary import Dictionary
+from pipeline.sqlrunner.models import discover_models as discover
+from pipeline.warehouse.config_sql import config_macros, config_tables
+from pipeline.warehouse.lake_tables import LAKE_SOURCES
+from pipeline.warehouse.lakeviews import create_lake_views
+
+CACHE_DIR_ENV = "POS_ETL_CACHE_DIR"
+"""The folder the parse cache lives below (its ``parsed`` folder); empty: no cache."""
 
 
-@dataclass(frozen=True)
-class Project:
-    root: Path
-    models: dict[str, Model]
-    dictionary: Dictionary
-    checks: tuple[DataCheck, ...]
-    """The data tests of the models' YAML files (``checks_of``)."""
+def parse_cache_dir() -> Path | None:
+    """Where what parsing found is kept, or None when the cache is off."""
+    configured = os.environ.get(CACHE_DIR_ENV)
+    if configured == "":
+        return None
+    return Path(configured or platformdirs.user_cache_dir("pos-etl")) / "parsed"
 
-    @property
-    def unit_tests(self) -> list[UnitTest]:
-        """The models' unit tests (``unit_tests:`` of the models' YAML files)."""
-        return unit_tests_of(self.dictionary)
 
-    @classmethod
-    def read(cls, root: Path = MODELS_DIR) -> Project:
-        """The project of the folder ``root`` (its ``staging``, ``marts``, ``reports``)."""
-        dictionary = load_dictionary(root, STAGES)
-        return cls(root, discover_models(root, dictionary), dictionary, checks_of(dictionary))
+def read_project(root: Path = MODELS_DIR) -> Project:
+    """The project of the folder ``root`` (its ``staging``, ``marts``, ``reports``) over
+    the lake."""
+    return Project.read(root, LAKE_SOURCES, parse_cache_dir())
 
 
 @functools.cache
 def shipped() -> Project:
     """The project installed with the package, read once per process."""
-    return Project.read(MODELS_DIR)
+    return read_project(MODELS_DIR)
+
+
+def discover_models(root: Path = MODELS_DIR, dictionary: Dictionary | None = None
+                    ) -> dict[str, Model]:
+    """The models of the folder ``root`` over the lake (``sqlrunner.models``)."""
+    return discover(root, LAKE_SOURCES, dictionary, parse_cache_dir())
+
+
+def prepare_empty(con: duckdb.DuckDBPyConnection) -> None:
+    """The revenue rule's macros, a default config's and the lake's tables, empty: what
+    the models read, with its columns and types and no rows."""
+    for sql in (*macro_sql(), *config_macros(), *config_tables()):
+        con.execute(sql)
+    create_lake_views(con, {}, {}, partitions={})
+
+
+def empty_warehouse(models: dict[str, Model]) -> duckdb.DuckDBPyConnection:
+    """The models as views over an empty lake (``sqlrunner.unit.model_views``): what the
+    models' unit tests and the data dictionary run on."""
+    return unit.model_views(models, prepare_empty)

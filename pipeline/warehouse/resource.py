@@ -13,10 +13,10 @@ from pipeline.core.settings import DEFAULT_MEMORY_LIMIT, DEFAULT_STORAGE_VERSION
 from pipeline.core.stops import stopped_query
 from pipeline.core.untrusted import Redactor
 from pipeline.lake.store import LakeStore
+from pipeline.sqlrunner.checks import CheckOutcome
+from pipeline.sqlrunner.project import Project
 from pipeline.warehouse.build import BlockedBuild, BuildResult, build_warehouse
-from pipeline.warehouse.checks import CheckOutcome
 from pipeline.warehouse.lakefiles import lake_files
-from pipeline.warehouse.project import Project
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from pipeline.warehouse.models import ModelError
+from pipeline.sqlrunner.models import ModelError
 
 
 class LakeShrank(ModelError):

@@ -10,12 +10,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipeline.core.project import MODELS_DIR, STAGES
+from pipeline.core.project import MODELS_DIR
+from pipeline.sqlrunner import STAGES
+from pipeline.sqlrunner.checks import DataTestError, checks_of, run_check
+from pipeline.sqlrunner.dictionary import DictionaryError, load_dictionary
 from pipeline.warehouse import ModelError, discover_models
-from pipeline.warehouse.checks import DataTestError, checks_of, run_check
-from pipeline.warehouse.dictionary import DictionaryError, load_dictionary
-from pipeline.warehouse.project import Project, shipped
-from pipeline.warehouse.unit import empty_warehouse
+from pipeline.warehouse.project import empty_warehouse, read_project, shipped
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,7 +159,7 @@ def test_a_models_folder_of_ones_own_brings_its_own_data_tests(tmp_path):
         "      - expression_is_true:\n          name: mine\n"
         "          expression: coverage_status <> 'missing'\n"
         "          config: {severity: warn}\n", 1))
-    project = Project.read(models_dir)
+    project = read_project(models_dir)
     assert ("rpt_coverage", "mine") in {(c.model, c.name) for c in project.checks}
     assert "mine" not in {c.name for c in shipped().checks}
 
@@ -194,7 +194,7 @@ def test_each_models_yaml_is_beside_its_sql_and_says_it_once(tmp_path):
     twice = models_dir / "marts" / "fct_receipts.yml"
     (models_dir / "reports" / "again.yml").write_text(twice.read_text())
     with pytest.raises(DictionaryError, match="model fct_receipts is described twice"):
-        Project.read(models_dir)
+        read_project(models_dir)
 
 
 def test_no_models_sql_calls_its_euros_cents():

@@ -63,7 +63,7 @@ def test_staging_models_carry_every_lake_column():
     staged = {}
     for model in discover_models().values():
         if model.stage == "staging":
-            for table in model.lake_deps:
+            for table in model.source_deps:
                 staged[table] = model
     missing = {}
     for table, schema in LAKE_TABLES.items():
@@ -81,11 +81,11 @@ def test_staging_models_carry_every_lake_column():
 def test_the_dictionary_maps_every_lake_column_to_its_staging_column():
     """What `pos-etl docs` shows under "From the lake": every column of every lake table,
     and the name its staging model gives it, which that model has."""
+    from pipeline.sqlrunner.models import source_columns
     from pipeline.warehouse import LAKE_TABLES, discover_models
-    from pipeline.warehouse.models import lake_columns
 
     models = discover_models()
-    mapped = {t.table: t for t in lake_columns(models)}
+    mapped = {t.table: t for t in source_columns(models)}
     assert set(mapped) == set(LAKE_TABLES)
     assert {t: [f.name for f in schema if f.name not in mapped[t].columns]
             for t, schema in LAKE_TABLES.items()} == {t: [] for t in LAKE_TABLES}

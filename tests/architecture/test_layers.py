@@ -13,9 +13,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "pipeline"
 OTHER_PACKAGES = ("pos_sandbox",)
 """The project's packages beside ``pipeline`` that ``pipeline`` may import."""
-LAYERS = ("core", "pos_api", "sources", "extract", "lake", "areas", "load", "warehouse",
-          "accounting", "outputs", "orchestration", "cli")
-"""From the bottom up: settings, typed outcomes, money, untrusted text; the POS API; the
+LAYERS = ("sqlrunner", "core", "pos_api", "sources", "extract", "lake", "areas", "load",
+          "warehouse", "accounting", "outputs", "orchestration", "cli")
+"""From the bottom up: the SQL runner, which knows nothing of the rest (it is given its
+sources and macros); settings, typed outcomes, money, untrusted text; the POS API; the
 sources (each declared once); wire -> Arrow, what every area's extraction shares; the lake;
 the areas, a folder each (tables, extraction, commit; extraction returns tables and never
 touches the lake); the steps of a load; the warehouse; accounting; exports, report,

@@ -788,8 +788,8 @@ def test_a_german_xlsx_has_a_label_for_every_column_of_every_mart(built, tmp_pat
     from openpyxl import load_workbook
 
     from pipeline.outputs.export import Selection, export
+    from pipeline.sqlrunner.dictionary import load_dictionary
     from pipeline.warehouse import MODELS_DIR, STAGES
-    from pipeline.warehouse.dictionary import load_dictionary
 
     labels = load_dictionary(MODELS_DIR, STAGES).labels["de"]
     columns = {c for (c,) in query(built, "select distinct column_name from duckdb_columns() "

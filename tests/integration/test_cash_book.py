@@ -9,7 +9,7 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-from pipeline.warehouse.checks import run_check
+from pipeline.sqlrunner.checks import run_check
 from pipeline.warehouse.project import shipped
 from pos_sandbox.receipts import CASH_SHORT, SandboxData, cash_short, receipts_on, service_day
 from tests.conftest import loaded_warehouse
@@ -86,10 +86,11 @@ def test_the_warn_check_names_the_days_a_count_differs(built):
     check = next(c for c in shipped().checks if c.name == "cash_count_matches_the_book")
     assert check.severity == "warn"
     with duckdb.connect(str(built.warehouse.warehouse_path), read_only=True) as con:
-        outcome = run_check(con, check)
+        outcome = run_check(con, check, shipped().sources.keys)
         never_negative = run_check(con, next(c for c in shipped().checks
                                              if c.name == "cash_never_negative"))
-    assert {(w.location_id, w.business_date) for w in outcome.where} == set(short_counts())
+    assert {(w.get("location_id"), w.get("business_date")) for w in outcome.where} \
+        == set(short_counts())
     assert never_negative.passed
 
 

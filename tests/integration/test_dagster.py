@@ -261,8 +261,8 @@ def test_one_model_can_be_materialized_alone_and_has_owners(settings, instance):
 def test_a_failed_blocking_check_keeps_the_previous_warehouse(settings, instance, tmp_path):
     import duckdb
 
+    from pipeline.sqlrunner.checks import DataCheck
     from pipeline.warehouse import BlockedBuild, build_warehouse
-    from pipeline.warehouse.checks import DataCheck
     from pipeline.warehouse.project import shipped
 
     run_load(settings, DAYS[-1], DAYS[-1], catalog=False, progress=Reporter(),

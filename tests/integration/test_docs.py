@@ -7,9 +7,9 @@ import duckdb
 import pytest
 
 from pipeline.cli import main
+from pipeline.sqlrunner.dictionary import load_dictionary
 from pipeline.warehouse import MODELS_DIR, STAGES, discover_models
-from pipeline.warehouse.dictionary import load_dictionary
-from pipeline.warehouse.unit import empty_warehouse
+from pipeline.warehouse.project import empty_warehouse
 from tests.conftest import loaded_warehouse
 
 pytestmark = pytest.mark.usefixtures("dagster_in_memory")

@@ -16,7 +16,7 @@ import pipeline.warehouse.plan
 from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.store import Lake
 from pipeline.warehouse import MODELS_DIR, build_warehouse, discover_models
-from pipeline.warehouse.project import Project
+from pipeline.warehouse.project import read_project
 from pos_sandbox.app import SandboxConfig
 from pos_sandbox.receipts import Correction, SandboxData, receipts_on
 from pos_sandbox.server import running_sandbox
@@ -174,13 +174,13 @@ def test_a_changed_model_is_computed_again_for_every_partition(history, tmp_path
     path.write_text("-- reviewed: one more comment line\n"
                     + sql.replace("cast(sum(guest_count) as bigint) as guest_count",
                                   "cast(sum(guest_count)   as bigint) as guest_count  -- n"))
-    result = build_warehouse(settings.warehouse.lake_dir, target, Project.read(models_dir))
+    result = build_warehouse(settings.warehouse.lake_dir, target, read_project(models_dir))
     assert result.rebuilt_partitions.get("revenue", 0) == 0
     path.write_text(sql.replace(
         "cast(sum(guest_count) as bigint) as guest_count",
         "cast(sum(guest_count) as bigint) as guest_count,\n"
         "        max(receipted_at_local) as last_receipt_at"))
-    result = build_warehouse(settings.warehouse.lake_dir, target, Project.read(models_dir))
+    result = build_warehouse(settings.warehouse.lake_dir, target, read_project(models_dir))
     assert result.rebuilt_partitions == {"revenue": 12}
     with duckdb.connect(str(target), read_only=True) as con:
         assert con.execute("select count(last_receipt_at) from fct_turnover_daily"
@@ -255,7 +255,7 @@ def test_a_partitioned_model_with_rows_of_other_months_fails_and_publishes_nothi
     with pytest.raises(pipeline.warehouse.ModelError,
                        match="fct_turnover_daily has rows outside the partitions it was built "
                              "for: location_id=1001/business_date=2026-10-30"):
-        build_warehouse(settings.warehouse.lake_dir, target, Project.read(models_dir))
+        build_warehouse(settings.warehouse.lake_dir, target, read_project(models_dir))
     assert not target.exists()
     assert not list(tmp_path.glob(".wh.duckdb.*.building*"))  # nor a half-built file
 

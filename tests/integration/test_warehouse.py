@@ -18,9 +18,9 @@ from pipeline.areas.catalog.extract import CATALOG_TABLES
 from pipeline.areas.revenue.tables import REVENUE_TABLES
 from pipeline.lake.layout import new_load_id
 from pipeline.lake.store import Lake
+from pipeline.sqlrunner.checks import run_checks
 from pipeline.warehouse import MODELS_DIR, build_order, build_warehouse, discover_models
-from pipeline.warehouse.checks import run_checks
-from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.project import read_project, shipped
 from pipeline.warehouse.state import recorded_failures
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse, unexpected
@@ -147,7 +147,7 @@ def test_dependencies_are_parsed_from_sql_and_ordered():
     models = discover_models()
     order = build_order(models)
     assert models["fct_turnover_daily"].model_deps == {"fct_receipts"}
-    assert models["stg_pos__receipts"].lake_deps == {"receipts"}
+    assert models["stg_pos__receipts"].source_deps == {"receipts"}
     for name, model in models.items():
         assert all(order.index(dep) < order.index(name) for dep in model.model_deps)
     assert {m.stage for m in models.values()} == {"staging", "marts", "reports"}
@@ -234,7 +234,7 @@ def test_a_broken_model_fails_the_build_and_keeps_the_old_warehouse(built, tmp_p
     build_warehouse(built.warehouse.lake_dir, target)
     before = target.read_bytes()
     with pytest.raises(ModelError, match="rpt_broken"):
-        build_warehouse(built.warehouse.lake_dir, target, Project.read(models_dir))
+        build_warehouse(built.warehouse.lake_dir, target, read_project(models_dir))
     assert target.read_bytes() == before
     assert not list(tmp_path.glob(".*.building*"))
 
@@ -244,7 +244,7 @@ def test_a_build_without_sql_models_fails_loudly(tmp_path):
 
     with pytest.raises(ModelError, match="no SQL models found .* without its SQL files"):
         build_warehouse(tmp_path / "lake", tmp_path / "warehouse.duckdb",
-                        Project.read(tmp_path / "empty"))
+                        read_project(tmp_path / "empty"))
     assert not (tmp_path / "warehouse.duckdb").exists()
 
 
@@ -365,7 +365,7 @@ def test_a_check_of_staging_fails_in_the_build_and_the_report_reads_it_from_the_
                   expression: {expression}
                   config: {{severity: warn}}
             """), "    "), 1))
-    project = Project.read(models_dir)
+    project = read_project(models_dir)
     result = build_warehouse(built.warehouse.lake_dir, tmp_path / "wh.duckdb", project)
     in_build = {o.check.name: o.failing_rows for o in result.failed_checks
                 if o.check.name.startswith("no_")}

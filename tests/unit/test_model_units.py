@@ -5,8 +5,9 @@ from dataclasses import replace
 
 import pytest
 
+from pipeline.sqlrunner.unit import run_unit_test
 from pipeline.warehouse import shipped
-from pipeline.warehouse.unit import empty_warehouse, run_unit_test
+from pipeline.warehouse.project import empty_warehouse
 
 MODELS = shipped().models
 TESTS = shipped().unit_tests

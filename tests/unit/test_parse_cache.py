@@ -1,14 +1,16 @@
-"""The models' parse cache (``pipeline.warehouse.parse_cache``): a process that finds a
-model's parse kept by another does not parse it again; a changed text, a file that does
-not read and a folder that cannot be written all mean parsing again, never a stale or
-failed answer."""
+"""The models' parse cache (``pipeline.sqlrunner.parse_cache``, in the folder
+``pipeline.warehouse.project.parse_cache_dir`` names): a process that finds a model's
+parse kept by another does not parse it again; a changed text, a file that does not read
+and a folder that cannot be written all mean parsing again, never a stale or failed
+answer."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.warehouse import models
-from pipeline.warehouse.parse_cache import CACHE_DIR_ENV, cache_dir
+from pipeline.sqlrunner import models
+from pipeline.warehouse.project import CACHE_DIR_ENV, discover_models
+from pipeline.warehouse.project import parse_cache_dir as cache_dir
 
 SQL = "select r.*, l.name from lake.revenue_receipts r join dim_locations l using (location_id)"
 FOUND = (frozenset({"dim_locations"}), frozenset({"revenue_receipts"}))
@@ -37,37 +39,42 @@ def fresh_process(monkeypatch, tmp_path):
     models._analysed.cache_clear()
 
 
+def analysed(sql: str, name: str):
+    """What parsing ``sql`` found, as discovering the models asks for it."""
+    return models._analysed(sql, name, "lake", cache_dir())
+
+
 def test_the_next_process_reads_the_parse_instead_of_parsing(fresh_process):
-    first = models._analysed(SQL, "rpt_example")
+    first = analysed(SQL, "rpt_example")
     assert first[:2] == FOUND
     assert len(list(cache_dir().glob("*.json"))) == 1
     fresh_process.forget()
     fresh_process.no_parsing()
-    assert models._analysed(SQL, "rpt_example") == first
+    assert analysed(SQL, "rpt_example") == first
 
 
 def test_a_changed_text_is_parsed_again(fresh_process):
-    models._analysed(SQL, "rpt_example")
+    analysed(SQL, "rpt_example")
     fresh_process.forget()
     changed = SQL.replace("dim_locations", "dim_spots")
-    found = models._analysed(changed, "rpt_example")
+    found = analysed(changed, "rpt_example")
     assert found[:2] == (frozenset({"dim_spots"}), frozenset({"revenue_receipts"}))
     fresh_process.forget()
     fresh_process.no_parsing()
     with pytest.raises(AssertionError, match="parsed again"):  # new text: never served old
-        models._analysed(SQL.replace("r.*", "r.location_id"), "rpt_example")
+        analysed(SQL.replace("r.*", "r.location_id"), "rpt_example")
 
 
 def test_a_file_that_does_not_read_is_parsed_again_and_written_anew(fresh_process):
-    first = models._analysed(SQL, "rpt_example")
+    first = analysed(SQL, "rpt_example")
     [kept] = cache_dir().glob("*.json")
-    for broken in ('{"models": ["dim_locations"]', '{"models": 1, "lake": [], "canonical": ""}'):
+    for broken in ('{"models": ["dim_locations"]', '{"models": 1, "sources": [], "canonical": ""}'):
         kept.write_text(broken)
         fresh_process.forget()
-        assert models._analysed(SQL, "rpt_example") == first
+        assert analysed(SQL, "rpt_example") == first
     fresh_process.forget()
     fresh_process.no_parsing()
-    assert models._analysed(SQL, "rpt_example") == first  # the file was written anew
+    assert analysed(SQL, "rpt_example") == first  # the file was written anew
 
 
 def test_a_folder_that_cannot_be_written_or_no_cache_still_parses(fresh_process, monkeypatch,
@@ -75,15 +82,15 @@ def test_a_folder_that_cannot_be_written_or_no_cache_still_parses(fresh_process,
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv(CACHE_DIR_ENV, str(blocked))
-    assert models._analysed(SQL, "rpt_example")[:2] == FOUND
+    assert analysed(SQL, "rpt_example")[:2] == FOUND
     monkeypatch.setenv(CACHE_DIR_ENV, "")
     assert cache_dir() is None
     fresh_process.forget()
-    assert models._analysed(SQL, "rpt_example")[:2] == FOUND
+    assert analysed(SQL, "rpt_example")[:2] == FOUND
 
 
 def test_every_shipped_model_reads_the_same_from_the_cache(fresh_process):
-    parsed = models.discover_models()
+    parsed = discover_models()
     fresh_process.forget()
     fresh_process.no_parsing()
-    assert models.discover_models() == parsed
+    assert discover_models() == parsed

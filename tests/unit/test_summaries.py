@@ -50,9 +50,11 @@ def test_a_warned_check_is_one_warn_line_however_many_partitions_it_names():
     from datetime import date, timedelta
 
     from pipeline.orchestration.load_report import LoadReport
-    from pipeline.warehouse.checks import WHERE_LISTED, FailedCheck, Where
+    from pipeline.orchestration.summaries import FailedCheck
+    from pipeline.sqlrunner.checks import WHERE_LISTED, Where
 
-    where = tuple(Where(1001, date(2026, 10, 1) + timedelta(days=n))
+    where = tuple(Where((("location_id", 1001),
+                         ("business_date", date(2026, 10, 1) + timedelta(days=n))))
                   for n in range(WHERE_LISTED))
     check = FailedCheck("warehouse/rpt_daily_close: day_is_closed", "warn", 64, where)
     report = LoadReport("run", True, 31, warned_checks=[check])
@@ -71,7 +73,7 @@ def test_a_failed_checks_sample_is_a_table_with_its_column_names():
     from datetime import date
 
     from pipeline.orchestration.assets.warehouse import check_metadata
-    from pipeline.warehouse.checks import CheckOutcome, DataCheck
+    from pipeline.sqlrunner.checks import CheckOutcome, DataCheck
 
     check = DataCheck("day_is_closed", "rpt_daily_close", "a day closes", "select 1")
     outcome = CheckOutcome(check, 2, [(1001, date(2026, 10, 2), Decimal("1789.83"))],

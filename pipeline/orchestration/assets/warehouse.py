@@ -17,17 +17,18 @@ from pipeline.lake.log_check import LakeUnreadable
 from pipeline.orchestration.assets.metadata import markdown_table
 from pipeline.orchestration.runs import stopped_by_name
 from pipeline.orchestration.schedules import AFTER_LOAD
-from pipeline.orchestration.summaries import ModelMaterialized
+from pipeline.orchestration.summaries import WHERE_KEY, ModelMaterialized
+from pipeline.sqlrunner.checks import CheckOutcome
+from pipeline.sqlrunner.dictionary import Dictionary
+from pipeline.sqlrunner.project import Project
 from pipeline.warehouse import (
     LAKE_AREA_OF,
     Model,
     ModelError,
     Warehouse,
 )
-from pipeline.warehouse.checks import WHERE_KEY, CheckOutcome
-from pipeline.warehouse.dictionary import Dictionary
 from pipeline.warehouse.lakeviews import MissingLakeFile
-from pipeline.warehouse.project import Project, shipped
+from pipeline.warehouse.project import shipped
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 WAREHOUSE_STEP = "warehouse_models"
@@ -36,7 +37,7 @@ WAREHOUSE_STEP = "warehouse_models"
 
 def _spec(model: Model, dictionary: Dictionary) -> dg.AssetSpec:
     deps = [dg.AssetKey(["lake", area]) for area in sorted({LAKE_AREA_OF[t]
-                                                            for t in model.lake_deps})]
+                                                            for t in model.source_deps})]
     deps += [dg.AssetKey(["warehouse", d]) for d in sorted(model.model_deps)]
     return dg.AssetSpec(
         ["warehouse", model.name], deps=deps, group_name=f"warehouse_{model.stage}",

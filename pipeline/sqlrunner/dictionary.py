@@ -1,14 +1,12 @@
 """The data dictionary: every model's contract and description, kept beside the SQL.
 
-A model's YAML file beside its SQL (``dbt_like_sql/marts/fct_receipts.yml`` for
-``fct_receipts.sql``; models that share a YAML anchor share a file, named after the
-first) holds it as dbt's properties files do: its description and its columns'; its
-``config`` (``materialized``, and in ``meta`` its ``owner`` and ``grain``); its
-``data_tests`` (``pipeline.warehouse.checks``); its ``unit_tests`` (``unit.py``).
-``dbt_like_sql/columns.yml`` holds what a column means in every model that has it (dbt's
-doc blocks). A build applies both to the warehouse with
-``COMMENT ON``, so BI tools show them, and ``pos-etl docs`` renders the warehouse's
-catalog (schemas, models, columns, types, descriptions) as Markdown or a static HTML page.
+A model's YAML file beside its SQL (``marts/fct_orders.yml`` for ``fct_orders.sql``;
+models that share a YAML anchor share a file, named after the first) holds it as dbt's
+properties files do: its description and its columns'; its ``config`` (``materialized``,
+and in ``meta`` its ``owner`` and ``grain``); its ``data_tests`` (``checks``); its
+``unit_tests`` (``unit``). ``columns.yml`` at the project's root holds what a column means
+in every model that has it (dbt's doc blocks). ``apply_comments`` writes both into a
+DuckDB file with ``COMMENT ON``, so BI tools show them.
 """
 
 from __future__ import annotations
@@ -19,7 +17,9 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from pipeline.core.project import SHARED_COLUMNS
+SHARED_COLUMNS = "columns.yml"
+"""What a column means in every model that has it (dbt's doc blocks), at the project's
+root; each model's own YAML file is beside its SQL (``marts/fct_orders.yml``)."""
 
 
 class DictionaryError(Exception):
@@ -38,7 +38,7 @@ class ModelDoc:
     rows: str = ""
     """``meta.rows``: which rows the model has, in words."""
     tests: list = field(default_factory=list)
-    """The ``data_tests`` entries as written (``pipeline.warehouse.checks`` reads them)."""
+    """The ``data_tests`` entries as written (``checks`` reads them)."""
     column_tests: dict[str, list] = field(default_factory=dict)
     """Per column, its ``data_tests`` entries."""
     column_marts: dict[str, str] = field(default_factory=dict)
@@ -55,7 +55,7 @@ class Dictionary:
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
     """Per locale (``de``), a column's header in exports, by column name."""
     unit_tests: list[tuple[Path, dict]] = field(default_factory=list)
-    """The ``unit_tests`` entries as written, with their file (``pipeline.warehouse.unit``
+    """The ``unit_tests`` entries as written, with their file (``unit``
     reads them)."""
 
     def model(self, name: str) -> str | None:

@@ -1,22 +1,21 @@
-"""The SQL models of ``dbt_like_sql/``: found, parsed and put in build order.
+"""A project's SQL models: found, parsed and put in build order.
 
-The models are package data of ``dbt_like_sql``, so they travel with every install; a
-build that finds none fails. Macros in ``dbt_like_sql/macros/`` (the spec's revenue
-rules) are created first. A model is one ``.sql`` file; its name is the file name. A
-model reads lake tables as ``lake.<table>`` and other models by name; dependencies are
-parsed from the SQL with sqlglot, never listed by hand.
+A model is one ``.sql`` file in a stage's folder (``staging``, ``marts``, ``reports``);
+its name is the file name. A model reads the project's sources as ``<schema>.<table>``
+(``Sources``: what no model of the project makes) and other models by name; dependencies
+are parsed from the SQL with sqlglot, never listed by hand.
 
 A model is materialized as its ``config`` in its YAML file (beside its SQL) says
 (``materialized``, as dbt's; default ``table``):
 
 - ``table`` (the default): rebuilt in full by every build (dimensions, small reports);
-- ``partitioned``: its grain lies within one lake area's partitions (a location's business
-  date), so a build computes it only for the partitions whose input changed and
-  keeps the rest (``pipeline.warehouse.plan``);
+- ``partitioned``: its grain lies within one area's partitions (the area of the sources
+  it reads), so a build computes it only for the partitions whose input changed and
+  keeps the rest;
 - ``view``: computed when queried.
 
 Staging models are computed by each build and never stored (dbt's convention has them as
-views; here the file must answer without the lake, so a view could not outlive the
+views; here the file must answer without its sources, so a view could not outlive the
 build): they live in the build's in-memory catalog while the marts and reports that
 read them are computed, and the marts are the stored copy (``Model.stored``). A staging
 model's ``materialized`` still says how it is computed: ``partitioned`` for the groups a
@@ -27,32 +26,37 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from pathlib import Path
 
-import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
-from pipeline.areas import AREAS
-from pipeline.core.project import MODELS_DIR, STAGES
-from pipeline.warehouse.config_sql import CONFIG_TABLES
-from pipeline.warehouse.dictionary import Dictionary, load_dictionary
-from pipeline.warehouse.parse_cache import remembered
+from pipeline.sqlrunner.dictionary import Dictionary, load_dictionary
+from pipeline.sqlrunner.parse_cache import remembered
 
-LAKE_SCHEMA = "lake"
+STAGES = ("staging", "marts", "reports")
+"""A project's folders of models, in the order they read each other (dbt's layers)."""
 STAGING_SCHEMA = "staging"
-LAKE_AREAS: dict[str, dict[str, pa.Schema]] = {a.name: dict(a.tables) for a in AREAS}
-"""The lake's tables by the area that writes them (``pipeline.areas``)."""
-LAKE_TABLES: dict[str, pa.Schema] = {t: s for tables in LAKE_AREAS.values()
-                                     for t, s in tables.items()}
-LAKE_LOADS = "revenue_loads"
-"""The lake catalog's view of the revenue area's commits, not a table of files: one row per
-committed partition (``location_id``, ``business_date``, ``load_id``, ``loaded_at``,
-``receipts``), days without receipts too (``pipeline.warehouse.lakeviews``)."""
-LAKE_AREA_OF: dict[str, str] = {t: area for area, tables in LAKE_AREAS.items()
-                                for t in tables} | {LAKE_LOADS: "revenue"}
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What a project's models read that no model of it makes (dbt's sources): tables in
+    one schema, each in an area (a family of partitions that a partitioned model follows),
+    and the table macros a runner creates from its configuration."""
+
+    schema: str
+    """The schema the models name them in (``<schema>.<table>``)."""
+    areas: Mapping[str, str] = field(default_factory=dict)
+    """Each table -> its area."""
+    table_macros: tuple[str, ...] = ()
+    """Table macros (``name()``) that only models of ``materialized: table`` may read: a
+    configuration's, not part of a partitioned model's version."""
+    keys: tuple[str, ...] = ()
+    """The columns that name a partition (a check's failing rows are told by them)."""
 
 
 class ModelError(Exception):
@@ -69,10 +73,10 @@ class Model:
     path: Path
     sql: str
     model_deps: frozenset[str]
-    lake_deps: frozenset[str]
+    source_deps: frozenset[str]
     materialized: str = "table"
     area: str | None = None
-    """The lake area whose partitions a partitioned model follows."""
+    """The sources' area whose partitions a partitioned model follows."""
     canonical: str = ""
     """The SQL as parsed (``canonical_sql``): what a part's version hashes."""
     grain: tuple[str, ...] = ()
@@ -116,8 +120,8 @@ def _materialization(dictionary: Dictionary, name: str) -> str:
     return how
 
 
-def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
-    """Give each partitioned model its lake area; it may read only that area's tables and
+def _partition_areas(models: dict[str, Model], sources: Sources) -> dict[str, Model]:
+    """Give each partitioned model its area; it may read only that area's sources and
     partitioned models of the same area (its rows of a partition come from that partition)."""
     done: dict[str, Model] = {}
     for name in build_order(models):
@@ -125,18 +129,18 @@ def _partition_areas(models: dict[str, Model]) -> dict[str, Model]:
         if model.materialized != "partitioned":
             done[name] = model
             continue
-        read = [t for t in CONFIG_TABLES if re.search(rf"\b{t}\s*\(", model.sql)]
+        read = [t for t in sources.table_macros if re.search(rf"\b{t}\s*\(", model.sql)]
         if read:
             raise ModelError(f"model {name} is partitioned, so it may not read {read[0]}() "
                              "(not part of its version: a config change would not recompute "
                              "it); make it materialized: table")
         others = [d for d in model.model_deps if done[d].materialized != "partitioned"]
-        areas = {LAKE_AREA_OF[t] for t in model.lake_deps} | {
+        areas = {sources.areas[t] for t in model.source_deps} | {
             done[d].area for d in model.model_deps}
         if others or len(areas) != 1:
-            raise ModelError(f"model {name} is partitioned, so it may read the lake tables "
-                             "and partitioned models of one lake area only; it reads "
-                             f"{sorted(model.lake_deps | model.model_deps)}")
+            raise ModelError(f"model {name} is partitioned, so it may read the "
+                             f"{sources.schema} tables and partitioned models of one area "
+                             f"only; it reads {sorted(model.source_deps | model.model_deps)}")
         done[name] = Model(**{**model.__dict__, "area": areas.pop()})
     return done
 
@@ -156,63 +160,65 @@ def canonical_sql(sql: str) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def references(sql: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The models and the lake tables ``sql`` reads (a check's SQL is parsed once per
-    process: the build and the report ask for it more than once)."""
-    models, lake_tables = _references(_parse(sql, name))
-    return frozenset(models), frozenset(lake_tables)
+def references(sql: str, name: str, schema: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The models and the sources (tables of ``schema``) ``sql`` reads (a check's SQL is
+    parsed once per process: the build and the report ask for it more than once)."""
+    models, tables = _references(_parse(sql, name), schema)
+    return frozenset(models), frozenset(tables)
 
 
 @functools.lru_cache(maxsize=1024)
-def _analysed(sql: str, name: str) -> tuple[frozenset[str], frozenset[str], str]:
-    """A model's SQL parsed once per process (a command, a test run, the code location
+def _analysed(sql: str, name: str, schema: str, cache: Path | None
+              ) -> tuple[frozenset[str], frozenset[str], str]:
+    """A model's SQL parsed once per process (a command, a test run, a code server
     discover the models more than once), and once for all processes while its text, sqlglot
-    and this module stay the same (``parse_cache``): what it reads, and its canonical
-    text."""
-    found = remembered(("model", name, sql), lambda: _analyse(sql, name), _is_analysis,
-                       __file__)
-    return frozenset(found["models"]), frozenset(found["lake"]), found["canonical"]
+    and this module stay the same (``parse_cache``, in the folder ``cache``; None: not
+    kept): what it reads, and its canonical text."""
+    found = remembered(cache, ("model", name, schema, sql),
+                       lambda: _analyse(sql, name, schema), _is_analysis, __file__)
+    return frozenset(found["models"]), frozenset(found["sources"]), found["canonical"]
 
 
-def _analyse(sql: str, name: str) -> dict:
+def _analyse(sql: str, name: str, schema: str) -> dict:
     tree = _parse(sql, name)
-    models, lake_tables = _references(tree)
-    return {"models": sorted(models), "lake": sorted(lake_tables),
+    models, tables = _references(tree, schema)
+    return {"models": sorted(models), "sources": sorted(tables),
             "canonical": tree.sql(dialect="duckdb", comments=False)}
 
 
 def _is_analysis(value: object) -> bool:
     return isinstance(value, dict) and isinstance(value.get("canonical"), str) and all(
         isinstance(value.get(k), list) and all(isinstance(v, str) for v in value[k])
-        for k in ("models", "lake"))
+        for k in ("models", "sources"))
 
 
-def _references(tree: exp.Expression) -> tuple[set[str], set[str]]:
+def _references(tree: exp.Expression, schema: str | None) -> tuple[set[str], set[str]]:
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    models, lake_tables = set(), set()
+    models, tables = set(), set()
     for table in tree.find_all(exp.Table):
-        if table.db == LAKE_SCHEMA:
-            lake_tables.add(table.name)
+        if table.db == schema:
+            tables.add(table.name)
         elif table.name and table.name not in ctes and table.db in ("", "main", STAGING_SCHEMA):
             models.add(table.name)
-    return models, lake_tables
+    return models, tables
 
 
-def discover_models(models_dir: Path = MODELS_DIR,
-                    dictionary: Dictionary | None = None) -> dict[str, Model]:
-    """Every model below ``models_dir`` with the models and lake tables it reads;
-    ``dictionary``: the folder's, if it was read already."""
+def discover_models(models_dir: Path, sources: Sources, dictionary: Dictionary | None = None,
+                    cache: Path | None = None) -> dict[str, Model]:
+    """Every model below ``models_dir`` with the models and sources it reads;
+    ``dictionary``: the folder's, if it was read already; ``cache``: the folder where
+    what parsing found is kept between processes (``parse_cache``; None: not kept)."""
     found: dict[str, Model] = {}
     dictionary = dictionary or load_dictionary(models_dir, STAGES)
     for stage in STAGES:
         for path in sorted((models_dir / stage).glob("*.sql")):
             sql = path.read_text(encoding="utf-8")
-            models, lake_tables, canonical = _analysed(sql, path.stem)
+            models, tables, canonical = _analysed(sql, path.stem, sources.schema, cache)
             if path.stem in found:
                 raise ModelError(f"model {path.stem} is defined twice")
             doc = dictionary.models.get(path.stem)
             found[path.stem] = Model(
-                path.stem, stage, path, sql, frozenset(models), frozenset(lake_tables),
+                path.stem, stage, path, sql, models, tables,
                 _materialization(dictionary, path.stem),
                 canonical=canonical,
                 grain=doc.grain if doc else (), rows=doc.rows if doc else "",
@@ -225,37 +231,37 @@ def discover_models(models_dir: Path = MODELS_DIR,
         unknown = model.model_deps - found.keys()
         if unknown:
             raise ModelError(f"model {model.name} reads {sorted(unknown)}, which no model defines")
-        unknown_lake = model.lake_deps - LAKE_AREA_OF.keys()
-        if unknown_lake:
-            raise ModelError(f"model {model.name} reads lake tables {sorted(unknown_lake)}, "
-                             f"which the pipeline does not write")
-    return _partition_areas(found)
+        unknown_sources = model.source_deps - sources.areas.keys()
+        if unknown_sources:
+            raise ModelError(f"model {model.name} reads {sources.schema} tables "
+                             f"{sorted(unknown_sources)}, which the project's sources do "
+                             f"not have")
+    return _partition_areas(found, sources)
 
 
 @dataclass(frozen=True)
-class LakeColumns:
-    """What a staging model calls each column of the lake table it reads."""
+class SourceColumns:
+    """What a staging model calls each column of the source table it reads."""
 
     table: str
     model: str
     columns: dict[str, str]
-    """lake column -> staging column (the same name where it is not renamed)."""
+    """source column -> staging column (the same name where it is not renamed)."""
 
     @property
     def renamed(self) -> dict[str, str]:
-        return {lake: ours for lake, ours in self.columns.items() if lake != ours}
+        return {theirs: ours for theirs, ours in self.columns.items() if theirs != ours}
 
 
-def lake_columns(models: dict[str, Model]) -> list[LakeColumns]:
-    """Per lake table, its columns as its staging model names them: each projection of the
-    select that reads the table's ``source`` CTE, over one lake column (or named as one
-    of its columns), is that column renamed, cast or tidied. A test holds the map to
-    every column of every lake table."""
+def source_columns(models: dict[str, Model]) -> list[SourceColumns]:
+    """Per source table, its columns as its staging model names them: each projection of
+    the select that reads the table's ``source`` CTE, over one source column (or named as
+    one of its columns), is that column renamed, cast or tidied."""
     found = []
     for model in sorted(models.values(), key=lambda m: m.name):
-        if model.stage != "staging" or len(model.lake_deps) != 1:
+        if model.stage != "staging" or len(model.source_deps) != 1:
             continue
-        (table,) = model.lake_deps
+        (table,) = model.source_deps
         tree = _parse(model.sql, model.name)
         columns: dict[str, str] = {}
         for select in tree.find_all(exp.Select):
@@ -271,14 +277,19 @@ def lake_columns(models: dict[str, Model]) -> list[LakeColumns]:
                 elif name in used:  # coalesce(nullif(external_name, ''), name) ...
                     columns.setdefault(name, name)
         if columns:
-            found.append(LakeColumns(table, model.name, columns))
+            found.append(SourceColumns(table, model.name, columns))
     return found
 
 
 def only_in_build(sql: str, name: str, models: dict[str, Model]) -> bool:
     """Whether ``sql`` (a check's) reads a model the file does not store: only a build,
     which computes it, can run it."""
-    return any(not models[m].stored for m in references(sql, name)[0] if m in models)
+    return any(not models[m].stored for m in _models_read(sql, name) if m in models)
+
+
+@functools.lru_cache(maxsize=1024)
+def _models_read(sql: str, name: str) -> frozenset[str]:
+    return frozenset(_references(_parse(sql, name), None)[0])
 
 
 def qualify_staging(sql: str, models: dict[str, Model], scratch: str | None = None) -> str:

@@ -1,22 +1,23 @@
 """Model unit tests, in dbt's shape: a model's SQL run on rows given for the models it
-reads, its output compared with the rows expected, in DuckDB alone (no lake, sandbox or
-Dagster), in milliseconds.
+reads, its output compared with the rows expected, in DuckDB alone (no sources, no
+orchestrator), in milliseconds.
 
 A model's YAML file (beside its SQL) holds them beside its contract, as dbt's ``unit_tests:``::
 
     unit_tests:
-      - name: a_reversal_counts_negative
-        model: fct_turnover_daily
+      - name: a_refund_counts_negative
+        model: fct_sales_daily
         given:
-          - input: ref('fct_receipts')
+          - input: ref('fct_orders')
             rows:
-              - {location_id: 1001, business_date: 2026-03-27, items_net_amount: '10.00'}
+              - {shop_id: 7, order_date: 2026-03-27, amount: '-10.00'}
         expect:
           rows:
-            - {location_id: 1001, turnover_net: '10.00000000'}
+            - {shop_id: 7, sales: '-10.00'}
 
-Every relation has its real columns and types: the models are created as views over an
-empty lake (every lake table with its schema, the macros of a default config), so a given
+Every relation has its real columns and types: the models are created as views over
+empty sources (each table with its schema, the macros of a default configuration: the
+caller's ``prepare``), so a given
 row names only the columns that matter (the others are null) and is cast to the input's
 types. An input not given is empty. Each expected row is compared on the columns it names
 (as dbt does), the rows as a multiset; numbers compare as numbers (``'10.0'`` equals
@@ -26,17 +27,15 @@ types. An input not given is empty. Each expected row is compared on the columns
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
 import duckdb
 
-from pipeline.areas.revenue.macros import macro_sql
-from pipeline.warehouse.config_sql import config_macros, config_tables
-from pipeline.warehouse.dictionary import Dictionary
-from pipeline.warehouse.lakeviews import create_lake_views
-from pipeline.warehouse.models import (
+from pipeline.sqlrunner.dictionary import Dictionary
+from pipeline.sqlrunner.models import (
     STAGING_SCHEMA,
     Model,
     build_order,
@@ -83,14 +82,15 @@ def unit_tests_of(dictionary: Dictionary) -> list[UnitTest]:
     return found
 
 
-def empty_warehouse(models: dict[str, Model]) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the macros (a default config's) and every model as a view
-    over an empty lake: each relation with its real columns and types, no rows."""
+def model_views(models: dict[str, Model],
+                prepare: Callable[[duckdb.DuckDBPyConnection], None]
+                ) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with what ``prepare`` creates (the project's macros and its
+    sources) and every model as a view over it. With the sources empty (as the unit tests
+    have them): each relation with its real columns and types, no rows."""
     con = duckdb.connect()
     con.execute(f"create schema {STAGING_SCHEMA}")
-    for sql in (*macro_sql(), *config_macros(), *config_tables()):
-        con.execute(sql)
-    create_lake_views(con, {}, {}, partitions={})
+    prepare(con)
     for name in build_order(models):
         model = models[name]
         con.execute(f"create view {model.qualified} as {qualify_staging(model.sql, models)}")

@@ -17,8 +17,8 @@ from datetime import date
 
 import duckdb
 
-from pipeline.warehouse.dictionary import Dictionary
-from pipeline.warehouse.models import only_in_build
+from pipeline.sqlrunner.dictionary import Dictionary
+from pipeline.sqlrunner.models import only_in_build
 
 
 @dataclass(frozen=True)
@@ -148,75 +148,31 @@ WHERE_LISTED = 50
 
 @dataclass(frozen=True)
 class Where:
-    """A location's business date with rows that break a check (either may be unknown: a
-    check of a dimension has no date)."""
+    """The partition of rows that break a check: the values of the project's partition
+    keys (``Sources.keys``) in their rows; a key the rows lack is None (a check of a
+    dimension has no date)."""
 
-    location_id: int | None
-    business_date: date | None
+    values: tuple[tuple[str, object], ...]
+    """(key, value) in the keys' order."""
+
+    def get(self, key: str) -> object:
+        return dict(self.values).get(key)
 
     def __str__(self) -> str:
-        parts = [f"location {self.location_id}"] * (self.location_id is not None) \
-            + [f"business date {self.business_date}"] * (self.business_date is not None)
-        return " ".join(parts) or "the whole model"
+        """``shop 7 order date 2026-03-28`` for the keys ``shop_id`` and ``order_date``: a
+        key without its ``_id``, its words apart."""
+        return " ".join(f"{key.removesuffix('_id').replace('_', ' ')} {value}"
+                        for key, value in self.values if value is not None) \
+            or "the whole model"
 
     def as_json(self) -> dict:
-        return {"location_id": self.location_id, "business_date":
-                self.business_date.isoformat() if self.business_date else None}
+        return {key: value.isoformat() if isinstance(value, date) else value
+                for key, value in self.values}
 
     @classmethod
     def from_json(cls, value: dict) -> Where:
-        day = value.get("business_date")
-        return cls(value.get("location_id"), date.fromisoformat(day) if day else None)
-
-
-WHERE_KEY = "failing_partitions"
-"""Metadata of a check's Dagster result: the partitions of its failing rows
-(``Where.as_json``)."""
-
-
-@dataclass(frozen=True)
-class FailedCheck:
-    """A check that failed, as a run recorded it (``from_evaluation``)."""
-
-    name: str
-    """``asset: check``, as the Dagster UI names it."""
-    severity: str
-    """``error`` or ``warn``."""
-    failing_rows: int | None = None
-    where: tuple[Where, ...] = ()
-    detail: str = ""
-    """The check's own account of its result (a stale location, say)."""
-
-    @classmethod
-    def from_evaluation(cls, evaluation) -> FailedCheck:
-        """From a Dagster ``AssetCheckEvaluation`` (its severity and metadata)."""
-        meta = {k: v.value for k, v in evaluation.metadata.items()}
-        return cls(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
-                   "warn" if evaluation.severity.value == "WARN" else "error",
-                   meta.get("failing_rows"),
-                   tuple(Where.from_json(w) for w in meta.get(WHERE_KEY, [])),
-                   evaluation.description or "")
-
-    def lines(self, each_up_to: int = 5) -> list[str]:
-        """One ``WARN``/``FAILED`` line (a warning is a line: the summary's count of
-        warnings counts these), naming its partition, or how many; below it, indented,
-        up to ``each_up_to`` of the partitions and how many more; without partitions,
-        the rows or the check's own account."""
-        head = f"  {'WARN' if self.severity == 'warn' else 'FAILED'} {self.name}"
-        rows = f"{self.failing_rows:,} row{'s' * (self.failing_rows != 1)}" \
-            if self.failing_rows else ""
-        if not self.where:
-            return [head + (f" ({rows})" if rows else "")
-                    + (f": {self.detail}" if self.detail else "")]
-        if len(self.where) == 1:
-            return [f"{head} at {self.where[0]}" + (f" ({rows})" if rows else "")]
-        counted = f"{len(self.where)}{'+' * (len(self.where) >= WHERE_LISTED)}"
-        lines = [f"{head} at {counted} partitions" + (f" ({rows} in all)" if rows else "")]
-        lines += [f"      at {where}" for where in self.where[:each_up_to]]
-        more = len(self.where) - each_up_to
-        if more > 0:
-            lines.append(f"      and {more}{'+' * (len(self.where) >= WHERE_LISTED)} more")
-        return lines
+        """From ``as_json``: a date's ISO text stays text (it reads the same)."""
+        return cls(tuple(value.items()))
 
 
 @dataclass
@@ -226,7 +182,7 @@ class CheckOutcome:
     sample: list[tuple]
     where: tuple[Where, ...] = ()
     """The partitions of the failing rows (``WHERE_LISTED`` at most), when the check's
-    rows carry ``location_id`` or ``business_date``."""
+    rows carry a partition key."""
     columns: tuple[str, ...] = ()
     """The names of the sample's columns."""
 
@@ -239,31 +195,32 @@ class CheckOutcome:
         return self.check.severity
 
 
-def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck) -> CheckOutcome:
+def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck, keys: tuple[str, ...] = ()
+              ) -> CheckOutcome:
     """One data check on an open warehouse: how many rows break it, a few of them, and
-    the partitions they are in."""
+    the partitions they are in (the values of ``keys`` their rows carry)."""
     result = con.execute(f"select * from ({check.sql}) limit 5")
     columns = [d[0] for d in result.description]
     rows = result.fetchall()
     if not rows:
         return CheckOutcome(check, 0, rows, columns=tuple(columns))
     count = con.execute(f"select count(*) from ({check.sql})").fetchone()[0]
-    keys = [k if k in columns else "null" for k in ("location_id", "business_date")]
     where = ()
-    if keys != ["null", "null"]:
-        where = tuple(Where(loc, day) for loc, day in con.execute(
-            f"select distinct cast({keys[0]} as bigint), cast({keys[1]} as date) "
+    if any(k in columns for k in keys):
+        where = tuple(Where(tuple(zip(keys, row, strict=True))) for row in con.execute(
+            f"select distinct {', '.join(k if k in columns else 'null' for k in keys)} "
             f"from ({check.sql}) order by all limit {WHERE_LISTED}").fetchall())
     return CheckOutcome(check, count, rows, where, tuple(columns))
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, checks: tuple[DataCheck, ...],
-               models: dict, recorded: dict[str, int]) -> list[CheckOutcome]:
+               models: dict, recorded: dict[str, int], keys: tuple[str, ...] = ()
+               ) -> list[CheckOutcome]:
     """Run ``checks`` on an open warehouse, over all of it. A check that reads a model the
     file does not store (staging: computed by the build) only its build could run: its
     outcome is the failing rows the build recorded (``recorded``: ``model:check`` ->
     rows, from the state file), without sample rows."""
     con.execute("set search_path = 'main'")
     return [CheckOutcome(check, recorded.get(f"{check.model}:{check.name}", 0), [])
-            if only_in_build(check.sql, check.name, models) else run_check(con, check)
+            if only_in_build(check.sql, check.name, models) else run_check(con, check, keys)
             for check in checks]
