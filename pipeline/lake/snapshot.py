@@ -10,16 +10,13 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from pipeline.lake.layout import (
     LOAD_COLUMNS,
     LoadRecord,
     as_text,
-    parse_partition,
     partition_path,
     typed_value,
-    with_date,
 )
 from pipeline.lake.log_check import LakeUnreadable
 
@@ -48,31 +45,6 @@ class AreaSnapshot:
             adds = adds.filter(pc.is_in(adds.column(f"partition.{key}"),
                                         value_set=pa.array(list(dates), kind)))
         return sorted(adds.column("path").to_pylist())
-
-    def nested_field(self, table: str, name: str,
-                     partitions: Sequence[Mapping[str, object]]) -> pa.Table:
-        """The keys of the rows of ``partitions`` and one field of one of their nested
-        tables (``table``: a list of structs of that field alone): read from the files
-        without the table's other fields."""
-        layout = self.area_table.layout
-        dates = {typed_value(p[layout.date_key], layout.keys[layout.date_key]) for p in partitions}
-        stored = [k for k in layout.keys if k != layout.date_key]
-        parts = []
-        for path in self.files(dates):
-            source = self.area_table.filesystem.open_input_file(
-                f"{self.area_table.root}/{path}")
-            part = pq.ParquetFile(source).read(
-                columns=[*stored, "load_id", f"{table}.list.element.{name}"])
-            value = parse_partition(path.rsplit("/", 1)[0])[layout.date_key]
-            parts.append(with_date(part, layout, value).select(
-                [*layout.keys, "load_id", table]))
-        if not parts:
-            return pa.table({k: pa.array([], t) for k, t in layout.keys.items()})
-        rows = pa.concat_tables(parts)
-        wanted = {tuple(typed_value(p[k], t) for k, t in layout.keys.items()) for p in partitions}
-        return rows.filter(pa.array(
-            [tuple(r.values()) in wanted for r in rows.select(list(layout.keys)).to_pylist()],
-            pa.bool_()))
 
     def rows(self, columns: list[str], partitions: Sequence[Mapping[str, object]] | None
              ) -> pa.Table:

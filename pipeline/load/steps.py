@@ -132,7 +132,7 @@ def _commit(source: PosSource, lake: LakeStore,
     """The batch into the lake by one commit; its outcomes (each failed, by the store's
     error, when the commit failed)."""
     try:
-        committed = lake.write_batch("revenue", lake_batch(lake, [part for part, _ in batch]))
+        committed = lake.write_batch("revenue", lake_batch([part for part, _ in batch]))
     except (ObjectLakeError, LakeUnreadable) as exc:
         failure = Failure(ErrorKind.STORAGE, source.redact(str(exc)))
         return [PartitionOutcome(o.location_id, o.business_date, failure=failure)

@@ -131,7 +131,7 @@ def _commit_at_once(args: tuple) -> dict:
 
     AreaTable._commit_actions = at_once
     lake = ObjectLake(url, endpoint) if url else Lake(Path(root))
-    committed = lake.write_batch("revenue", lake_batch(lake, revenue_parts(location_id,
+    committed = lake.write_batch("revenue", lake_batch(revenue_parts(location_id,
                                                                             days)))
     return {"version": committed.version, "load": committed.load_id,
             "overtook": committed.overtook}
@@ -151,9 +151,9 @@ def test_two_writers_of_the_same_days_leave_each_once_the_later_says_so(
             update={"url": url, "endpoint_url": endpoint})})
     lake = ObjectLake(url, endpoint) if url else Lake(settings.warehouse.lake_dir)
     if before == "loaded before":  # both replace the same files: one loses the commit
-        lake.write_batch("revenue", lake_batch(lake, revenue_parts(1001, DAYS)))
+        lake.write_batch("revenue", lake_batch(revenue_parts(1001, DAYS)))
     else:  # the table exists, the days not: both add their first rows, no conflict
-        lake.write_batch("revenue", lake_batch(lake, revenue_parts(1002, DAYS[:1])))
+        lake.write_batch("revenue", lake_batch(revenue_parts(1002, DAYS[:1])))
     with multiprocessing.get_context("spawn").Manager() as manager:
         barrier = manager.Barrier(2)
         args = (str(settings.warehouse.lake_dir), url, endpoint, barrier, 1001, DAYS)

@@ -83,8 +83,3 @@ def partition_turnovers(partitions: list[tuple[pa.Table, pa.Table]]) -> list[Dec
             raise
     return [Decimal(0) if found.get(n) is None else Decimal(format(found[n].normalize(), "f"))
             for n in range(len(partitions))]
-
-
-def partition_turnover(receipts: pa.Table, items: pa.Table) -> Decimal:
-    """The revenue-effective turnover of one partition's receipts and items, exact."""
-    return partition_turnovers([(receipts, items)])[0]
