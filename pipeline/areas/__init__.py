@@ -2,7 +2,7 @@
 ``AREA``, ``pipeline.areas.base.LakeArea``), found here: nothing else lists them.
 
 An area is what one step of a load writes together: a location's revenue of a business
-date, a location's catalog or menu of a day, the voucher ledger of a day, and what other
+date, a location's catalog or menu of a day, a tenant's snapshot of a day, and what other
 steps commit (the drift check's findings, closed periods, exported files). Everything that
 names the areas derives from ``AREAS``: the snapshot assets and the load's selection
 (``pipeline.orchestration``), ``--location`` and ``--no-catalog``, the load's summary, the

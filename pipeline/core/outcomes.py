@@ -77,7 +77,7 @@ class FailedPartition:
     """A lake partition (or a snapshot) that was not loaded, and why."""
 
     location_id: int | None
-    """None: the tenant's (the voucher ledger's snapshot)."""
+    """None: the tenant's (a snapshot of a service of the tenant's)."""
     business_date: date | None
     """None: a snapshot (of today)."""
     failure: Failure

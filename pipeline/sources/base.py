@@ -22,13 +22,13 @@ class Source:
     name: str
     """Its name in options and messages: ``--no-<name>``, ``<name>: not loaded``."""
     title: str
-    """What a message calls it ("the voucher ledger")."""
+    """What a message calls it ("the POS")."""
     rank: int
     """Its place among the sources (the POS first)."""
     address: Callable[[Settings], str | None]
     """Where these settings say it is; None: not configured."""
     setting: str
-    """The config key of its address, for messages (``source.voucher_url``)."""
+    """The config key of its address, for messages (``source.base_url``)."""
     per_location: bool = True
     """Read with each location's key (``[[locations]] api_key_env``); else with one key of
     the tenant's."""
