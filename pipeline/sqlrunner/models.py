@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from pathlib import Path
 
+import duckdb
 import sqlglot
 from sqlglot import exp
 
@@ -302,6 +303,20 @@ def qualify_staging(sql: str, models: dict[str, Model], scratch: str | None = No
         return sql
     pattern = re.compile(r"(?<![.\w])(" + "|".join(map(re.escape, staging)) + r")\b")
     return pattern.sub(rf"{scratch + '.' if scratch else ''}{STAGING_SCHEMA}.\1", sql)
+
+
+def materialize(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
+                how: str = "table", scratch: str | None = None) -> None:
+    """``models[name]`` created as ``how`` (``table``, ``view``, ``or replace table`` ...)
+    in the catalog in use; with ``scratch``, a model that is not stored (staging) in that
+    catalog instead, where the models after it read it. A failure names the model and
+    its file."""
+    model = models[name]
+    where = model.qualified if model.stored or scratch is None else f"{scratch}.{model.qualified}"
+    try:
+        con.execute(f"create {how} {where} as {qualify_staging(model.sql, models, scratch)}")
+    except duckdb.Error as exc:
+        raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
 
 
 def build_order(models: dict[str, Model]) -> list[str]:

@@ -17,7 +17,7 @@ from pipeline.sqlrunner.models import (
     STAGING_SCHEMA,
     Model,
     ModelError,
-    qualify_staging,
+    materialize,
     references,
 )
 from pipeline.warehouse.lake_tables import LAKE_SCHEMA
@@ -43,16 +43,10 @@ def computed(model: Model) -> str:
 
 
 def create_model(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                  how: str = "table") -> None:
-    """``models[name]`` created as ``how`` (``table``, ``view``, ``or replace table`` ...):
-    in the catalog in use, or in ``SCRATCH`` when it is not stored."""
-    model = models[name]
-    where = model.qualified if model.stored else computed(model)
-    try:
-        con.execute(f"create {how} {where} as "
-                    f"{qualify_staging(model.sql, models, SCRATCH)}")
-    except duckdb.Error as exc:
-        raise ModelError(f"model {name} ({model.path.name}): {exc}") from None
+                 how: str = "table") -> None:
+    """``models[name]`` created as ``how`` in the catalog in use, or in ``SCRATCH`` when it
+    is not stored (``sqlrunner.models.create_model``)."""
+    materialize(con, models, name, how, SCRATCH)
 
 
 def compute_partitioned(con: duckdb.DuckDBPyConnection,

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import ast
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from pipeline.sqlrunner import ModelError, Project, Sources, build_order, run_checks
+from pipeline.sqlrunner.models import materialize
 from pipeline.sqlrunner.unit import model_views, run_unit_test
 
 SOURCES = Sources("raw", {"orders": "shop_days"}, keys=("shop_id", "order_date"))
@@ -105,11 +108,23 @@ def test_its_unit_tests_run_and_a_wrong_expectation_fails(tmp_path):
     assert found.startswith("found, not expected: ") and "'sales': Decimal('15.00')" in found
 
 
-def test_its_checks_name_the_partitions_of_the_failing_rows_by_its_keys(tmp_path):
-    project = Project.read(write_project(tmp_path), SOURCES)
+def test_its_models_are_built_as_tables_and_its_checks_name_the_failing_partitions(
+        tmp_path):
+    project = Project.read(write_project(tmp_path / "project"), SOURCES)
     rows = [(1, 7, "2026-03-27 12:00", 25), (2, 7, "2026-03-28 12:00", -30),
             (3, 8, "2026-03-28 13:00", 12)]
-    with model_views(project.models, lambda con: orders(con, rows)) as con:
+    with duckdb.connect(str(tmp_path / "shop.duckdb")) as con:
+        orders(con, rows)
+        con.execute("create schema staging")
+        for name in build_order(project.models):
+            materialize(con, project.models, name)
+        assert con.execute("select table_schema, table_name from information_schema.tables "
+                           "where table_schema <> 'raw' order by all").fetchall() == [
+            ("main", "fct_sales_daily"), ("staging", "stg_shop__orders")]
+        assert con.execute("select shop_id, order_date, sales from fct_sales_daily "
+                           "order by all").fetchall() == [
+            (7, date(2026, 3, 27), Decimal("25.00")), (7, date(2026, 3, 28), Decimal("-30.00")),
+            (8, date(2026, 3, 28), Decimal("12.00"))]
         outcomes = {o.check.name: o for o in run_checks(con, project.checks, project.models,
                                                         {}, SOURCES.keys)}
     assert outcomes["a_day_sells"].failing_rows == 1
