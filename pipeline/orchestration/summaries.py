@@ -14,6 +14,7 @@ import dagster as dg
 
 from pipeline.core.outcomes import FAILURES_KEY, FailedPartition, read_failures
 from pipeline.sqlrunner.checks import WHERE_LISTED, Where
+from pipeline.warehouse.lake_tables import PARTITION_KEYS
 
 ROW_COUNT = "dagster/row_count"
 """Dagster's own key for the rows an event wrote (the UI shows it)."""
@@ -188,7 +189,7 @@ class FailedCheck:
         return cls(f"{evaluation.asset_key.to_user_string()}: {evaluation.check_name}",
                    "warn" if evaluation.severity.value == "WARN" else "error",
                    meta.get("failing_rows"),
-                   tuple(Where.from_json(w) for w in meta.get(WHERE_KEY, [])),
+                   tuple(Where.from_json(w, PARTITION_KEYS) for w in meta.get(WHERE_KEY, [])),
                    evaluation.description or "")
 
     def lines(self, each_up_to: int = 5) -> list[str]:

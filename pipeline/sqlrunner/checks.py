@@ -170,9 +170,11 @@ class Where:
                 for key, value in self.values}
 
     @classmethod
-    def from_json(cls, value: dict) -> Where:
-        """From ``as_json``: a date's ISO text stays text (it reads the same)."""
-        return cls(tuple(value.items()))
+    def from_json(cls, value: dict, keys: tuple[str, ...] = ()) -> Where:
+        """From ``as_json``: a date's ISO text stays text (it reads the same); ``keys``
+        first in their order (a store of JSON may sort an object's keys)."""
+        rank = {key: n for n, key in enumerate(keys)}
+        return cls(tuple(sorted(value.items(), key=lambda kv: rank.get(kv[0], len(rank)))))
 
 
 @dataclass

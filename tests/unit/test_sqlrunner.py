@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from pipeline.sqlrunner import ModelError, Project, Sources, build_order, run_checks
+from pipeline.sqlrunner.checks import Where
 from pipeline.sqlrunner.models import materialize
 from pipeline.sqlrunner.unit import model_views, run_unit_test
 
@@ -131,6 +132,9 @@ def test_its_models_are_built_as_tables_and_its_checks_name_the_failing_partitio
     [where] = outcomes["a_day_sells"].where
     assert where.get("shop_id") == 7 and where.get("order_date") == date(2026, 3, 28)
     assert str(where) == "shop 7 order date 2026-03-28"
+    # as a run's metadata keeps it (a JSON store may sort the keys) and reads it back
+    stored = dict(sorted(where.as_json().items()))
+    assert str(Where.from_json(stored, SOURCES.keys)) == "shop 7 order date 2026-03-28"
     assert outcomes["unique_shop_id_order_date"].passed
 
 
