@@ -176,68 +176,120 @@ def _voucher_macros(accounting: AccountingSettings) -> tuple[str, ...]:
     )
 
 
+def _rows(columns: str, types: tuple[str, ...], rows: list[tuple], name: str) -> str:
+    """The table macro ``name()`` of ``rows`` (``columns``, each cast to its type): none
+    is no row."""
+    def literal(value: object) -> str:
+        if value is None:
+            return "null"
+        if isinstance(value, bool):
+            return str(value).lower()
+        if isinstance(value, (int, Decimal)):
+            return str(value)
+        return _sql_list([str(value)])
+
+    names = [c.strip() for c in columns.split(",")]
+    values = ", ".join("(" + ", ".join(map(literal, row)) + ")" for row in rows) or \
+        "(" + ", ".join(["null"] * len(names)) + ")"
+    casts = ", ".join(f"cast({c} as {t}) as {c}" for c, t in zip(names, types, strict=True))
+    return (f"create or replace macro {name}() as table\n"
+            f"select {casts}\nfrom (values {values}) as t ({columns})"
+            f"{'' if rows else ' where false'};")
+
+
+ACCOUNT_RULES = (
+    "-- the revenue account of a tax rate, null where none (chart_revenue_accounts)\n"
+    "create or replace macro revenue_account(rate) as\n"
+    "    (select min(chart_account) from chart_revenue_accounts() where chart_rate = rate);",
+    "-- the account of a single-account role: clearing, tip, suspense, cash, ...\n"
+    "create or replace macro booking_account(role) as\n"
+    "    (select min(chart_account) from chart_accounts() where chart_role = role);",
+    "-- the account of a non-revenue payment group, else the suspense account\n"
+    "create or replace macro non_revenue_account(group_name) as\n"
+    "    coalesce((select min(chart_account) from chart_group_accounts()\n"
+    "              where chart_group = group_name), booking_account('suspense'));",
+    "-- the role of a non-revenue payment group's account: voucher, non_revenue, or\n"
+    "-- suspense (no account of its own)\n"
+    "create or replace macro non_revenue_role(group_name) as\n"
+    "    case when exists (select 1 from chart_group_accounts() where chart_group = group_name)\n"
+    "    then case when is_voucher_sale(group_name) then 'voucher' else 'non_revenue' end\n"
+    "    else 'suspense' end;",
+    "-- whether an account lies in the chart's ranges for a role (chart_ranges; 'payment':\n"
+    "-- any of the cash, transit, bank and receivable ranges)\n"
+    "create or replace macro account_fits(role, account) as\n"
+    "    exists (select 1 from chart_ranges()\n"
+    "            where (chart_role = role or (role = 'payment' and for_payment))\n"
+    "              and length(account) = account_digits\n"
+    "              and left(account, prefix_digits) between first_account and last_account);",
+    "-- the role of a payment type's account: cash, voucher, or payment (a card, a room\n"
+    "-- charge: any of the chart's cash, transit, bank and receivable ranges)\n"
+    "create or replace macro payment_role(type_name) as\n"
+    "    case when is_cash_payment(type_name) then 'cash' when "
+    "is_voucher_payment(type_name) then 'voucher' else 'payment' end;",
+    "-- the account a payment type's payments are debited to: the config's\n"
+    "-- (chart_payment_accounts, by id before name), else the POS's fibuAccountNr where it\n"
+    "-- fits the chart for the payment's role, else the cash or voucher account, else null\n"
+    "-- (refused)\n"
+    "create or replace macro payment_account(type_id, type_name, fibu) as\n"
+    "    coalesce(\n"
+    "        (select min(chart_account) from chart_payment_accounts()\n"
+    "         where chart_type_id = type_id),\n"
+    "        (select min(chart_account) from chart_payment_accounts()\n"
+    "         where chart_type_name = type_name),\n"
+    "        case when is_cash_payment(type_name) then case when account_fits('cash', fibu)\n"
+    "             then fibu else booking_account('cash') end\n"
+    "        when is_voucher_payment(type_name) then booking_account('voucher')\n"
+    "        when account_fits('payment', fibu) then fibu end);",
+    "-- where payment_account's account comes from: config, pos or chart (null: none)\n"
+    "create or replace macro payment_account_source(type_id, type_name, fibu) as\n"
+    "    case when exists (select 1 from chart_payment_accounts()\n"
+    "                      where chart_type_id = type_id or chart_type_name = type_name)\n"
+    "    then 'config'\n"
+    "    when is_cash_payment(type_name) then case when account_fits('cash', fibu)\n"
+    "         then 'pos' else 'chart' end\n"
+    "    when is_voucher_payment(type_name) then 'chart'\n"
+    "    when account_fits('payment', fibu) then 'pos' end;",
+)
+"""How the bookings find their accounts: fixed rules over the chart's rows
+(``_account_macros``), the same for every config."""
+
+
 def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
     """The accounts of the bookings ([accounting.accounts]) and the chart's ranges
-    (``pipeline.core.charts``) as macros."""
-    def case(value: str, pairs: dict[str, str], default: str = "null") -> str:
-        whens = " ".join(f"when {value} = {when} then {_sql_list([then])}"
-                         for when, then in pairs.items())
-        return f"case {whens} else {default} end" if whens else default
-
-    rates = {str(Decimal(k)): v for k, v in accounts.revenue_accounts.items()}
-    groups = {_sql_list([k]): v for k, v in accounts.non_revenue_accounts.items()}
-    roles = {f"'{role}'": accounts.role_account(role) for role in SINGLE_ACCOUNT_ROLES}
+    (``pipeline.core.charts``) as rows the models read (``chart_accounts()``,
+    ``chart_revenue_accounts()``, ``chart_group_accounts()``, ``chart_ranges()``,
+    ``chart_payment_accounts()``), then the rules that read them (``ACCOUNT_RULES``)."""
     chart = accounts.definition
     length = accounts.account_length
-    fits = " ".join(f"when '{role}' then {' or '.join(r.sql('account', length) for r in ranges)}"
-                    for role, ranges in sorted(chart.ranges.items()))
-    payment_fits = " or ".join(r.sql("account", length)
-                               for role in PAYMENT_ROLES for r in chart.ranges[role])
-    by_id = {int(k[3:]): v for k, v in accounts.payment_accounts.items() if k.startswith("id:")}
-    by_name = {k: v for k, v in accounts.payment_accounts.items() if not k.startswith("id:")}
-    mapped = [f"when type_id = {key} then {_sql_list([v])}" for key, v in by_id.items()]
-    mapped += [f"when type_name = {_sql_list([key])} then {_sql_list([v])}"
-               for key, v in by_name.items()]
-    configured = " or ".join([f"type_id in ({', '.join(map(str, by_id))})"] * bool(by_id)
-                             + [f"type_name in ({_sql_list(list(by_name))})"] * bool(by_name))
+    ranges = [(role, r.first, r.last, length if len(r.first) == 4 else length + 1,
+               len(r.first), role in PAYMENT_ROLES)
+              for role, found in sorted(chart.ranges.items()) for r in found]
+    payments = [(int(key[3:]), None, account) if key.startswith("id:") else
+                (None, key, account) for key, account in accounts.payment_accounts.items()]
     return (
-        "-- the revenue account of a tax rate, null where none ([accounting.accounts])\n"
-        f"create or replace macro revenue_account(rate) as\n    {case('rate', rates)};",
-        "-- the account of a non-revenue payment group, else the suspense account\n"
-        "create or replace macro non_revenue_account(group_name) as\n"
-        f"    {case('group_name', groups, _sql_list([accounts.suspense_account]))};",
-        "-- the role of a non-revenue payment group's account: voucher, non_revenue, or\n"
-        "-- suspense (no account of its own)\n"
-        "create or replace macro non_revenue_role(group_name) as\n"
-        f"    case when group_name in ({_sql_list(list(accounts.non_revenue_accounts)) or 'null'})"
-        " then case when is_voucher_sale(group_name) then 'voucher' else 'non_revenue' end"
-        " else 'suspense' end;",
-        "-- the account of a single-account role: clearing, tip, suspense, cash, ...\n"
-        f"create or replace macro booking_account(role) as\n    {case('role', roles)};",
-        f"-- whether an account lies in the chart's ranges for a role ({chart.name}: "
-        "pipeline/core/charts)\n"
-        "create or replace macro account_fits(role, account) as\n"
-        f"    case role {fits} when 'payment' then {payment_fits} else false end;",
-        "-- the role of a payment type's account: cash, voucher, or payment (a card, a room\n"
-        "-- charge: any of the chart's cash, transit, bank and receivable ranges)\n"
-        "create or replace macro payment_role(type_name) as\n"
-        "    case when is_cash_payment(type_name) then 'cash' when "
-        "is_voucher_payment(type_name) then 'voucher' else 'payment' end;",
-        "-- the account a payment type's payments are debited to: the config's\n"
-        "-- (payment_accounts), else the POS's fibuAccountNr where it fits the chart for\n"
-        "-- the payment's role, else the cash or voucher account, else null (refused)\n"
-        "create or replace macro payment_account(type_id, type_name, fibu) as\n"
-        f"    case {' '.join(mapped)} when is_cash_payment(type_name) then case when "
-        f"coalesce(account_fits('cash', fibu), false) then fibu else "
-        f"{_sql_list([accounts.cash_account])} end when is_voucher_payment(type_name) then "
-        f"{_sql_list([accounts.voucher_account])} when coalesce(account_fits('payment', fibu), "
-        "false) then fibu else null end;",
-        "-- where payment_account's account comes from: config, pos or chart (null: none)\n"
-        "create or replace macro payment_account_source(type_id, type_name, fibu) as\n"
-        f"    case {f'when {configured} then {chr(39)}config{chr(39)}' if configured else ''}"
-        " when is_cash_payment(type_name) then case when coalesce(account_fits('cash', fibu), "
-        "false) then 'pos' else 'chart' end when is_voucher_payment(type_name) then 'chart' "
-        "when coalesce(account_fits('payment', fibu), false) then 'pos' else null end;",
+        f"-- the chart's single-account roles and their accounts ({chart.name}, "
+        "[accounting.accounts])\n" + _rows(
+            "chart_role, chart_account", ("varchar", "varchar"),
+            [(role, accounts.role_account(role)) for role in SINGLE_ACCOUNT_ROLES],
+            "chart_accounts"),
+        "-- the revenue account per tax rate in percent ([accounting.accounts])\n" + _rows(
+            "chart_rate, chart_account", ("decimal(9, 4)", "varchar"),
+            [(Decimal(rate), account) for rate, account in accounts.revenue_accounts.items()],
+            "chart_revenue_accounts"),
+        "-- the account per non-revenue payment group ([accounting.accounts])\n" + _rows(
+            "chart_group, chart_account", ("varchar", "varchar"),
+            list(accounts.non_revenue_accounts.items()), "chart_group_accounts"),
+        f"-- the chart's account ranges per role ({chart.name}: pipeline/core/charts): an\n"
+        "-- account fits where it has account_digits digits and its first prefix_digits lie\n"
+        "-- in the range; for_payment: a payment type's account may use it\n" + _rows(
+            "chart_role, first_account, last_account, account_digits, prefix_digits, "
+            "for_payment", ("varchar", "varchar", "varchar", "integer", "integer", "boolean"),
+            ranges, "chart_ranges"),
+        "-- the config's account per payment type, by id or by name "
+        "([accounting.accounts] payment_accounts)\n" + _rows(
+            "chart_type_id, chart_type_name, chart_account", ("integer", "varchar", "varchar"),
+            payments, "chart_payment_accounts"),
+        *ACCOUNT_RULES,
         "-- what the accounts above were made from (the export checks it is the config's)\n"
         "create or replace macro chart_fingerprint() as\n"
         f"    {_sql_list([accounts.fingerprint])};",

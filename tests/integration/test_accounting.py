@@ -19,6 +19,7 @@ import duckdb
 import pytest
 
 from pipeline.areas.revenue.macros import macro_sql
+from pipeline.core.charts import SINGLE_ACCOUNT_ROLES
 from pipeline.core.money import CENT, round_cent
 from pos_sandbox.receipts import SandboxData, receipts_on
 from tests.conftest import loaded_warehouse
@@ -454,6 +455,13 @@ def test_each_chart_of_accounts_books_only_accounts_in_its_ranges(built, tmp_pat
     accounts = settings.accounting.chart_of_accounts
     table = chart_table(chart)
     assert accounts.clearing_account == table["roles"]["clearing"]["account"]
+    # the warehouse holds the chart in force as rows, which its booking rules read
+    assert dict(query(settings, "select chart_role, chart_account from chart_accounts()")) \
+        == {role: accounts.role_account(role) for role in SINGLE_ACCOUNT_ROLES}
+    assert sorted(query(settings, "select chart_role, first_account, last_account "
+                                  "from chart_ranges()")) == sorted(
+        (role, r.first, r.last) for role, found in accounts.definition.ranges.items()
+        for r in found)
     done = export(settings, Selection("rpt_daily_close", DAYS[0], DAYS[-1], None), "datev",
                   tmp_path / "datev")
     header, rows = read_datev(done.files[0])
