@@ -260,6 +260,7 @@ def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
     ``chart_revenue_accounts()``, ``chart_group_accounts()``, ``chart_ranges()``,
     ``chart_payment_accounts()``), then the rules that read them (``ACCOUNT_RULES``)."""
     chart = accounts.definition
+    title = " ".join(chart.name.split())  # a client's chart file names it: one line
     length = accounts.account_length
     ranges = [(role, r.first, r.last, length if len(r.first) == 4 else length + 1,
                len(r.first), role in PAYMENT_ROLES)
@@ -267,7 +268,7 @@ def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
     payments = [(int(key[3:]), None, account) if key.startswith("id:") else
                 (None, key, account) for key, account in accounts.payment_accounts.items()]
     return (
-        f"-- the chart's single-account roles and their accounts ({chart.name}, "
+        f"-- the chart's single-account roles and their accounts ({title}, "
         "[accounting.accounts])\n" + _rows(
             "chart_role, chart_account", ("varchar", "varchar"),
             [(role, accounts.role_account(role)) for role in SINGLE_ACCOUNT_ROLES],
@@ -279,7 +280,7 @@ def _account_macros(accounts: ChartOfAccounts) -> tuple[str, ...]:
         "-- the account per non-revenue payment group ([accounting.accounts])\n" + _rows(
             "chart_group, chart_account", ("varchar", "varchar"),
             list(accounts.non_revenue_accounts.items()), "chart_group_accounts"),
-        f"-- the chart's account ranges per role ({chart.name}: pipeline/core/charts): an\n"
+        f"-- the chart's account ranges per role ({title}: pipeline/core/charts): an\n"
         "-- account fits where it has account_digits digits and its first prefix_digits lie\n"
         "-- in the range; for_payment: a payment type's account may use it\n" + _rows(
             "chart_role, first_account, last_account, account_digits, prefix_digits, "

@@ -58,6 +58,30 @@ def test_a_clients_own_chart_is_read_from_beside_the_config(tmp_path):
     assert accounts.payment_accounts == {"Bankomat": "1460", "id:6": "1461"}
 
 
+def test_a_clients_chart_reaches_the_warehouse_as_rows_and_its_name_as_one_comment_line(
+        tmp_path):
+    """The chart in force is rows the booking rules read (``chart_accounts()``, ...); its
+    name, from the client's file, lands in a comment of the macros' SQL: a line break in
+    it ends nothing."""
+    import duckdb
+
+    from pipeline.warehouse.config_sql import config_macros
+
+    own = (SHIPPED / "skr04.toml").read_text(encoding="utf-8").replace(
+        'name = "SKR 04"', 'name = "Hotel GmbH\\ncreate macro planted() as 1;\\n--"')
+    (tmp_path / "kontenrahmen.toml").write_text(own, encoding="utf-8")
+    (tmp_path / "pos.toml").write_text(CONFIG, encoding="utf-8")
+    accounting = read_settings(tmp_path / "pos.toml").accounting
+    with duckdb.connect() as con:
+        for sql in config_macros(accounting):
+            con.execute(sql)
+        assert not con.execute("select * from duckdb_functions() "
+                               "where function_name = 'planted'").fetchall()
+        assert con.execute("select booking_account('cash'), payment_account(6, 'x', null), "
+                           "payment_account(1, 'Bankomat', null)").fetchone() == (
+            "1600", "1461", "1460")
+
+
 @pytest.mark.parametrize(("change", "error"), [
     (('ranges = ["1600-1699"]', 'ranges = ["16xx"]'),
      "roles.cash.ranges: '16xx' is not a range of accounts"),
