@@ -3,7 +3,7 @@ runs: what the models read that no model makes is given to it (``Sources``), and
 the macros a configuration makes. It could run another project's models.
 
 - ``models``: a project's models found, parsed (sqlglot) and put in build order; the
-  sources they read;
+  sources they read; a model created as a table or view (``materialize``);
 - ``parse_cache``: what parsing found, kept between processes;
 - ``dictionary``: each model's YAML beside its SQL (descriptions, config, tests),
   ``COMMENT ON``;
