@@ -160,12 +160,18 @@ def canonical_sql(sql: str) -> str:
                       for tree in sqlglot.parse(sql, dialect="duckdb") if tree is not None)
 
 
-@functools.lru_cache(maxsize=1024)
 def references(sql: str, name: str, schema: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The models and the sources (tables of ``schema``) ``sql`` reads (a check's SQL is
-    parsed once per process: the build and the report ask for it more than once)."""
-    models, tables = _references(_parse(sql, name), schema)
-    return frozenset(models), frozenset(tables)
+    """The models and the sources (tables of ``schema``) ``sql`` reads."""
+    models, others = _named(sql, name)
+    return models, frozenset(table for db, table in others if db == schema)
+
+
+@functools.lru_cache(maxsize=1024)
+def _named(sql: str, name: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """What ``sql`` (a check's) names, parsed once per process (the build and the report
+    ask more than once): the models, and every other table as (schema, table)."""
+    models, others = _references(_parse(sql, name))
+    return frozenset(models), frozenset(others)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -182,8 +188,8 @@ def _analysed(sql: str, name: str, schema: str, cache: Path | None
 
 def _analyse(sql: str, name: str, schema: str) -> dict:
     tree = _parse(sql, name)
-    models, tables = _references(tree, schema)
-    return {"models": sorted(models), "sources": sorted(tables),
+    models, others = _references(tree)
+    return {"models": sorted(models), "sources": sorted(t for db, t in others if db == schema),
             "canonical": tree.sql(dialect="duckdb", comments=False)}
 
 
@@ -193,15 +199,17 @@ def _is_analysis(value: object) -> bool:
         for k in ("models", "sources"))
 
 
-def _references(tree: exp.Expression, schema: str | None) -> tuple[set[str], set[str]]:
+def _references(tree: exp.Expression) -> tuple[set[str], set[tuple[str, str]]]:
+    """The models a parsed query reads (its own CTEs aside), and every other table it
+    names as (schema, table): a source where the schema is the sources'."""
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    models, tables = set(), set()
+    models, others = set(), set()
     for table in tree.find_all(exp.Table):
-        if table.db == schema:
-            tables.add(table.name)
-        elif table.name and table.name not in ctes and table.db in ("", "main", STAGING_SCHEMA):
+        if table.name and table.name not in ctes and table.db in ("", "main", STAGING_SCHEMA):
             models.add(table.name)
-    return models, tables
+        else:
+            others.add((table.db, table.name))
+    return models, others
 
 
 def discover_models(models_dir: Path, sources: Sources, dictionary: Dictionary | None = None,
@@ -285,12 +293,7 @@ def source_columns(models: dict[str, Model]) -> list[SourceColumns]:
 def only_in_build(sql: str, name: str, models: dict[str, Model]) -> bool:
     """Whether ``sql`` (a check's) reads a model the file does not store: only a build,
     which computes it, can run it."""
-    return any(not models[m].stored for m in _models_read(sql, name) if m in models)
-
-
-@functools.lru_cache(maxsize=1024)
-def _models_read(sql: str, name: str) -> frozenset[str]:
-    return frozenset(_references(_parse(sql, name), None)[0])
+    return any(not models[m].stored for m in _named(sql, name)[0] if m in models)
 
 
 def qualify_staging(sql: str, models: dict[str, Model], scratch: str | None = None) -> str:
