@@ -25,12 +25,19 @@ from pipeline.lake.layout import Layout, as_text, conform_column, parse_partitio
 ROWS_PER_GROUP = 16
 """Partitions per Parquet row group: a build that reads one location's day skips the
 rest of its date's file by the groups' statistics."""
-PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": False, "write_statistics": True,
+PARQUET_OPTIONS = {"compression": "zstd", "use_dictionary": False,
                    "write_page_checksum": True, "row_group_size": ROWS_PER_GROUP}
 """How the files are written: zstd (a year of one location's days: 215 bytes a receipt,
 0.65x the earlier lake's snappy files; dictionaries saved 0.7 % more and cost a third
-more time), with statistics, and every page with its CRC (a build verifies them: a
-flipped bit fails it by name)."""
+more time), statistics of the flat columns (``_flat``), and every page with its CRC (a
+build verifies them: a flipped bit fails it by name)."""
+
+
+def _flat(schema: pa.Schema) -> list[str]:
+    """The columns whose Parquet statistics a reader can use: the keys, ``load_id``,
+    ``loaded_at``, not the leaves of the nested tables (a row group's range of an item's
+    price prunes nothing; their statistics were 6 % of a file and 9 % of its writing)."""
+    return [f.name for f in schema if not pa.types.is_nested(f.type)]
 
 
 def read_file(filesystem: pafs.FileSystem, root: str, layout: Layout, path: str,
@@ -67,7 +74,7 @@ def write_files(filesystem: pafs.FileSystem, root: str, layout: Layout, rows: pa
         part = stored.filter(pc.equal(dates, pa.scalar(value, dates.type)))
         rel = f"{date_key}={as_text(value)}/part-{stem}-{n:04d}.parquet"
         sink = pa.BufferOutputStream()
-        pq.write_table(part, sink, **PARQUET_OPTIONS)
+        pq.write_table(part, sink, write_statistics=_flat(part.schema), **PARQUET_OPTIONS)
         data = sink.getvalue()
         _put(filesystem, f"{root}/{rel}", data)
         actions.append(AddAction(rel, data.size, {date_key: as_text(value)},

@@ -23,7 +23,7 @@ from pipeline.core.settings import Settings
 from pipeline.outputs.pages import render_page
 from pipeline.sqlrunner.checks import run_checks
 from pipeline.warehouse.coverage import Gaps, gaps, warehouse_days
-from pipeline.warehouse.project import shipped
+from pipeline.warehouse.project import parse_cache_dir, shipped
 from pipeline.warehouse.state import recorded_failures
 
 WINDOW_DAYS = 30
@@ -323,7 +323,7 @@ def gather(con: duckdb.DuckDBPyConnection, settings: Settings | None = None
     checks = project.checks
     recorded = recorded_failures(Path(path))
     for check, outcome in zip(checks, run_checks(con, checks, project.models, recorded,
-                                                   project.sources.keys),
+                                                   project.sources.keys, parse_cache_dir()),
                               strict=True):
         if not outcome.passed:
             failed.append(f"{'WARN' if check.severity == 'warn' else 'FAILED'} "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 import duckdb
 
@@ -216,13 +217,15 @@ def run_check(con: duckdb.DuckDBPyConnection, check: DataCheck, keys: tuple[str,
 
 
 def run_checks(con: duckdb.DuckDBPyConnection, checks: tuple[DataCheck, ...],
-               models: dict, recorded: dict[str, int], keys: tuple[str, ...] = ()
-               ) -> list[CheckOutcome]:
+               models: dict, recorded: dict[str, int], keys: tuple[str, ...] = (),
+               cache: Path | None = None) -> list[CheckOutcome]:
     """Run ``checks`` on an open warehouse, over all of it. A check that reads a model the
     file does not store (staging: computed by the build) only its build could run: its
     outcome is the failing rows the build recorded (``recorded``: ``model:check`` ->
-    rows, from the state file), without sample rows."""
+    rows, from the state file), without sample rows. ``cache``: where what parsing found
+    is kept between processes (``models.references``)."""
     con.execute("set search_path = 'main'")
     return [CheckOutcome(check, recorded.get(f"{check.model}:{check.name}", 0), [])
-            if only_in_build(check.sql, check.name, models) else run_check(con, check, keys)
+            if only_in_build(check.sql, check.name, models, cache)
+            else run_check(con, check, keys)
             for check in checks]

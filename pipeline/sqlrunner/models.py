@@ -153,25 +153,50 @@ def _parse(sql: str, name: str) -> exp.Expression:
         raise ModelError(f"model {name}: cannot parse its SQL: {exc}") from None
 
 
-def canonical_sql(sql: str) -> str:
+@functools.lru_cache(maxsize=256)
+def canonical_sql(sql: str, cache: Path | None = None) -> str:
     """``sql`` as sqlglot parses it, written back without comments and layout: editing a
-    comment or the indentation of a model does not change what its versions hash."""
-    return ";\n".join(tree.sql(dialect="duckdb", comments=False)
-                      for tree in sqlglot.parse(sql, dialect="duckdb") if tree is not None)
+    comment or the indentation of a model does not change what its versions hash. Parsed
+    once per process, and once for all processes in the folder ``cache`` (``parse_cache``;
+    None: not kept)."""
+    return remembered(cache, ("canonical", sql), lambda: {"canonical": ";\n".join(
+        tree.sql(dialect="duckdb", comments=False)
+        for tree in sqlglot.parse(sql, dialect="duckdb") if tree is not None)},
+        _is_canonical, __file__)["canonical"]
 
 
-def references(sql: str, name: str, schema: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The models and the sources (tables of ``schema``) ``sql`` reads."""
-    models, others = _named(sql, name)
+def _is_canonical(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("canonical"), str)
+
+
+def references(sql: str, name: str, schema: str, cache: Path | None = None
+               ) -> tuple[frozenset[str], frozenset[str]]:
+    """The models and the sources (tables of ``schema``) ``sql`` reads; ``cache``: where
+    what parsing found is kept between processes (None: not kept)."""
+    models, others = _named(sql, name, cache)
     return models, frozenset(table for db, table in others if db == schema)
 
 
 @functools.lru_cache(maxsize=1024)
-def _named(sql: str, name: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+def _named(sql: str, name: str, cache: Path | None = None
+           ) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
     """What ``sql`` (a check's) names, parsed once per process (the build and the report
-    ask more than once): the models, and every other table as (schema, table)."""
-    models, others = _references(_parse(sql, name))
-    return frozenset(models), frozenset(others)
+    ask more than once) and once for all processes in the folder ``cache``: the models,
+    and every other table as (schema, table)."""
+    def named() -> dict:
+        models, others = _references(_parse(sql, name))
+        return {"models": sorted(models), "others": sorted(map(list, others))}
+
+    found = remembered(cache, ("named", name, sql), named, _is_named, __file__)
+    return frozenset(found["models"]), frozenset(map(tuple, found["others"]))
+
+
+def _is_named(value: object) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("models"), list) and all(
+        isinstance(m, str) for m in value["models"]) and isinstance(
+        value.get("others"), list) and all(
+        isinstance(o, list) and len(o) == 2 and all(isinstance(v, str) for v in o)
+        for o in value["others"])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -290,10 +315,11 @@ def source_columns(models: dict[str, Model]) -> list[SourceColumns]:
     return found
 
 
-def only_in_build(sql: str, name: str, models: dict[str, Model]) -> bool:
+def only_in_build(sql: str, name: str, models: dict[str, Model], cache: Path | None = None
+                  ) -> bool:
     """Whether ``sql`` (a check's) reads a model the file does not store: only a build,
-    which computes it, can run it."""
-    return any(not models[m].stored for m in _named(sql, name)[0] if m in models)
+    which computes it, can run it (``cache``: as ``references``)."""
+    return any(not models[m].stored for m in _named(sql, name, cache)[0] if m in models)
 
 
 def qualify_staging(sql: str, models: dict[str, Model], scratch: str | None = None) -> str:

@@ -66,7 +66,7 @@ from pipeline.warehouse.plan import (
     Plan,
     make_plan,
 )
-from pipeline.warehouse.project import shipped
+from pipeline.warehouse.project import parse_cache_dir, shipped
 from pipeline.warehouse.shrink import LakeShrank, LakeWentBack, went_back
 from pipeline.warehouse.standby import (
     catch_up,
@@ -221,7 +221,7 @@ def build_warehouse(lake: LakeFiles | Path, warehouse_path: Path,
                 manifest.record(con, STATE, {
                     (check_key(c), ""): outcomes[c].failing_rows for c in checks
                     if c not in per_group and not outcomes[c].passed
-                    and only_in_build(c.sql, c.name, models)})
+                    and only_in_build(c.sql, c.name, models, parse_cache_dir())})
                 blocked = [outcomes[c] for c in checks if c.blocking and not outcomes[c].passed]
                 if blocked:  # nothing downstream may read wrong figures
                     raise BlockedBuild(blocked)

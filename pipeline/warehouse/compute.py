@@ -23,6 +23,7 @@ from pipeline.sqlrunner.models import (
 from pipeline.warehouse.lake_tables import LAKE_SCHEMA
 from pipeline.warehouse.lakeviews import create_lake_views
 from pipeline.warehouse.plan import Deletions, Grouping, Plan, batches
+from pipeline.warehouse.project import parse_cache_dir
 
 TARGET = "wh"
 """The copy being built, as the build's connection names it (never stored in it)."""
@@ -169,9 +170,9 @@ def partitioned_checks(models: dict[str, Model],
                        checks: tuple[DataCheck, ...]) -> dict[DataCheck, str]:
     """The checks that read partitioned models of one lake area only, with the area: they
     run on the partitions a build computes."""
-    found = {}
+    found, cache = {}, parse_cache_dir()
     for check in checks:
-        reads, lake_tables = references(check.sql, check.name, LAKE_SCHEMA)
+        reads, lake_tables = references(check.sql, check.name, LAKE_SCHEMA, cache)
         areas = {models[m].area for m in reads if m in models}
         if reads and not lake_tables and reads <= models.keys() and len(areas) == 1 \
                 and None not in areas:

@@ -39,6 +39,7 @@ from pipeline.warehouse.lakeviews import (
     keys_predicate,
     superseded_receipts,
 )
+from pipeline.warehouse.project import parse_cache_dir
 
 STATE_SCHEMA = "_state"
 """The schema of the build's bookkeeping in its state file: the manifest, every receipt's
@@ -186,7 +187,8 @@ def chain_hashes(models: dict[str, Model], order: list[str],
                  extra_macros: tuple[str, ...] = ()) -> dict[str, str]:
     """A hash per partitioned model of its SQL as parsed (``canonical_sql``), the macros
     and every model it reads."""
-    macros = digest(*map(canonical_sql, (*macro_sql(), *extra_macros)))
+    cache = parse_cache_dir()
+    macros = digest(*(canonical_sql(sql, cache) for sql in (*macro_sql(), *extra_macros)))
     hashes: dict[str, str] = {}
     for name in order:
         model = models[name]

@@ -156,6 +156,37 @@ def test_two_loads_of_other_locations_on_the_same_dates_both_commit(lake):
     assert set(receipts["location_id"]) == {1001, 1002, 1003}
 
 
+def test_a_dates_file_gives_each_row_groups_locations_so_a_reader_skips_the_others(lake):
+    """The file of a date holds its locations sorted, a row group per ``ROWS_PER_GROUP`` of
+    them, each group with the range of its keys (what a build reading one location's day
+    prunes by); the nested tables' leaves carry no statistics (they prune nothing)."""
+    import pyarrow.parquet as pq
+
+    from pipeline.lake.areafiles import ROWS_PER_GROUP
+
+    day = DAYS[0]
+    batch = []
+    for location_id in range(2001, 2001 + ROWS_PER_GROUP + 4):
+        [part] = revenue_parts(1001, [day])
+        part.location_id = location_id  # the same receipts, as another location's
+        batch.append(lake_partition(part))
+    lake.write_batch("revenue", batch)
+    folder = f"business_date={day}"
+    [name] = delta_files(lake)[folder]
+    meta = pq.ParquetFile(lake.root / "revenue" / folder / name).metadata
+    assert meta.num_row_groups == 2
+    ranges = []
+    for group in range(meta.num_row_groups):
+        columns = {meta.schema.column(i).path: meta.row_group(group).column(i)
+                   for i in range(meta.num_columns)}
+        stats = columns["location_id"].statistics
+        ranges.append((stats.min, stats.max))
+        assert columns["load_id"].is_stats_set
+        assert not columns["receipt_items.list.element.net_amount"].is_stats_set
+    assert ranges == [(2001, 2000 + ROWS_PER_GROUP),
+                      (2001 + ROWS_PER_GROUP, 2000 + ROWS_PER_GROUP + 4)]
+
+
 def test_housekeeping_compacts_each_date_and_deletes_what_no_version_holds(tmp_path, capsys):
     import dagster as dg
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 import pytest
 
 from pipeline.sqlrunner import models
-from pipeline.warehouse.project import CACHE_DIR_ENV, discover_models
+from pipeline.sqlrunner.models import build_order
+from pipeline.warehouse.compute import partitioned_checks
+from pipeline.warehouse.config_sql import config_macros
+from pipeline.warehouse.plan import chain_hashes
+from pipeline.warehouse.project import CACHE_DIR_ENV, discover_models, shipped
 from pipeline.warehouse.project import parse_cache_dir as cache_dir
 
 SQL = "select r.*, l.name from lake.revenue_receipts r join dim_locations l using (location_id)"
@@ -25,18 +29,20 @@ def fresh_process(monkeypatch, tmp_path):
     class Process:
         @staticmethod
         def forget() -> None:
-            models._analysed.cache_clear()
+            for cached in (models._analysed, models._named, models.canonical_sql):
+                cached.cache_clear()
 
         @staticmethod
         def no_parsing() -> None:
-            def parse(sql, name):
+            def parse(sql, name="(macros)", **_):
                 raise AssertionError(f"{name} parsed again")
 
             monkeypatch.setattr(models, "_parse", parse)
+            monkeypatch.setattr(models.sqlglot, "parse", parse)
 
-    models._analysed.cache_clear()
+    Process.forget()
     yield Process
-    models._analysed.cache_clear()
+    Process.forget()
 
 
 def analysed(sql: str, name: str):
@@ -94,3 +100,22 @@ def test_every_shipped_model_reads_the_same_from_the_cache(fresh_process):
     fresh_process.forget()
     fresh_process.no_parsing()
     assert discover_models() == parsed
+
+
+def test_a_build_reads_its_checks_and_macros_from_the_cache(fresh_process):
+    """What a build parses besides the models: what each data check reads (which checks
+    run per partition, which only a build can run) and the macros' text its versions hash
+    (``plan.chain_hashes``)."""
+    project = shipped()
+    order = build_order(project.models)
+    checked = partitioned_checks(project.models, project.checks)
+    hashes = chain_hashes(project.models, order, config_macros())
+    only = [c.name for c in project.checks
+            if models.only_in_build(c.sql, c.name, project.models, cache_dir())]
+    assert checked and only  # (the shipped checks have both kinds)
+    fresh_process.forget()
+    fresh_process.no_parsing()
+    assert partitioned_checks(project.models, project.checks) == checked
+    assert chain_hashes(project.models, order, config_macros()) == hashes
+    assert only == [c.name for c in project.checks
+                    if models.only_in_build(c.sql, c.name, project.models, cache_dir())]
