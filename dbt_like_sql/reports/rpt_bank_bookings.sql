@@ -40,6 +40,7 @@ provisional_days as (
 
 -- the account each payment type's payments are debited to (payment_account, the rule the
 -- daily close books by), per location: the one of the most days, should a type post to two
+-- (on a tie the lowest account: the same bookings on every build)
 day_accounts as (
 
     select
@@ -56,24 +57,35 @@ type_accounts as (
     select
         location_id,
         payment_type_name,
-        mode(debit_account) as transit_account
+        debit_account as transit_account
 
     from day_accounts
-    group by all
+    group by location_id, payment_type_name, debit_account
+    qualify row_number() over (
+            partition by location_id, payment_type_name
+            order by count(*) desc, debit_account
+        ) = 1
 
 ),
 
+-- an acquirer's account for what no batch explains (a chargeback): the one most of the
+-- types it pays post to, on a tie the lowest
 acquirer_accounts as (
 
     select
         type_accounts.location_id,
         acquirers.acquirer_name,
-        mode(type_accounts.transit_account) as transit_account
+        type_accounts.transit_account
 
     from type_accounts
     inner join acquirers
         on type_accounts.payment_type_name = acquirers.payment_type_name
-    group by all
+    group by
+        type_accounts.location_id, acquirers.acquirer_name, type_accounts.transit_account
+    qualify row_number() over (
+            partition by type_accounts.location_id, acquirers.acquirer_name
+            order by count(*) desc, type_accounts.transit_account
+        ) = 1
 
 ),
 
@@ -81,11 +93,14 @@ cash_accounts as (
 
     select
         location_id,
-        mode(debit_account) as cash_account
+        debit_account as cash_account
 
     from day_accounts
     where is_cash_payment(payment_type_name)
-    group by all
+    group by location_id, debit_account
+    qualify row_number() over (
+            partition by location_id order by count(*) desc, debit_account
+        ) = 1
 
 ),
 

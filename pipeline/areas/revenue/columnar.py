@@ -218,7 +218,8 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
             out.dropped["receipts"] += 1
         else:
             first[txn] = index
-    receipts = _fields(table.filter(pa.array(keep)))
+    # (a filter copies every nested line: only where a receipt is left out)
+    receipts = _fields(table if keep.all() else table.filter(pa.array(keep)))
     served_for = receipts["location.id"]
     _no_nulls(served_for)
     if not pc.all(pc.is_in(served_for, pa.array(sorted(own)))).as_py():
