@@ -33,8 +33,11 @@ payers as (
         entries.iban,
         entries.statement_id,
         entries.entry_number,
-        arg_max(acquirers.acquirer_name, length(acquirers.counterparty_pattern))
-            as acquirer_name
+        -- the longest pattern that matches; of equally long ones the lowest name
+        arg_min(
+            acquirers.acquirer_name,
+            (-length(acquirers.counterparty_pattern), acquirers.acquirer_name)
+        ) as acquirer_name
 
     from entries
     inner join acquirers

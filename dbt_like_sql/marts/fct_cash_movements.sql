@@ -100,7 +100,7 @@ accounts as (
     select
         payments.location_id,
         payments.transaction_id,
-        any_value(payments.fibu_account_nr) as fibu_account_nr
+        min(payments.fibu_account_nr) as fibu_account_nr
 
     from payments
     semi join cash_records

@@ -39,7 +39,7 @@ typed as (
         transaction_id,
         payment_type_name,
         fibu_account_nr,
-        any_value(payment_type_id) as payment_type_id,
+        min(payment_type_id) as payment_type_id,
         sum(amount) as payment_amount
 
     from payments

@@ -11,7 +11,7 @@ final as (
     select
         snapshot_date,
         voucher_category_id,
-        any_value(voucher_category_name) as voucher_category_name,
+        min(voucher_category_name) as voucher_category_name,
         count(*) as voucher_count,
         count(*) filter (where balance_cents > 0) as open_voucher_count,
         -- the ledger's whole cents as euros, DECIMAL(18,2)

@@ -21,7 +21,7 @@ daily as (
     select
         ledger_date(transactions.created_at) as business_date,
         vouchers.voucher_category_id,
-        any_value(vouchers.voucher_category_name) as voucher_category_name,
+        min(vouchers.voucher_category_name) as voucher_category_name,
         count(*) filter (where transactions.transaction_type = 'Issue') as issued_count,
         from_cent_units(coalesce(sum(transactions.amount_cents) filter (
             where transactions.transaction_type = 'Issue'

@@ -97,7 +97,7 @@ batches as (
         acquirers.acquirer_name,
         acquirers.fee_percent,
         acquirers.pays_after_days,
-        any_value(cuts.terminal_cut_amount) as terminal_cut_amount,
+        min(cuts.terminal_cut_amount) as terminal_cut_amount,
         -- the first cut loaded: its batch began before the loaded days
         bool_or(cuts.previous_cut_at is null) as is_first_batch,
         sum(card_payments.payment_amount) as pos_amount,
@@ -149,8 +149,8 @@ pay_days as (
         due_on,
         sum(pos_amount) as gross_amount,
         count(*) as batch_count,
-        any_value(fee_percent) as fee_percent,
-        any_value(pays_after_days) as pays_after_days,
+        min(fee_percent) as fee_percent,
+        min(pays_after_days) as pays_after_days,
         bool_or(is_first_batch) as has_first_batch
 
     from batches

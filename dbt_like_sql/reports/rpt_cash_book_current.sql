@@ -186,7 +186,7 @@ days as (
     select
         location_id,
         business_date,
-        any_value(book_chain) as book_chain,
+        min(book_chain) as book_chain,
         coalesce(sum(amount) filter (where movement_kind = 'takings'), 0) as cash_takings,
         coalesce(sum(amount) filter (where movement_kind = 'deposit'), 0) as cash_deposits,
         coalesce(sum(amount) filter (where movement_kind = 'withdrawal'), 0)

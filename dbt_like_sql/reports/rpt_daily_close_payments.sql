@@ -17,7 +17,7 @@ final as (
         payment_type_name,
         payment_type_nr,
         fibu_account_nr,
-        any_value(payment_type_id) as payment_type_id,
+        min(payment_type_id) as payment_type_id,
         bool_or(is_voucher_payment(payment_type_name)) as is_voucher_payment,
         count(*) as payment_count,
         count(distinct transaction_id) as settlement_count,

@@ -27,7 +27,7 @@ booked as (
         tax_rate_percent,
         sum(amount) as amount,
         sum(tax_amount) as tax_amount,
-        any_value(booking_text) as booking_text
+        min(booking_text) as booking_text
 
     from stg_ledger__closed_bookings
     group by location_id, original_date, debit_account, credit_account, tax_rate_percent
@@ -44,7 +44,7 @@ current_bookings as (
         bookings.tax_rate_percent,
         sum(bookings.amount) as amount,
         sum(bookings.tax_amount) as tax_amount,
-        any_value(bookings.booking_text) as booking_text
+        min(bookings.booking_text) as booking_text
 
     from rpt_bookings as bookings
     inner join periods

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import sqlglot
 
 from pipeline.core.project import MODELS_DIR
 from pipeline.sqlrunner import STAGES
@@ -205,6 +206,31 @@ def test_no_models_sql_calls_its_euros_cents():
              for n, line in enumerate(path.read_text().splitlines(), 1)
              if line.startswith("--") and "in cents" in line]
     assert not wrong, wrong
+
+
+ORDER_DEPENDENT = ("any_value", "arbitrary", "mode", "first", "last")
+"""Aggregates whose answer depends on the order DuckDB's threads meet the rows."""
+ORDERED_LISTS = ("string_agg", "list", "array_agg", "group_concat")
+
+
+def test_no_model_answers_by_the_order_rows_arrive_in():
+    """Every build of the same lake books the same figures, accounts and texts: no
+    aggregate picks a row by the order DuckDB's threads read them (``mode()`` picked one of
+    two equally frequent transit accounts, so a chargeback's account changed between
+    builds), and every aggregated list says its order."""
+    from sqlglot import exp
+
+    found = []
+    for name, model in shipped().models.items():
+        tree = sqlglot.parse_one(model.canonical, dialect="duckdb")
+        for call in tree.find_all(exp.Func):
+            called = (call.sql_name() if not isinstance(call, exp.Anonymous)
+                      else call.name).lower()
+            if called in ORDER_DEPENDENT and not call.find(exp.Order):
+                found.append(f"{name}: {call.sql(dialect='duckdb')[:60]}")
+            elif called in ORDERED_LISTS and not call.find(exp.Order):
+                found.append(f"{name}: {call.sql(dialect='duckdb')[:60]} (no order by)")
+    assert not found, found
 
 
 def test_every_column_of_staging_is_in_a_mart_the_file_stores():
