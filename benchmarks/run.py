@@ -38,8 +38,10 @@
     (``benchmarks/chain.py``). Target: a steady night on top of 3 years within 1.3x of
     one on top of 90 days.
 15. floor (only with ``--only floor``; ``--chain`` locations x ``--floor-days``): the full
-    build beside reading the lake and writing the marts alone, on the same lake, scaled
-    to the chain's year (``benchmarks/chain.py``): what #44's 200 s leaves for the build.
+    build beside reading the lake and writing the marts alone, and beside the same models
+    run once as plain SQL (``models_plain``), on the same lake, scaled to the chain's year
+    (``benchmarks/chain.py``): what #44's 200 s leaves for the build, and what the build's
+    own work adds to its models.
 16. storage: a small night (2 dates x 3 locations, loaded and built) on Dagster's SQLite
     storage and on an instance in memory, alternately: bytes written per event of the
     event log (``benchmarks/storage.py``). No target: it says which storage a chain needs.
