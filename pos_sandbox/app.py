@@ -72,6 +72,9 @@ class SandboxConfig:
     server: ServerProfile = field(default_factory=ServerProfile)
     locations: int = len(world.FIXED_LOCATIONS)
     """How many locations it serves: ids 1001 to 1000 + N (``world.chain``)."""
+    days_kept: int = 24
+    """Service days whose encoded receipts it keeps (``RevenueBook``; some 1 MB each at
+    300 transactions a day): a day asked for again after it left is generated again."""
 
     @property
     def chain(self) -> world.Chain:
@@ -108,7 +111,7 @@ def create_app(config: SandboxConfig | None = None) -> Starlette:
         if loc is None:
             raise Unauthorized(401, "invalid x-api-key")
         return loc
-    book = RevenueBook(config.data)
+    book = RevenueBook(config.data, config.days_kept)
     fault_rng = random.Random(config.faults.seed)
     fault_lock = Lock()
 

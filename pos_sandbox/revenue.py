@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from threading import Lock
+from threading import Event, Lock
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -38,13 +38,16 @@ class UnknownCursor(ValueError):
 
 
 class RevenueBook:
-    """Encoded receipts per location and service day, with a small LRU of days."""
+    """Encoded receipts per location and service day, with a small LRU of days. A day is
+    made once however many requests ask for it at once (a load fetches neighbouring
+    dates in parallel, and each date reads two service days): the others wait for it."""
 
     def __init__(self, data: SandboxData, days_kept: int = 24):
         self.data = data
         self.days_kept = days_kept
         self._days: OrderedDict[tuple[int, date], list[ServedReceipt]] = OrderedDict()
         self._posted: dict[tuple[int, date], list[m.Receipt]] = {}
+        self._making: dict[tuple[int, date], Event] = {}
         self._lock = Lock()
 
     def post(self, location_id: int, receipts: list[m.Receipt]) -> None:
@@ -57,10 +60,25 @@ class RevenueBook:
 
     def service_day(self, location_id: int, day: date) -> list[ServedReceipt]:
         key = (location_id, day)
-        with self._lock:
-            if key in self._days:
-                self._days.move_to_end(key)
-                return self._days[key]
+        while True:
+            with self._lock:
+                if key in self._days:
+                    self._days.move_to_end(key)
+                    return self._days[key]
+                making = self._making.get(key)
+                if making is None:  # this request makes it
+                    self._making[key] = making = Event()
+                    break
+            making.wait()  # made by another request: kept then, unless an order came
+        try:
+            return self._make(location_id, day, key)
+        finally:
+            with self._lock:
+                del self._making[key]
+            making.set()
+
+    def _make(self, location_id: int, day: date, key: tuple[int, date]
+              ) -> list[ServedReceipt]:
         tz = world.location(location_id).tz
         with self._lock:
             posted = list(self._posted.get(key, ()))

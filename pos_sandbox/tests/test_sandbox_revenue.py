@@ -161,3 +161,41 @@ def test_fault_injection_answers_429_with_retry_after_and_5xx(rate):
         assert r.status_code == 429 and r.headers["retry-after"] == "3"
     else:
         assert r.status_code >= 500
+
+
+def test_a_day_asked_for_by_many_requests_at_once_is_made_once(monkeypatch):
+    """A load fetches neighbouring dates in parallel and each date reads two service days:
+    the requests that ask for a day while another makes it wait for that one."""
+    import threading
+
+    from pos_sandbox import revenue
+
+    made, release = [], threading.Event()
+    waiting = threading.Semaphore(0)
+    real = revenue.service_day
+
+    def slow_service_day(location_id, day, data):
+        made.append((location_id, day))
+        assert release.wait(60), "never released"
+        return real(location_id, day, data)
+
+    class CountedEvent(threading.Event):
+        def wait(self, timeout=None):
+            waiting.release()
+            return super().wait(timeout)
+
+    monkeypatch.setattr(revenue, "service_day", slow_service_day)
+    monkeypatch.setattr(revenue, "Event", CountedEvent)
+    book = revenue.RevenueBook(SandboxData())
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(book.service_day(1001, DAY)))
+               for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for _ in range(7):  # the seven others wait for the first
+        assert waiting.acquire(timeout=60), "a request did not wait for the one making it"
+    release.set()
+    for thread in threads:
+        thread.join(60)
+    assert made == [(1001, DAY)]
+    assert len(got) == 8 and all(g is got[0] for g in got) and got[0]
