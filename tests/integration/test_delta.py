@@ -165,11 +165,11 @@ def test_a_dates_file_gives_each_row_groups_locations_so_a_reader_skips_the_othe
     from pipeline.lake.areafiles import ROWS_PER_GROUP
 
     day = DAYS[0]
+    [part] = revenue_parts(1001, [day])
     batch = []
     for location_id in range(2001, 2001 + ROWS_PER_GROUP + 4):
-        [part] = revenue_parts(1001, [day])
         part.location_id = location_id  # the same receipts, as another location's
-        batch.append(lake_partition(part))
+        batch.append(lake_partition(part))  # (its row keyed now: the next may change it)
     lake.write_batch("revenue", batch)
     folder = f"business_date={day}"
     [name] = delta_files(lake)[folder]
