@@ -37,10 +37,12 @@ import msgspec
 import pyarrow as pa
 import pyarrow.json as pa_json
 
-from pipeline.areas.revenue.commits import lake_partition, with_turnovers
-from pipeline.areas.revenue.extract import flatten_receipts
+from pipeline.areas.revenue.commits import lake_batch
+from pipeline.areas.revenue.extract import flatten_receipts, make_tables
 from pipeline.core.settings import LakeSettings
+from pipeline.core.untrusted import Redactor
 from pipeline.lake.store import Lake
+from pipeline.load.steps import TABLES_TOGETHER
 from pipeline.pos_api.answers import TEXT_DECODER, receipt_page
 from pos_sandbox import world
 
@@ -98,27 +100,47 @@ def client_page(body: bytes):
     return receipt_page(body, lambda: TEXT_DECODER.decode(body))[0]
 
 
+class _Keys:
+    """What the load's key check asks of its source: the pattern of location 1001's key."""
+
+    def __init__(self) -> None:
+        self.pattern = Redactor([world.api_key(1001)]).pattern
+
+    def key_pattern(self, location_id: int | None) -> str:
+        return self.pattern
+
+
 def load_pages(lake: Lake, partitions: dict[date, list[bytes]]) -> int:
-    """Location 1001's pages into ``lake`` as a load does: each partition flattened, then
-    committed ``[lake] commit_partitions`` at a time (their turnovers in one query); the
-    receipts."""
+    """Location 1001's pages into ``lake`` as a load does: each partition read and selected
+    (``flatten_receipts(defer=True)``), their tables made ``TABLES_TOGETHER`` at a time
+    and checked for keys (``make_tables``), committed ``[lake] commit_partitions`` at a
+    time (their turnovers in one query); the receipts."""
     tz = world.location_by_id(1001).tz
-    receipts, batch = 0, []
-    most = LakeSettings().commit_partitions
+    receipts, batch, unmade = 0, [], 0
+    most, keys = LakeSettings().commit_partitions, _Keys()
+
+    def make() -> None:
+        nonlocal unmade
+        assert not any(make_tables(keys, batch))
+        unmade = 0
 
     def commit() -> None:
-        lake.write_batch("revenue", [lake_partition(p) for p in with_turnovers(batch)])
+        make()
+        lake.write_batch("revenue", lake_batch(batch))
 
     for day, pages in partitions.items():
-        part = flatten_receipts([client_page(p) for p in pages], location_id=1001,
-                                business_date=day, tz=tz)
-        batch.append(part)
-        receipts += part.row_counts["receipts"]
+        batch.append(flatten_receipts([client_page(p) for p in pages], location_id=1001,
+                                      business_date=day, tz=tz, defer=True))
+        unmade += batch[-1].pending is not None
+        if unmade >= TABLES_TOGETHER:
+            make()
         if len(batch) == most:
             commit()
+            receipts += sum(part.row_counts["receipts"] for part in batch)
             batch = []
     if batch:
         commit()
+        receipts += sum(part.row_counts["receipts"] for part in batch)
     return receipts
 
 
@@ -136,18 +158,23 @@ def _stages(partitions: dict[date, list[bytes]], folder: Path) -> dict[str, floa
     the receipt-by-receipt path reads) and Arrow's reader, types inferred."""
     tz = world.location_by_id(1001).tz
     seconds = {"decode": 0.0, "flatten": 0.0}
-    parts = []
+    parts, keys = [], _Keys()
     for day, pages in partitions.items():  # a partition's objects at a time, as a load
         t0 = time.perf_counter()
         decoded = [client_page(p) for p in pages]
         t1 = time.perf_counter()
-        parts.append(flatten_receipts(decoded, location_id=1001, business_date=day, tz=tz))
+        parts.append(flatten_receipts(decoded, location_id=1001, business_date=day, tz=tz,
+                                      defer=True))
         seconds["decode"] += t1 - t0
         seconds["flatten"] += time.perf_counter() - t1
         del decoded
+    t0 = time.perf_counter()
+    for start in range(0, len(parts), TABLES_TOGETHER):
+        assert not any(make_tables(keys, parts[start:start + TABLES_TOGETHER]))
+    seconds["flatten"] += time.perf_counter() - t0
     lake, most = Lake(folder), LakeSettings().commit_partitions
     t0 = time.perf_counter()
-    batch = [lake_partition(part) for part in with_turnovers(parts)]
+    batch = lake_batch(parts)
     for start in range(0, len(batch), most):
         lake.write_batch("revenue", batch[start:start + most])
     seconds["commit"] = time.perf_counter() - t0

@@ -30,7 +30,9 @@ def fields_with_keys(tables: Mapping[str, pa.Table], pattern: str | None) -> lis
     case: a field that carries a key is never stored."""
     if not pattern:
         return []
-    found = []
+    if not _any_match(_chunks(tables), pattern):  # one pass for all: none, mostly
+        return []
+    found = []  # which fields: asked only once one carries a key
     for name, table in tables.items():
         for column in table.column_names:
             for path, values in _texts(column, table.column(column)):
@@ -50,3 +52,25 @@ def _texts(path: str, values: pa.ChunkedArray | pa.Array):
             yield from _texts(f"{path}.{kind.field(i).name}", pc.struct_field(values, i))
     elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_map(kind):
         yield from _texts(path, pc.list_flatten(values))
+
+
+def _chunks(tables: Mapping[str, pa.Table]) -> list[pa.Array]:
+    """Every text array of ``tables`` (nested ones too), as chunks."""
+    found = []
+    for table in tables.values():
+        for column in table.column_names:
+            for _, values in _texts(column, table.column(column)):
+                found += values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    return found
+
+
+def _any_match(chunks: list[pa.Array], pattern: str) -> bool:
+    """Whether a value of ``chunks`` matches ``pattern`` (ignoring case), in one pass over
+    one contiguous array: Arrow prepares the regex for each array it is given, and that
+    costs more than matching a partition's texts."""
+    if not chunks:
+        return False
+    kind = chunks[0].type if all(c.type == chunks[0].type for c in chunks) \
+        else pa.large_string()
+    texts = pa.concat_arrays([c if c.type == kind else c.cast(kind) for c in chunks])
+    return bool(pc.any(pc.match_substring_regex(texts, pattern, ignore_case=True)).as_py())

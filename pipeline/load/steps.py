@@ -21,7 +21,11 @@ from decimal import Decimal
 from errno import ENOSPC
 
 from pipeline.areas.revenue.commits import PROVISIONAL, lake_batch
-from pipeline.areas.revenue.extract import RevenuePartition, extract_revenue_partition
+from pipeline.areas.revenue.extract import (
+    RevenuePartition,
+    extract_revenue_partition,
+    make_tables,
+)
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
 from pipeline.extract.keys import refuse_keys
@@ -34,6 +38,10 @@ from pipeline.pos_api.source import PosSource
 
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
+TABLES_TOGETHER = 32
+"""Partitions read whose tables are made at once (``make_tables``): a partition's fixed
+cost of some hundred Arrow calls is paid once for them all, and what waits for it (the
+parsed receipts and their pages) stays small."""
 PARTITIONS_PER_REQUEST_SLOT = 2
 """Partitions in progress per request the POS may have in flight: while one partition is
 flattened and written (no request), another one's request keeps the slot busy. A year of 3
@@ -115,11 +123,9 @@ def _redacted_counts(counts: dict[str, int], redact: Callable[[str], str]) -> di
     return out
 
 
-def _extract_one(source: PosSource, location_id: int, day: date
-                 ) -> tuple[RevenuePartition, PartitionOutcome]:
-    part = extract_revenue_partition(source, location_id, day)
-    return part, PartitionOutcome(
-        location_id, day, receipts=part.row_counts["receipts"],
+def _outcome(source: PosSource, part: RevenuePartition) -> PartitionOutcome:
+    return PartitionOutcome(
+        part.location_id, part.business_date, receipts=part.row_counts["receipts"],
         pages=part.stats.pages, retries=part.stats.retries,
         duplicates_dropped=sum(part.duplicates_dropped.values()), outside_day=part.outside_day,
         unknown_types=_redacted_counts(part.unknown_types, source.redact),
@@ -128,9 +134,10 @@ def _extract_one(source: PosSource, location_id: int, day: date
 
 
 def _commit(source: PosSource, lake: LakeStore,
-            batch: list[tuple[RevenuePartition, PartitionOutcome]]) -> list[PartitionOutcome]:
-    """The batch into the lake by one commit; its outcomes (each failed, by the store's
-    error, when the commit failed)."""
+            parts: list[RevenuePartition]) -> list[PartitionOutcome]:
+    """The batch into the lake by one commit (its partitions' tables made); its outcomes
+    (each failed, by the store's error, when the commit failed)."""
+    batch = [(part, _outcome(source, part)) for part in parts]
     try:
         committed = lake.write_batch("revenue", lake_batch([part for part, _ in batch]))
     except (ObjectLakeError, LakeUnreadable) as exc:
@@ -195,7 +202,8 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
     jobs.reverse()  # popped from the end: earliest day first
     workers = max(1, min(len(jobs), PARTITIONS_PER_REQUEST_SLOT
                          * source.settings.source.max_concurrent_requests))
-    batch: list[tuple[RevenuePartition, PartitionOutcome]] = []
+    batch: list[RevenuePartition] = []
+    unmade = 0  # of the batch's partitions, those whose tables are not made yet
     opened = time.monotonic()
     # bounded batches: [lake] commit_partitions, commit_seconds
     most, seconds = (source.settings.lake.commit_partitions,
@@ -206,13 +214,28 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
         def submit_next() -> None:
             if jobs:
                 day, loc, attempt = jobs.pop()
-                running[pool.submit(_extract_one, source, loc, day)] = (day, loc, attempt)
+                running[pool.submit(extract_revenue_partition, source, loc, day,
+                                    defer=True)] = (day, loc, attempt)
+
+        def record(outcome: PartitionOutcome) -> None:
+            done[outcome.business_date].append(outcome)
+            pending[outcome.business_date] -= 1
+
+        def make() -> None:
+            """The batch's tables made at once; a partition that fails leaves it."""
+            nonlocal batch, unmade
+            errors = make_tables(source, batch)
+            for part, error in zip(batch, errors, strict=True):
+                if error is not None:
+                    record(PartitionOutcome(part.location_id, part.business_date,
+                                            failure=Failure.of(error, source.redact)))
+            batch, unmade = [p for p, e in zip(batch, errors, strict=True) if e is None], 0
 
         def commit() -> None:
             nonlocal batch
-            for outcome in _commit(source, lake, batch):
-                done[outcome.business_date].append(outcome)
-                pending[outcome.business_date] -= 1
+            make()
+            for outcome in _commit(source, lake, batch) if batch else []:
+                record(outcome)
             batch = []
 
         for _ in range(workers):
@@ -224,7 +247,7 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
             for future in finished:
                 day, loc, attempt = running.pop(future)
                 try:
-                    part, outcome = future.result()
+                    part = future.result()
                 except TransientError as exc:
                     if attempt < PARTITION_ATTEMPTS and not isinstance(exc, Unreachable):
                         jobs.insert(0, (day, loc, attempt + 1))
@@ -236,11 +259,13 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                 else:
                     if not batch:
                         opened = time.monotonic()
-                    batch.append((part, outcome))
+                    batch.append(part)
+                    unmade += part.pending is not None
+                    if unmade >= TABLES_TOGETHER:
+                        make()
                     outcome = None
                 if outcome is not None:
-                    done[day].append(outcome)
-                    pending[day] -= 1
+                    record(outcome)
                 submit_next()
                 # never more than commit_partitions at once, however many finished together,
                 # and the days a commit completes are reported before the next commit: what

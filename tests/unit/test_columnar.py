@@ -3,6 +3,7 @@ sandbox's answers, and on each field of a receipt given each awkward value a ser
 send, both end the same way (the same tables and counts, or the same error)."""
 
 from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
@@ -12,8 +13,11 @@ from pipeline.areas.revenue.commits import with_turnovers
 from pipeline.areas.revenue.extract import (
     KNOWN_TRANSACTION_TYPES,
     flatten_receipts,
+    make_tables,
     request_window,
 )
+from pipeline.core.untrusted import Redactor
+from pipeline.extract.keys import refuse_keys
 from pipeline.pos_api.answers import (
     RAW_RECEIPTS,
     TEXT_DECODER,
@@ -72,14 +76,16 @@ def read_by_columns(pages) -> bool:
 
 @pytest.fixture
 def taken(monkeypatch) -> list:
-    """The partitions the column-wise path took (its results, as the flattening used them)."""
-    results, reading = [], columnar.flatten_pages
+    """The partitions the column-wise path made the tables of (its results, as the
+    flattening used them)."""
+    results, making = [], columnar.flatten_many
 
     def spy(*args, **kwargs):
-        results.append(reading(*args, **kwargs))
-        return results[-1]
+        made = making(*args, **kwargs)
+        results.extend(m for m in made if isinstance(m, columnar.Flattened))
+        return made
 
-    monkeypatch.setattr(columnar, "flatten_pages", spy)
+    monkeypatch.setattr(columnar, "flatten_many", spy)
     return results
 
 
@@ -175,3 +181,66 @@ def test_a_stamp_far_outside_the_window_ends_the_same_both_ways(served):
     day = [r for r in served if r["dateTime"].startswith("05.06.2026")][:30]
     far = page([*day, {**day[2], "transactionId": "far", "dateTime": "01.01.2026 12:00:00"}])
     assert "outside the requested window" in outcome([far], True) == outcome([far], False)
+
+
+class _Keys:
+    """What the key check asks of a source: the pattern of location 1001's key."""
+
+    def key_pattern(self, location_id):
+        return Redactor([world.api_key(1001)]).pattern
+
+
+def test_partitions_whose_tables_are_made_together_end_as_each_made_alone(served):
+    """A load makes the tables of many partitions at once (``make_tables``): each ends as
+    flattened alone, to the table, count and error, also beside a partition whose lines
+    the column-wise path cannot read (it goes receipt by receipt: read, or refused by
+    name), one in another time zone, and one with a receipt echoing the key."""
+    day = [r for r in served if r["dateTime"].startswith("05.06.2026")]
+    rich = next(n for n, r in enumerate(day) if r["items"] and r["payments"])
+
+    def with_item(field, value):
+        receipts = [mutated(r, ("items", 0, field), value) if n == rich else r
+                    for n, r in enumerate(day)]
+        return [page(receipts[:200]), page(receipts[200:])]
+
+    plain = [page(served[i:i + 200]) for i in range(0, len(served), 200)]
+    cases = [
+        (plain, LOCATION.tz),
+        (with_item("bookDate", "2026-06-05T12:00:00"), LOCATION.tz),  # read receipt by receipt
+        (with_item("id", None), LOCATION.tz),  # no key of the line: refused by name
+        (plain, ZoneInfo("Europe/London")),
+        ([page(day[:40])], LOCATION.tz),
+        ([page([*day[:5], mutated(day[5], ("staff", "name"), world.api_key(1001))])],
+         LOCATION.tz),  # the key echoed: refused
+    ]
+
+    def flattened(pages, tz, defer):
+        return flatten_receipts([answer(p) for p in pages], location_id=1001, business_date=DAY,
+                                tz=tz, short_code="VIE01", window=None, defer=defer)
+
+    def ended(part, error):
+        if error is not None:
+            return str(error)
+        return ({name: table.to_pylist() for name, table in part.tables.items()},
+                part.receipts_seen, part.outside_day, dict(part.duplicates_dropped),
+                dict(part.unknown_types), dict(part.unknown_fields))
+
+    alone = []
+    for pages, tz in cases:
+        try:
+            part = flattened(pages, tz, defer=False)  # as a partition of its own is
+            refuse_keys(_Keys(), part.tables, f"location 1001 business date {DAY}", 1001)
+            alone.append(ended(part, None))
+        except ContractError as exc:
+            alone.append(str(exc))
+    assert isinstance(alone[0], tuple) and isinstance(alone[1], tuple)  # read, both
+    assert alone[0][0] != alone[3][0]  # the other zone's UTC stamps differ
+    assert "field" in alone[2] and "API key" in alone[5]
+    assert alone[0][3]["receipt_items"] > 0  # repeated lines dropped and counted
+    # the readable ones made at once; then all, where a group that fails is made again
+    for chosen in ([0, 4, 3, 0, 5], list(range(len(cases)))):
+        together = [flattened(*cases[n], defer=True) for n in chosen]
+        assert all(part.pending is not None for part in together)
+        errors = make_tables(_Keys(), together)
+        assert [ended(part, error) for part, error in zip(together, errors, strict=True)] \
+            == [alone[n] for n in chosen]

@@ -93,6 +93,22 @@ class Flattened:
     unknown_types: Counter = field(default_factory=Counter)
 
 
+@dataclass
+class Selected:
+    """A partition's receipts of its day, read column-wise and checked (``select_pages``),
+    before its tables are made (``flatten_many``, for many partitions at once)."""
+
+    receipts: pa.StructArray
+    """The day's receipts, the first of each repeat, in served order."""
+    location_id: int
+    business_date: date
+    tz: ZoneInfo
+    receipts_seen: int = 0
+    outside_day: int = 0
+    dropped_receipts: int = 0
+    unknown_types: Counter = field(default_factory=Counter)
+
+
 def _read(bodies: list[list[msgspec.Raw]]) -> tuple[pa.StructArray, list[msgspec.Raw]]:
     """The receipts of all pages as one Arrow struct array, and each receipt's bytes."""
     raws = [raw for page in bodies for raw in page]
@@ -141,10 +157,10 @@ def _id(objects: pa.StructArray) -> pa.Array:
 
 
 def _children(lists: pa.Array, key_of) -> tuple[dict[str, pa.Array], np.ndarray, np.ndarray,
-                                                 pa.Array, int]:
+                                                 pa.Array, np.ndarray]:
     """The elements of each row's list, the first of each key (``key_of``) within its list:
     those elements' fields, each one's parent row, its position among them (from 1) and
-    its key; and how many repeats were dropped."""
+    its key; and the parent rows of the repeats dropped."""
     values = pc.list_flatten(lists)
     _no_nulls(values)
     parents = pc.list_parent_indices(lists).to_numpy()
@@ -154,9 +170,12 @@ def _children(lists: pa.Array, key_of) -> tuple[dict[str, pa.Array], np.ndarray,
     codes = pc.dictionary_encode(keys).indices.to_numpy().astype(np.int64)
     pairs = parents.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
     _, first = np.unique(pairs, return_index=True)
-    dropped = len(keys) - len(first)
-    if dropped:  # the first of each pair, in served order
+    dropped = parents[:0]
+    if len(first) < len(keys):  # the first of each pair, in served order
         at = np.sort(first)
+        repeats = np.ones(len(keys), bool)
+        repeats[at] = False
+        dropped = parents[repeats]
         values, parents, keys = values.take(at), parents[at], keys.take(at)
     fields = _fields(values)
     # parents ascend: a line's position is its index less its list's first index
@@ -191,6 +210,20 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
                   window: tuple[datetime, datetime] | None) -> Flattened:
     """The four tables of one partition out of its pages' receipts (``bodies``: each
     page's receipts as raw JSON), or ``NotPlain``."""
+    made = flatten_many([select_pages(
+        bodies, location_id=location_id, own=own, known_types=known_types,
+        business_date=business_date, tz=tz, day_starts=day_starts, window=window)])[0]
+    if isinstance(made, NotPlain):
+        raise made
+    return made
+
+
+def select_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set[str],
+                 known_types: frozenset[str], business_date: date, tz: ZoneInfo,
+                 day_starts: time, window: tuple[datetime, datetime] | None) -> Selected:
+    """A partition's receipts of its day out of its pages' receipts (``bodies``: each
+    page's receipts as raw JSON), checked and counted, or ``NotPlain``: what
+    ``flatten_many`` makes the tables of."""
     table, raws = _read(bodies)
     _no_nulls(table)  # (a receipt is an object: its fields are its own)
     stamps, txns = table.field("dateTime"), table.field("transactionId")
@@ -198,7 +231,7 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
     if not pc.all(pc.match_substring_regex(stamps, _POS_STAMP)).as_py():
         raise NotPlain("a stamp in another form")
     inside = _selected(stamps, business_date, day_starts)
-    out = Flattened({}, receipts_seen=len(raws))
+    out = Selected(table, location_id, business_date, tz, receipts_seen=len(raws))
     for index in np.flatnonzero(~inside.to_numpy(zero_copy_only=False)):
         try:
             check_neighbour({"transactionId": txns[index].as_py()}, stamps[index].as_py(),
@@ -215,34 +248,89 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
             if bytes(raws[first[txn]]) != bytes(raws[index]):
                 raise NotPlain("a repeat that differs")
             keep[index] = False
-            out.dropped["receipts"] += 1
+            out.dropped_receipts += 1
         else:
             first[txn] = index
     # (a filter copies every nested line: only where a receipt is left out)
-    receipts = _fields(table if keep.all() else table.filter(pa.array(keep)))
-    served_for = receipts["location.id"]
+    receipts = table if keep.all() else table.filter(pa.array(keep))
+    served_for = pc.struct_field(receipts, ["location", "id"])
     _no_nulls(served_for)
     if not pc.all(pc.is_in(served_for, pa.array(sorted(own)))).as_py():
         raise NotPlain("another location's receipt")
-    types = receipts["transactionType"]
-    _no_nulls(types, receipts["items"], receipts["payments"], receipts["paymentGroup.name"])
+    types = receipts.field("transactionType")
+    _no_nulls(types, receipts.field("items"), receipts.field("payments"),
+              pc.struct_field(receipts, ["paymentGroup", "name"]))
     out.unknown_types.update({
         row["values"]: row["counts"] for row in pc.value_counts(types).to_pylist()
         if row["values"] not in known_types})
-    out.tables = _tables(receipts, location_id, business_date, tz, out.dropped)
+    out.receipts = receipts
     return out
 
 
-def _tables(rec: dict[str, pa.Array], location_id: int, business_date: date, tz: ZoneInfo,
-            dropped: Counter) -> dict[str, pa.Table]:
-    """The four tables of the day's receipts (``rec``: their fields); lines, side dishes
-    and payments repeated within their receipt dropped (counted in ``dropped``)."""
-    location = pa.scalar(location_id, pa.int32())
-    day = pa.scalar(business_date, pa.date32())
+def flatten_many(selected: list[Selected]) -> list[Flattened | NotPlain]:
+    """The four tables of each partition (``select_pages``'), made for all of them at once
+    (per time zone): a partition's fixed cost of some hundred Arrow calls is paid once. A
+    group that fails is made partition by partition again, and a partition that fails
+    alone gets its ``NotPlain`` (it goes receipt by receipt); the others' tables are the
+    same as made alone."""
+    made: list[Flattened | NotPlain] = [NotPlain("not made")] * len(selected)
+    zones: dict[str, list[int]] = {}
+    for n, one in enumerate(selected):
+        zones.setdefault(one.tz.key, []).append(n)
+    for members in zones.values():
+        try:
+            results: list = _together([selected[n] for n in members])
+        except NotPlain as exc:
+            results = [exc] if len(members) == 1 else [_alone(selected[n]) for n in members]
+        for n, result in zip(members, results, strict=True):
+            made[n] = result
+    return made
 
-    def keyed(schema: pa.Schema, txn: pa.Array, values: dict) -> pa.Table:
+
+def _alone(selected: Selected) -> Flattened | NotPlain:
+    try:
+        return _together([selected])[0]
+    except NotPlain as exc:
+        return exc
+
+
+def _together(selected: list[Selected]) -> list[Flattened]:
+    """The tables of ``selected`` (one time zone) made at once, cut into each one's."""
+    counts = np.array([len(one.receipts) for one in selected], np.int64)
+    receipts = selected[0].receipts if len(selected) == 1 else pa.concat_arrays(
+        [one.receipts for one in selected])
+    owner = np.repeat(np.arange(len(selected)), counts)  # each receipt's partition
+    locations = pa.array(np.repeat([one.location_id for one in selected], counts), pa.int32())
+    dates = pa.array(np.repeat(np.array([one.business_date for one in selected],
+                                        "datetime64[D]"), counts), pa.date32())
+    tables, rows_of, dropped_of = _tables(_fields(receipts), locations, dates, selected[0].tz)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    cuts = {name: np.searchsorted(rows_of[name], bounds) for name in tables}
+    out = []
+    for n, one in enumerate(selected):
+        dropped = Counter({"receipts": one.dropped_receipts})
+        for name, parents in dropped_of.items():
+            dropped[name] = int(np.count_nonzero(owner[parents] == n)) if len(parents) else 0
+        out.append(Flattened(
+            {name: table.slice(cuts[name][n], cuts[name][n + 1] - cuts[name][n])
+             for name, table in tables.items()},
+            receipts_seen=one.receipts_seen, outside_day=one.outside_day, dropped=dropped,
+            unknown_types=one.unknown_types))
+    return out
+
+
+def _tables(rec: dict[str, pa.Array], locations: pa.Array, dates: pa.Array, tz: ZoneInfo
+            ) -> tuple[dict[str, pa.Table], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The four tables of the day's receipts (``rec``: their fields; ``locations`` and
+    ``dates``: each receipt's partition); lines, side dishes and payments repeated within
+    their receipt dropped. Beside them each table's rows' receipts (ascending) and the
+    receipts of the repeats dropped, per table."""
+
+    def keyed(schema: pa.Schema, txn: pa.Array, of: np.ndarray | None, values: dict
+              ) -> pa.Table:
         n = len(txn)
-        values.update({"location_id": pa.repeat(location, n), "business_date": pa.repeat(day, n),
+        values.update({"location_id": locations if of is None else locations.take(of),
+                       "business_date": dates if of is None else dates.take(of),
                        "transaction_id": txn, "extra_fields": pa.nulls(n, pa.string())})
         try:
             return columns.table(schema, values)
@@ -251,25 +339,30 @@ def _tables(rec: dict[str, pa.Array], location_id: int, business_date: date, tz:
 
     txn = rec["transactionId"]
     local = _wall_clock(rec["dateTime"])
-    tables = {"receipts": keyed(RECEIPTS, txn, {
+    tables = {"receipts": keyed(RECEIPTS, txn, None, {
         **_columns(rec, RECEIPTS), "date_time_local": local,
         "date_time_utc": columns.utc(local, tz)})}
-    items, item_parent, line, item_key, dropped["receipt_items"] = _children(
-        rec["items"], _unique_or_id)
+    items, item_parent, line, item_key, item_dropped = _children(rec["items"], _unique_or_id)
     item_txn = txn.take(item_parent)
-    tables["receipt_items"] = keyed(RECEIPT_ITEMS, item_txn, {
+    tables["receipt_items"] = keyed(RECEIPT_ITEMS, item_txn, item_parent, {
         **_columns(items, RECEIPT_ITEMS), "item_key": item_key,
         "line_number": pa.array(line, pa.int32()),
         "book_date_local": _wall_clock(items["bookDate"])})
-    sides, side_parent, _, side_key, dropped["item_side_dishes"] = _children(
-        items["sideDishes"], _unique_or_id)
-    tables["item_side_dishes"] = keyed(ITEM_SIDE_DISHES, item_txn.take(side_parent), {
+    sides, side_parent, _, side_key, side_dropped = _children(items["sideDishes"],
+                                                              _unique_or_id)
+    side_receipt = item_parent[side_parent]
+    tables["item_side_dishes"] = keyed(ITEM_SIDE_DISHES, item_txn.take(side_parent),
+                                       side_receipt, {
         **_columns(sides, ITEM_SIDE_DISHES), "item_key": item_key.take(side_parent),
         "side_dish_key": side_key})
-    payments, payment_parent, _, _, dropped["payments"] = _children(rec["payments"], _id)
-    tables["payments"] = keyed(PAYMENTS, txn.take(payment_parent),
+    payments, payment_parent, _, _, payment_dropped = _children(rec["payments"], _id)
+    tables["payments"] = keyed(PAYMENTS, txn.take(payment_parent), payment_parent,
                                _columns(payments, PAYMENTS))
-    return tables
+    rows_of = {"receipts": np.arange(len(txn)), "receipt_items": item_parent,
+               "item_side_dishes": side_receipt, "payments": payment_parent}
+    dropped_of = {"receipt_items": item_dropped, "item_side_dishes": item_parent[side_dropped],
+                  "payments": payment_dropped}
+    return tables, rows_of, dropped_of
 
 
 def _wall_clock(stamps: pa.Array) -> pa.Array:

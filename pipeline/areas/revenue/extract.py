@@ -8,7 +8,7 @@ same tables. Then the checks that hold for either: the lines' total, keys in the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -58,6 +58,8 @@ class RevenuePartition:
     provisional: bool = False
     """Fetched before the business day was over at its location (its day under way): the
     lake marks it, the books leave it out, and the next load once it is over replaces it."""
+    pending: _Pending | None = None
+    """Read column-wise, its tables (and counts) not made yet: ``make_tables``."""
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -81,13 +83,15 @@ def request_window(day: date, tz: ZoneInfo, margin: timedelta,
 def flatten_receipts(
     pages: Iterable[list[dict] | ReceiptPage], *, location_id: int, business_date: date,
     tz: ZoneInfo, short_code: str | None = None, day_starts: time = MIDNIGHT,
-    window: tuple[datetime, datetime] | None = None,
+    window: tuple[datetime, datetime] | None = None, defer: bool = False,
 ) -> RevenuePartition:
     """Flatten and deduplicate receipts into the four tables of one partition.
 
     ``pages`` as the client gives them (``ReceiptPage``) are read column-wise
-    (``columnar.flatten_pages``) when they are plain, else receipt by receipt, as pages
-    of decoded dicts are; both make the same tables.
+    (``columnar``) when they are plain, else receipt by receipt, as pages of decoded dicts
+    are; both make the same tables. With ``defer``, a partition read column-wise is
+    selected and checked here, and its tables (and counts) are made later together with
+    other partitions' (``make_tables``).
 
     Receipts are kept when their local ``dateTime`` falls into the business day: from
     ``day_starts`` on ``business_date`` (wall clock) until ``day_starts`` the next day, so
@@ -105,48 +109,111 @@ def flatten_receipts(
     ``NEIGHBOUR_SLACK`` beyond it). Receipts of the neighbouring days from the window's
     margin are skipped and counted (``outside_day``).
     """
-    where = f"location {location_id}, business date {business_date.isoformat()}"
+    where = dict(location_id=location_id, business_date=business_date, tz=tz,
+                 short_code=short_code, day_starts=day_starts, window=window)
+    own = {str(location_id), short_code} - {None}
+    pages = list(pages)
+    if pages and all(isinstance(p, ReceiptPage) and p.receipts is not None for p in pages):
+        try:
+            selected = columnar.select_pages(
+                [p.receipts for p in pages], location_id=location_id, own=own,
+                known_types=KNOWN_TRANSACTION_TYPES, business_date=business_date, tz=tz,
+                day_starts=day_starts, window=window)
+        except columnar.NotPlain:
+            selected = None
+        if selected is not None:
+            part = RevenuePartition(location_id, business_date, {})
+            part.pending = _Pending(selected, lambda: _by_receipt(pages, own, **where))
+            if not defer:
+                _made(part, columnar.flatten_many([selected])[0])
+            return part
+    return _by_receipt(pages, own, **where)
+
+
+def _by_receipt(pages: list[list[dict] | ReceiptPage], own: set[str], *, location_id: int,
+                business_date: date, tz: ZoneInfo, short_code: str | None,
+                day_starts: time, window) -> RevenuePartition:
+    """The partition receipt by receipt, from the pages decoded."""
     part = RevenuePartition(location_id, business_date, {})
     seen_pages: list[list[dict]] = []
     try:
-        own = {str(location_id), short_code} - {None}
-        pages = list(pages)
-        if pages and all(isinstance(p, ReceiptPage) for p in pages):
-            part.tables = _columnar(pages, part, own, tz, day_starts, window)
-            if not part.tables:  # receipt by receipt, from the pages decoded
-                pages = [p.rows() for p in pages]
-        if not part.tables:
-            rows = select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
-                                      day_starts, window)
-            part.tables = build_tables(rows, location_id, business_date, tz,
-                                        part.unknown_fields)
-        _guests_default(part.tables)
-        _check_line_total(part.tables["receipt_items"])  # no sum of the warehouse wraps
+        pages = [p.rows() if isinstance(p, ReceiptPage) else p for p in pages]
+        rows = select_and_dedupe(pages, seen_pages, part, business_date, tz, own,
+                                  day_starts, window)
+        part.tables = build_tables(rows, location_id, business_date, tz, part.unknown_fields)
+        _checked(part.tables)
     except Rejected as exc:
-        raise ContractError(f"{where}: {exc}", location_id=location_id) from None
+        raise ContractError(f"{_where(part)}: {exc}", location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ContractError(f"{where}: {explain(seen_pages, exc)}",
+        raise ContractError(f"{_where(part)}: {explain(seen_pages, exc)}",
                             location_id=location_id) from None
     return part
 
 
-def _columnar(pages: list[ReceiptPage], part: RevenuePartition, own: set[str],
-              tz: ZoneInfo, day_starts: time, window) -> dict[str, pa.Table]:
-    """The partition's tables read column-wise, its counts set; empty when the pages are
-    not plain (``columnar.NotPlain``)."""
-    if any(p.receipts is None for p in pages):
-        return {}
+@dataclass
+class _Pending:
+    """A partition read column-wise whose tables are not made yet."""
+
+    selected: columnar.Selected
+    by_receipt: Callable[[], RevenuePartition]
+    """The same pages flattened receipt by receipt: where its tables cannot be made
+    column-wise, that path makes them or names what is wrong."""
+
+
+def _where(part: RevenuePartition) -> str:
+    return f"location {part.location_id}, business date {part.business_date.isoformat()}"
+
+
+def _checked(tables: dict[str, pa.Table]) -> None:
+    """The checks either reading's tables pass (and guestCount's default)."""
+    _guests_default(tables)
+    _check_line_total(tables["receipt_items"])  # no sum of the warehouse wraps
+
+
+def _made(part: RevenuePartition, made: columnar.Flattened | columnar.NotPlain) -> None:
+    """``part``'s tables and counts from what ``columnar.flatten_many`` made of it; when it
+    could not, from its pages receipt by receipt (a ``ContractError`` naming the field)."""
+    pending, part.pending = part.pending, None
+    if isinstance(made, columnar.NotPlain):
+        again = pending.by_receipt()
+        for name in ("tables", "receipts_seen", "duplicates_dropped", "outside_day",
+                     "unknown_types", "unknown_fields"):
+            setattr(part, name, getattr(again, name))
+        return
     try:
-        done = columnar.flatten_pages(
-            [p.receipts for p in pages], location_id=part.location_id, own=own,
-            known_types=KNOWN_TRANSACTION_TYPES, business_date=part.business_date, tz=tz,
-            day_starts=day_starts, window=window)
-    except columnar.NotPlain:
-        return {}
-    part.receipts_seen, part.outside_day = done.receipts_seen, done.outside_day
-    part.duplicates_dropped.update(+done.dropped)  # the counts above 0
-    part.unknown_types.update(done.unknown_types)
-    return done.tables
+        _checked(made.tables)
+    except ValueError as exc:
+        raise ContractError(f"{_where(part)}: {explain([], exc)}",
+                            location_id=part.location_id) from None
+    part.tables, part.receipts_seen = made.tables, made.receipts_seen
+    part.outside_day = made.outside_day
+    part.duplicates_dropped.update(+made.dropped)  # the counts above 0
+    part.unknown_types.update(made.unknown_types)
+
+
+def make_tables(source, parts: list[RevenuePartition]) -> list[ContractError | None]:
+    """The tables of the partitions among ``parts`` whose making ``flatten_receipts(defer=
+    True)`` left for later, made at once (``columnar.flatten_many``), each then checked
+    as every partition is (``refuse_keys``: no key in them). Each partition's error, or
+    None: a partition that fails fails alone."""
+    pending = [part for part in parts if part.pending is not None]
+    made = dict(zip(map(id, pending), columnar.flatten_many(
+        [part.pending.selected for part in pending]), strict=True))
+    errors: list[ContractError | None] = []
+    for part in parts:
+        try:
+            if id(part) in made:
+                _made(part, made[id(part)])
+                _refuse_keys(source, part)
+            errors.append(None)
+        except ContractError as exc:
+            errors.append(exc)
+    return errors
+
+
+def _refuse_keys(source, part: RevenuePartition) -> None:
+    refuse_keys(source, part.tables, f"location {part.location_id} business date "
+                f"{part.business_date}", part.location_id)
 
 
 def _guests_default(tables: dict[str, pa.Table]) -> None:
@@ -185,8 +252,10 @@ def _check_line_total(items: pa.Table) -> None:
                          f"warehouse can sum ({LINE_TOTAL_LIMIT:.0E})")
 
 
-def extract_revenue_partition(source, location_id: int, business_date: date) -> RevenuePartition:
-    """Page through one location's revenue report around one business date and flatten it."""
+def extract_revenue_partition(source, location_id: int, business_date: date,
+                              defer: bool = False) -> RevenuePartition:
+    """Page through one location's revenue report around one business date and flatten it
+    (with ``defer``, its tables are made later: ``flatten_receipts``, ``make_tables``)."""
     settings = source.settings
     loc = settings.location(location_id)
     under_way = loc.business_date_at(datetime.now(UTC)) <= business_date
@@ -197,9 +266,9 @@ def extract_revenue_partition(source, location_id: int, business_date: date) -> 
         part = flatten_receipts(client.receipt_answers(after, before), location_id=location_id,
                                 business_date=business_date, tz=loc.tz,
                                 short_code=loc.short_code, day_starts=loc.day_starts,
-                                window=(after, before))
+                                window=(after, before), defer=defer)
         part.stats = client.stats
     part.provisional = under_way
-    refuse_keys(source, part.tables, f"location {location_id} business date {business_date}",
-                location_id)
+    if part.pending is None:
+        _refuse_keys(source, part)
     return part
