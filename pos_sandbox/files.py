@@ -18,9 +18,14 @@ day: a month of three locations is some 2 s)."""
 
 def statement_window(today: date, start: date) -> tuple[date, date]:
     """The days the sandbox's statements cover: from the settings' first business date
-    (``[schedule] start_date``), at most ``WINDOW_DAYS`` back, to yesterday."""
+    (``[schedule] start_date``), at most ``WINDOW_DAYS`` back, to yesterday; and at least
+    the last bank day: a bank writes no statement on a weekend, and a run on a Sunday or
+    a Monday from yesterday on would find no statement file (which a load refuses)."""
     last = today - timedelta(days=1)
-    return max(start, last - timedelta(days=WINDOW_DAYS - 1)), last
+    latest = last
+    while not bank.bank_day(latest):
+        latest -= timedelta(days=1)
+    return min(max(start, last - timedelta(days=WINDOW_DAYS - 1)), latest), last
 
 
 def writer(source: str, folder: str, settings) -> Callable[[], None] | None:

@@ -160,7 +160,7 @@ def test_partitions_that_finish_together_are_committed_commit_partitions_at_a_ti
     commit = pipeline.load.steps._commit
 
     def counted(source, lake, batch):
-        happened.append(("commit", sorted(o.business_date for _, o in batch)))
+        happened.append(("commit", sorted(part.business_date for part in batch)))
         return commit(source, lake, batch)
 
     monkeypatch.setattr(pipeline.load.steps, "_commit", counted)
