@@ -6,6 +6,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import msgspec
+import pyarrow as pa
 import pytest
 
 from pipeline.areas.revenue import columnar
@@ -244,3 +245,31 @@ def test_partitions_whose_tables_are_made_together_end_as_each_made_alone(served
         errors = make_tables(_Keys(), together)
         assert [ended(part, error) for part, error in zip(together, errors, strict=True)] \
             == [alone[n] for n in chosen]
+
+
+def test_an_error_in_making_one_partitions_tables_fails_that_partition_alone(served,
+                                                                             monkeypatch):
+    """An error Arrow raises while a batch's tables are made (here the UTC conversion of
+    one zone's stamps) fails the partitions it concerns by name, as one flattened alone
+    would fail; the others of the batch are made."""
+    from pipeline.extract import columns
+
+    utc = columns.utc
+
+    def failing(local, tz):
+        if tz.key == "Europe/London":
+            raise pa.ArrowInvalid("no such instant")
+        return utc(local, tz)
+
+    monkeypatch.setattr(columns, "utc", failing)
+    pages = [page(served[i:i + 200]) for i in range(0, len(served), 200)]
+    parts = [flatten_receipts([answer(p) for p in pages], location_id=1001, business_date=DAY,
+                              tz=ZoneInfo(zone), short_code="VIE01", window=None, defer=True)
+             for zone in ("Europe/Vienna", "Europe/London", "Europe/Vienna")]
+    errors = make_tables(_Keys(), parts)
+    assert errors[0] is None and errors[2] is None
+    assert str(errors[1]) == "location 1001, business date 2026-06-05: no such instant"
+    assert parts[0].row_counts == parts[2].row_counts and parts[0].row_counts["receipts"] > 300
+    with pytest.raises(ContractError, match="no such instant"):  # alone: the same error
+        flatten_receipts([answer(p) for p in pages], location_id=1001, business_date=DAY,
+                         tz=ZoneInfo("Europe/London"), short_code="VIE01", window=None)

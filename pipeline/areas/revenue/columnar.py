@@ -213,7 +213,7 @@ def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set
     made = flatten_many([select_pages(
         bodies, location_id=location_id, own=own, known_types=known_types,
         business_date=business_date, tz=tz, day_starts=day_starts, window=window)])[0]
-    if isinstance(made, NotPlain):
+    if isinstance(made, Exception):
         raise made
     return made
 
@@ -267,30 +267,35 @@ def select_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set[
     return out
 
 
-def flatten_many(selected: list[Selected]) -> list[Flattened | NotPlain]:
+FAILURES = (NotPlain, KeyError, TypeError, ValueError, AttributeError)
+"""What making a partition's tables may raise: ``NotPlain`` (it goes receipt by receipt),
+or a value no reading takes (the partition's error; Arrow's errors are ``ValueError``s)."""
+
+
+def flatten_many(selected: list[Selected]) -> list[Flattened | Exception]:
     """The four tables of each partition (``select_pages``'), made for all of them at once
     (per time zone): a partition's fixed cost of some hundred Arrow calls is paid once. A
     group that fails is made partition by partition again, and a partition that fails
-    alone gets its ``NotPlain`` (it goes receipt by receipt); the others' tables are the
-    same as made alone."""
-    made: list[Flattened | NotPlain] = [NotPlain("not made")] * len(selected)
+    alone gets its exception (``FAILURES``: ``NotPlain`` sends it receipt by receipt); the
+    others' tables are the same as made alone."""
+    made: list[Flattened | Exception] = [NotPlain("not made")] * len(selected)
     zones: dict[str, list[int]] = {}
     for n, one in enumerate(selected):
         zones.setdefault(one.tz.key, []).append(n)
     for members in zones.values():
         try:
             results: list = _together([selected[n] for n in members])
-        except NotPlain as exc:
+        except FAILURES as exc:
             results = [exc] if len(members) == 1 else [_alone(selected[n]) for n in members]
         for n, result in zip(members, results, strict=True):
             made[n] = result
     return made
 
 
-def _alone(selected: Selected) -> Flattened | NotPlain:
+def _alone(selected: Selected) -> Flattened | Exception:
     try:
         return _together([selected])[0]
-    except NotPlain as exc:
+    except FAILURES as exc:
         return exc
 
 

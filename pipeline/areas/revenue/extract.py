@@ -170,7 +170,7 @@ def _checked(tables: dict[str, pa.Table]) -> None:
     _check_line_total(tables["receipt_items"])  # no sum of the warehouse wraps
 
 
-def _made(part: RevenuePartition, made: columnar.Flattened | columnar.NotPlain) -> None:
+def _made(part: RevenuePartition, made: columnar.Flattened | Exception) -> None:
     """``part``'s tables and counts from what ``columnar.flatten_many`` made of it; when it
     could not, from its pages receipt by receipt (a ``ContractError`` naming the field)."""
     pending, part.pending = part.pending, None
@@ -181,8 +181,10 @@ def _made(part: RevenuePartition, made: columnar.Flattened | columnar.NotPlain) 
             setattr(part, name, getattr(again, name))
         return
     try:
+        if isinstance(made, Exception):
+            raise made
         _checked(made.tables)
-    except ValueError as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ContractError(f"{_where(part)}: {explain([], exc)}",
                             location_id=part.location_id) from None
     part.tables, part.receipts_seen = made.tables, made.receipts_seen
