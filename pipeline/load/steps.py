@@ -38,7 +38,7 @@ from pipeline.pos_api.source import PosSource
 
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
-TABLES_TOGETHER = 32
+TABLES_TOGETHER = 16
 """Partitions read whose tables are made at once (``make_tables``): a partition's fixed
 cost of some hundred Arrow calls is paid once for them all, and what waits for it (the
 parsed receipts and their pages) stays small."""
