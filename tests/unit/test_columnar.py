@@ -273,3 +273,19 @@ def test_an_error_in_making_one_partitions_tables_fails_that_partition_alone(ser
     with pytest.raises(ContractError, match="no such instant"):  # alone: the same error
         flatten_receipts([answer(p) for p in pages], location_id=1001, business_date=DAY,
                          tz=ZoneInfo("Europe/London"), short_code="VIE01", window=None)
+
+
+def test_an_error_in_reading_a_partitions_pages_is_that_partitions_error(served, monkeypatch):
+    """An error Arrow raises while a partition's pages are read and checked is a
+    ``ContractError`` naming the location and date (the load fails that partition), as
+    the flattening always made it."""
+    def failing(*args):
+        raise pa.ArrowInvalid("no such day")
+
+    monkeypatch.setattr(columnar, "_selected", failing)
+    pages = [page(served[:200])]
+    for defer in (False, True):
+        with pytest.raises(ContractError, match="^location 1001, business date 2026-06-05: "
+                                                "no such day$"):
+            flatten_receipts([answer(p) for p in pages], location_id=1001, business_date=DAY,
+                             tz=LOCATION.tz, short_code="VIE01", window=None, defer=defer)

@@ -121,6 +121,10 @@ def flatten_receipts(
                 day_starts=day_starts, window=window)
         except columnar.NotPlain:
             selected = None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # as either reading's
+            raise ContractError(f"location {location_id}, business date "
+                                f"{business_date.isoformat()}: {explain([], exc)}",
+                                location_id=location_id) from None
         if selected is not None:
             part = RevenuePartition(location_id, business_date, {})
             part.pending = _Pending(selected, lambda: _by_receipt(pages, own, **where))
