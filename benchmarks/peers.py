@@ -38,11 +38,15 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from pipeline.areas.revenue.commits import lake_batch
-from pipeline.areas.revenue.extract import flatten_receipts, make_tables
+from pipeline.areas.revenue.extract import (
+    TABLES_TOGETHER,
+    flatten_receipts,
+    make_tables,
+    tables_due,
+)
 from pipeline.core.settings import LakeSettings
 from pipeline.core.untrusted import Redactor
 from pipeline.lake.store import Lake
-from pipeline.load.steps import TABLES_TOGETHER
 from pipeline.pos_api.answers import TEXT_DECODER, receipt_page
 from pos_sandbox import world
 
@@ -116,13 +120,11 @@ def load_pages(lake: Lake, partitions: dict[date, list[bytes]]) -> int:
     and checked for keys (``make_tables``), committed ``[lake] commit_partitions`` at a
     time (their turnovers in one query); the receipts."""
     tz = world.location_by_id(1001).tz
-    receipts, batch, unmade = 0, [], 0
+    receipts, batch = 0, []
     most, keys = LakeSettings().commit_partitions, _Keys()
 
     def make() -> None:
-        nonlocal unmade
         assert not any(make_tables(keys, batch))
-        unmade = 0
 
     def commit() -> None:
         make()
@@ -131,8 +133,7 @@ def load_pages(lake: Lake, partitions: dict[date, list[bytes]]) -> int:
     for day, pages in partitions.items():
         batch.append(flatten_receipts([client_page(p) for p in pages], location_id=1001,
                                       business_date=day, tz=tz, defer=True))
-        unmade += batch[-1].pending is not None
-        if unmade >= TABLES_TOGETHER:
+        if tables_due(batch):
             make()
         if len(batch) == most:
             commit()

@@ -25,6 +25,7 @@ from pipeline.areas.revenue.extract import (
     RevenuePartition,
     extract_revenue_partition,
     make_tables,
+    tables_due,
 )
 from pipeline.core.outcomes import ConfigError, ErrorKind, Failure
 from pipeline.core.untrusted import one_line
@@ -38,10 +39,6 @@ from pipeline.pos_api.source import PosSource
 
 PARTITION_ATTEMPTS = 2
 """A partition whose requests outlasted the client's retries is tried once more, last."""
-TABLES_TOGETHER = 16
-"""Partitions read whose tables are made at once (``make_tables``): a partition's fixed
-cost of some hundred Arrow calls is paid once for them all, and what waits for it (the
-parsed receipts and their pages) stays small."""
 PARTITIONS_PER_REQUEST_SLOT = 2
 """Partitions in progress per request the POS may have in flight: while one partition is
 flattened and written (no request), another one's request keeps the slot busy. A year of 3
@@ -203,7 +200,6 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
     workers = max(1, min(len(jobs), PARTITIONS_PER_REQUEST_SLOT
                          * source.settings.source.max_concurrent_requests))
     batch: list[RevenuePartition] = []
-    unmade = 0  # of the batch's partitions, those whose tables are not made yet
     opened = time.monotonic()
     # bounded batches: [lake] commit_partitions, commit_seconds
     most, seconds = (source.settings.lake.commit_partitions,
@@ -223,13 +219,13 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
 
         def make() -> None:
             """The batch's tables made at once; a partition that fails leaves it."""
-            nonlocal batch, unmade
+            nonlocal batch
             errors = make_tables(source, batch)
             for part, error in zip(batch, errors, strict=True):
                 if error is not None:
                     record(PartitionOutcome(part.location_id, part.business_date,
                                             failure=Failure.of(error, source.redact)))
-            batch, unmade = [p for p, e in zip(batch, errors, strict=True) if e is None], 0
+            batch = [p for p, e in zip(batch, errors, strict=True) if e is None]
 
         def commit() -> None:
             nonlocal batch
@@ -260,8 +256,7 @@ def _load_days(source: PosSource, lake: LakeStore, days: list[date], location_id
                     if not batch:
                         opened = time.monotonic()
                     batch.append(part)
-                    unmade += part.pending is not None
-                    if unmade >= TABLES_TOGETHER:
+                    if tables_due(batch):
                         make()
                     outcome = None
                 if outcome is not None:

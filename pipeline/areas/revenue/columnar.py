@@ -205,19 +205,6 @@ def _columns(fields: dict[str, pa.Array], schema: pa.Schema) -> dict[str, pa.Arr
             if (path := schemas.wire_path(f)) and not pa.types.is_timestamp(f.type)}
 
 
-def flatten_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set[str],
-                  known_types: frozenset[str], business_date: date, tz: ZoneInfo, day_starts: time,
-                  window: tuple[datetime, datetime] | None) -> Flattened:
-    """The four tables of one partition out of its pages' receipts (``bodies``: each
-    page's receipts as raw JSON), or ``NotPlain``."""
-    made = flatten_many([select_pages(
-        bodies, location_id=location_id, own=own, known_types=known_types,
-        business_date=business_date, tz=tz, day_starts=day_starts, window=window)])[0]
-    if isinstance(made, Exception):
-        raise made
-    return made
-
-
 def select_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set[str],
                  known_types: frozenset[str], business_date: date, tz: ZoneInfo,
                  day_starts: time, window: tuple[datetime, datetime] | None) -> Selected:

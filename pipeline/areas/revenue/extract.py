@@ -31,6 +31,11 @@ from pipeline.pos_api.answers import ReceiptPage
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
 
+TABLES_TOGETHER = 16
+"""Partitions read whose tables a load makes at once (``make_tables``): a partition's
+fixed cost of some hundred Arrow calls is paid once for them all, and what waits for it
+(the parsed receipts and their pages) stays small (32 held some 30 MB more at a 365-day
+backfill's peak)."""
 LINE_TOTAL_LIMIT = Decimal(10) ** 26
 """A partition's lines (net and gross times quantity) must add up to less: the warehouse
 sums lines as DECIMAL(38,8), which then holds any sum over 10,000 location-days."""
@@ -122,8 +127,7 @@ def flatten_receipts(
         except columnar.NotPlain:
             selected = None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # as either reading's
-            raise ContractError(f"location {location_id}, business date "
-                                f"{business_date.isoformat()}: {explain([], exc)}",
+            raise ContractError(f"{_where(location_id, business_date)}: {explain([], exc)}",
                                 location_id=location_id) from None
         if selected is not None:
             part = RevenuePartition(location_id, business_date, {})
@@ -147,9 +151,10 @@ def _by_receipt(pages: list[list[dict] | ReceiptPage], own: set[str], *, locatio
         part.tables = build_tables(rows, location_id, business_date, tz, part.unknown_fields)
         _checked(part.tables)
     except Rejected as exc:
-        raise ContractError(f"{_where(part)}: {exc}", location_id=location_id) from None
+        raise ContractError(f"{_where(location_id, business_date)}: {exc}",
+                            location_id=location_id) from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ContractError(f"{_where(part)}: {explain(seen_pages, exc)}",
+        raise ContractError(f"{_where(location_id, business_date)}: {explain(seen_pages, exc)}",
                             location_id=location_id) from None
     return part
 
@@ -164,8 +169,8 @@ class _Pending:
     column-wise, that path makes them or names what is wrong."""
 
 
-def _where(part: RevenuePartition) -> str:
-    return f"location {part.location_id}, business date {part.business_date.isoformat()}"
+def _where(location_id: int, business_date: date) -> str:
+    return f"location {location_id}, business date {business_date.isoformat()}"
 
 
 def _checked(tables: dict[str, pa.Table]) -> None:
@@ -189,12 +194,18 @@ def _made(part: RevenuePartition, made: columnar.Flattened | Exception) -> None:
             raise made
         _checked(made.tables)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ContractError(f"{_where(part)}: {explain([], exc)}",
+        raise ContractError(f"{_where(part.location_id, part.business_date)}: "
+                            f"{explain([], exc)}",
                             location_id=part.location_id) from None
     part.tables, part.receipts_seen = made.tables, made.receipts_seen
     part.outside_day = made.outside_day
     part.duplicates_dropped.update(+made.dropped)  # the counts above 0
     part.unknown_types.update(made.unknown_types)
+
+
+def tables_due(parts: list[RevenuePartition]) -> bool:
+    """Whether ``TABLES_TOGETHER`` of ``parts`` wait for their tables (``make_tables``)."""
+    return sum(part.pending is not None for part in parts) >= TABLES_TOGETHER
 
 
 def make_tables(source, parts: list[RevenuePartition]) -> list[ContractError | None]:
