@@ -106,8 +106,10 @@ def loaded(loaded_once, tmp_path):
     return tmp_path / "pos.toml"
 
 
-POOL_SLOTS = 4
-"""The shipped ``dagster.yaml``'s slots of each pool (``pos_api``, ``warehouse``)."""
+POOL_SLOTS = 2
+"""The slots of each pool (``pos_api``, ``warehouse``) in this test: an operator's
+``dagster instance concurrency set``, fewer than the shipped 4, so that one kill more
+than the slots takes 3 processes of each kind, not 5."""
 
 
 def test_more_killed_builds_and_loads_than_a_pool_has_slots_never_wedge_the_instance(
@@ -116,6 +118,9 @@ def test_more_killed_builds_and_loads_than_a_pool_has_slots_never_wedge_the_inst
     command of each kind would wait for good."""
     before = figures(tmp_path)
     with instance_of(tmp_path) as instance:
+        for pool in ("warehouse", "pos_api"):
+            assert instance.event_log_storage.get_concurrency_info(pool).slot_count == 4
+            instance.event_log_storage.set_concurrency_slots(pool, POOL_SLOTS)
         for _ in range(POOL_SLOTS + 1):
             kill_once_it_holds(instance, cli(loaded, "build", "--full"), "warehouse")
         for _ in range(POOL_SLOTS + 1):

@@ -270,7 +270,7 @@ def test_the_nightly_shares_wait_in_dagsters_run_queue_and_one_build_follows(
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance:
-            deadline = time.monotonic() + 300  # the next minute's tick, 3 shares, a build
+            deadline = time.monotonic() + 600  # the next minute's tick, 3 shares, a build
             while True:  # bounded: the build ends, or the deadline passes
                 builds = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
                 if builds and all(b.is_finished for b in builds):
