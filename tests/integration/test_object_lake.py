@@ -110,10 +110,10 @@ def commits_killed(monkeypatch):
         monkeypatch.undo()
 
 
-def s3_settings(sandbox_url, data_dir, s3, prefix, **lake):
+def s3_settings(sandbox_url, data_dir, s3, prefix):
     settings = make_settings(sandbox_url, data_dir)
     return settings.model_copy(update={"lake": LakeSettings(
-        url=f"s3://{BUCKET}/{prefix}", endpoint_url=s3, **lake)})
+        url=f"s3://{BUCKET}/{prefix}", endpoint_url=s3)})
 
 
 def test_a_load_lands_in_the_store_and_the_warehouse_reads_it(sandbox_url, s3, tmp_path,
@@ -226,10 +226,7 @@ def test_a_write_killed_before_its_commit_changes_nothing(s3, tmp_path, monkeypa
 
 def test_a_store_that_is_down_fails_the_partitions_by_name(sandbox_url, tmp_path,
                                                           sandbox_keys, s3):
-    # two attempts, not the default eight: the subject is the failure's name, not the
-    # backoff (test_a_store_failing_every_third_request_loses_nothing_and_fails_nothing)
-    settings = s3_settings(sandbox_url, tmp_path / "data", "http://127.0.0.1:9", "down",
-                           retry_attempts=2)
+    settings = s3_settings(sandbox_url, tmp_path / "data", "http://127.0.0.1:9", "down")
     report = run_load_in_memory(settings, DAYS[0], DAYS[0], [1001], catalog=False, models=False,
                                 progress=Reporter())
     assert not report.ok
