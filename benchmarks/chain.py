@@ -4,9 +4,11 @@ A lake of ``locations`` x ``days`` revenue partitions is made from the sandbox's
 generator without HTTP: each location-day's receipts as the revenue report serves them,
 flattened by the pipeline's own code (``flatten_receipts``, a process per core) and
 committed as a load commits them (``Lake.write_batch``, ``[lake] commit_partitions`` at a
-time: a date's 200 locations in one file). Making it takes long (about half an hour for
+time: a date's 200 locations in one file). Making it takes long (one to two hours for
 200 x 365 on two cores), so it is kept in ``benchmarks/.chain/`` and made again only when
-missing.
+missing. A making that was stopped (a session's end, Ctrl-C) goes on where it stopped
+the next time: the days already committed are kept (a day is committed whole), and
+``making.json`` holds the receipts and the seconds spent so far.
 
 Measured: ``pos-etl build --full`` on that lake in a process of its own, its wall time
 and peak RSS (the kernel's high-water mark of the process), the file it publishes; then
@@ -25,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import date, timedelta
 from pathlib import Path
@@ -58,9 +61,10 @@ def flatten_day(args: tuple[int, date, int]):
 
 
 def write_days(root: Path, locations: int, first: date, days: int, volume: int,
-               pool: ProcessPoolExecutor) -> int:
+               pool: ProcessPoolExecutor, made: Callable[[int], None] = lambda n: None) -> int:
     """``days`` days from ``first`` of the chain's locations into the lake, day by day, as
-    loads commit them; returns the receipts."""
+    loads commit them; ``made(receipts)`` after each day is committed; returns the
+    receipts."""
     from pipeline.areas.revenue.commits import lake_partition, with_turnovers
     from pipeline.core.settings import LakeSettings
     from pipeline.lake.store import Lake
@@ -74,29 +78,69 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
         for start in range(0, len(parts), most):
             lake.write_batch("revenue", [lake_partition(p) for p in
                                          with_turnovers(parts[start:start + most])])
-        receipts += sum(p.row_counts["receipts"] for p in parts)
+        day_receipts = sum(p.row_counts["receipts"] for p in parts)
+        receipts += day_receipts
+        made(day_receipts)
     return receipts
 
 
+def days_made(root: Path, locations: int) -> int:
+    """The days from ``FIRST_DAY`` the lake at ``root`` holds whole (every location's
+    partition of each), in a row."""
+    from pipeline.lake.store import Lake
+
+    if not (root / "revenue").exists():
+        return 0
+    counts: dict[str, int] = {}
+    for partition in Lake(root).partitions("revenue"):
+        day = str(partition["business_date"])
+        counts[day] = counts.get(day, 0) + 1
+    n = 0
+    while counts.get(str(FIRST_DAY + timedelta(days=n)), 0) == locations:
+        n += 1
+    return n
+
+
 def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Path, dict]:
-    """The cached lake (made when missing) and how it was made."""
+    """The cached lake (made when missing, or made on where a making stopped) and how it
+    was made."""
     folder = CACHE / f"lake-{LAKE_FORMAT}-{locations}x{days}x{volume}"
-    done = folder / "made.json"
+    done, making = folder / "made.json", folder / "making.json"
     if done.exists():
         return folder / "lake", json.loads(done.read_text())
-    shutil.rmtree(folder, ignore_errors=True)
-    (folder / "lake").mkdir(parents=True)
-    t0 = time.perf_counter()
+    if not making.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "lake").mkdir(parents=True)
+        making.write_text(json.dumps({"receipts": 0, "seconds": 0.0, "days": 0}))
+    state = json.loads(making.read_text())
+    made_days = days_made(folder / "lake", locations)
+    if made_days < state["days"]:  # (cannot happen: days are committed before counted)
+        raise RuntimeError(f"{folder}: {made_days} days in the lake, {state['days']} counted")
+    started = time.perf_counter()
+
+    def made(receipts: int) -> None:
+        nonlocal started
+        now = time.perf_counter()
+        state["receipts"] += receipts
+        state["days"] += 1
+        state["seconds"] = round(state["seconds"] + now - started, 1)
+        started = now
+        making.write_text(json.dumps(state))
+
+    first = FIRST_DAY + timedelta(days=state["days"])
     # (Executors, not Pools: a Pool stops its workers with SIGTERM, which hangs where the
     # benchmark was started with SIGTERM ignored.)
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        receipts = write_days(folder / "lake", locations, FIRST_DAY, days, volume, pool)
+        write_days(folder / "lake", locations, first, days - state["days"], volume, pool, made)
     lake_bytes = sum(p.stat().st_size for p in (folder / "lake").rglob("*") if p.is_file())
-    made = {"receipts": receipts, "partitions": locations * days,
-            "make_seconds": round(time.perf_counter() - t0, 1), "workers": workers,
-            "lake_bytes": lake_bytes, "lake_bytes_per_receipt": round(lake_bytes / receipts, 1)}
-    done.write_text(json.dumps(made))
-    return folder / "lake", made
+    receipts = state["receipts"]
+    result = {"receipts": receipts, "partitions": locations * days,
+              "make_seconds": state["seconds"], "workers": workers,
+              "lake_bytes": lake_bytes,
+              "lake_bytes_per_receipt": round(lake_bytes / receipts, 1)}
+    done.write_text(json.dumps(result))
+    making.unlink()
+    return folder / "lake", result
 
 
 def _build(lake: Path, warehouse: Path, full: bool) -> dict:
