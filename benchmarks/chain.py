@@ -7,8 +7,9 @@ committed as a load commits them (``Lake.write_batch``, ``[lake] commit_partitio
 time: a date's 200 locations in one file). Making it takes long (one to two hours for
 200 x 365 on two cores), so it is kept in ``benchmarks/.chain/`` and made again only when
 missing. A making that was stopped (a session's end, Ctrl-C) goes on where it stopped
-the next time: the days already committed are kept (a day is committed whole), and
-``making.json`` holds the receipts and the seconds spent so far.
+the next time: ``making.json`` counts the days made whole (each counted once its
+commits are done), their receipts and the seconds spent; a day cut short is made again
+(its partitions replaced).
 
 Measured: ``pos-etl build --full`` on that lake in a process of its own, its wall time
 and peak RSS (the kernel's high-water mark of the process), the file it publishes; then
