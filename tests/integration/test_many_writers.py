@@ -270,15 +270,21 @@ def test_the_nightly_shares_wait_in_dagsters_run_queue_and_one_build_follows(
                               stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         with dg.DagsterInstance.from_config(str(home)) as instance:
-            deadline = time.monotonic() + 600  # the next minute's tick, 3 shares, a build
+            # A bound on a hang, not a duration: some 3 minutes alone; with a second
+            # suite beside it the build had not ended after 600 s once (2026-11-29)
+            deadline = time.monotonic() + 1200  # the next minute's tick, 3 shares, a build
             while True:  # bounded: the build ends, or the deadline passes
                 builds = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
                 if builds and all(b.is_finished for b in builds):
                     break
                 assert daemon.poll() is None, "the daemon exited"
-                assert time.monotonic() < deadline, [
-                    (r.job_name, r.status.value, r.tags.get(SHARD_TAG))
-                    for r in instance.get_runs()]
+                now = time.time()
+                assert time.monotonic() < deadline, [  # each run's seconds since it started
+                    (r.dagster_run.job_name, r.dagster_run.status.value,
+                     r.dagster_run.tags.get(SHARD_TAG),
+                     r.start_time and round(now - r.start_time),
+                     r.end_time and round(now - r.end_time))
+                    for r in instance.get_run_records()]
                 time.sleep(1)
             shares = instance.get_run_records(dg.RunsFilter(job_name="load_job"))
             [build] = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
