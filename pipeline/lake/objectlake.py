@@ -51,7 +51,8 @@ PERMANENT = ("ACCESS_DENIED", "AccessDenied", "NO_SUCH_BUCKET", "NoSuchBucket",
              "SignatureDoesNotMatch", "Forbidden", "curlCode: 6,", "curlCode: 7,")
 """What a store answers that trying again cannot change (credentials, the bucket), and a
 store nobody answers at (no such host, nothing listening: the SDK has tried it for five
-seconds already), so a lake that is down fails at once, by name."""
+seconds already), so a lake that is down fails by name without the lake's retries on
+top."""
 
 
 def transient(exc: BaseException) -> bool:
