@@ -44,7 +44,7 @@ spreadsheet:
 
 # Test files run on two workers (pytest-xdist; a file's tests share its worker and its
 # module fixtures): 15 to 24 minutes on two cores, which it keeps busy, as fast as the
-# machine is that hour (640 tests in four folders: 1,319 s on 2026-11-29, 1,300 s on the
+# machine is that hour (640 tests in four folders: 1,319 s and 1,334 s on 2026-11-29, 1,300 s on the
 # evening of 2026-11-28, 901-1,191 s earlier that day; docs/testing.md). `make
 # test-models` alone: seconds.
 test: install browser postgres spreadsheet

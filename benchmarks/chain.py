@@ -85,23 +85,6 @@ def write_days(root: Path, locations: int, first: date, days: int, volume: int,
     return receipts
 
 
-def days_made(root: Path, locations: int) -> int:
-    """The days from ``FIRST_DAY`` the lake at ``root`` holds whole (every location's
-    partition of each), in a row."""
-    from pipeline.lake.store import Lake
-
-    if not (root / "revenue").exists():
-        return 0
-    counts: dict[str, int] = {}
-    for partition in Lake(root).partitions("revenue"):
-        day = str(partition["business_date"])
-        counts[day] = counts.get(day, 0) + 1
-    n = 0
-    while counts.get(str(FIRST_DAY + timedelta(days=n)), 0) == locations:
-        n += 1
-    return n
-
-
 def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Path, dict]:
     """The cached lake (made when missing, or made on where a making stopped) and how it
     was made."""
@@ -114,9 +97,6 @@ def chain_lake(locations: int, days: int, volume: int, workers: int) -> tuple[Pa
         (folder / "lake").mkdir(parents=True)
         making.write_text(json.dumps({"receipts": 0, "seconds": 0.0, "days": 0}))
     state = json.loads(making.read_text())
-    made_days = days_made(folder / "lake", locations)
-    if made_days < state["days"]:  # (cannot happen: days are committed before counted)
-        raise RuntimeError(f"{folder}: {made_days} days in the lake, {state['days']} counted")
     started = time.perf_counter()
 
     def made(receipts: int) -> None:
