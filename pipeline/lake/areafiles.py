@@ -70,9 +70,11 @@ def write_files(filesystem: pafs.FileSystem, root: str, layout: Layout, rows: pa
         rows = rows.take(index)  # (a load's batch comes sorted: no copy of its lists)
     stored = rows.drop_columns([date_key])  # Delta's partition column: in the path
     actions = []
-    dates = rows.column(date_key)
-    for n, value in enumerate(pc.unique(dates).to_pylist()):
-        part = stored.filter(pc.equal(dates, pa.scalar(value, dates.type)))
+    runs = pc.run_end_encode(rows.column(date_key).combine_chunks())  # sorted: a run a date
+    start = 0
+    for n, (value, end) in enumerate(zip(runs.values.to_pylist(), runs.run_ends.to_pylist(),
+                                         strict=True)):
+        part, start = stored.slice(start, end - start), end  # (no copy of its lists)
         rel = f"{date_key}={as_text(value)}/part-{stem}-{n:04d}.parquet"
         sink = pa.BufferOutputStream()
         pq.write_table(part, sink, write_statistics=_flat(part.schema), **PARQUET_OPTIONS)
