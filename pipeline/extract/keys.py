@@ -70,8 +70,8 @@ def _any_match(chunks: list[pa.Array], pattern: str) -> bool:
     the values' bytes joined into one text, each chunk's run of values apart from the next.
     A match within a value is found there as it is in the value; one that spans two values
     (two runs, or a null's bytes between) only sends the caller to match field by field,
-    which decides. Arrow prepares its regex for each array it is given and matches each
-    value on its own call: over a partition's texts, that cost twice this."""
+    which decides. (Arrow prepares its regex for each array it is given and matches each
+    value in a call of its own: over a partition's texts, twice the time of one search.)"""
     runs = []
     for chunk in chunks:
         _, offsets, data = chunk.buffers()[:3]
