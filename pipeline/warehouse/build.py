@@ -49,6 +49,7 @@ from pipeline.warehouse.compute import (
     check_key,
     compute_partitioned,
     create_model,
+    groups_table,
     partitioned_checks,
     use_catalog,
     where_of,
@@ -380,7 +381,8 @@ def _copy_kept_rows(con: duckdb.DuckDBPyConnection, old: Path, models: dict[str,
         for name in plan.partitioned:
             groups = sorted(plan.kept.get(models[name].area, ()))
             if groups and models[name].stored:
-                where = plan.groupings[models[name].area].predicate(groups)
+                where = plan.groupings[models[name].area].predicate(
+                    con, groups, groups_table(models[name].area))
                 with contextlib.suppress(duckdb.Error):
                     con.execute(f"insert into {TARGET}.{models[name].qualified} by name "
                                 f"select * from _previous.{models[name].qualified} "

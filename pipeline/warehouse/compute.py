@@ -72,9 +72,9 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
                 set(stale.get(area, {})) != set(plan.members[area]):
             gone = plan.gone(con, name, previous)
             if gone:  # partitions no longer in the lake
+                where = plan.groupings[area].predicate(con, gone, "_gone_groups")
                 plan.deletions.add(con, con.execute(
-                    f"delete from {TARGET}.{model.qualified} "
-                    f"where {plan.groupings[area].predicate(gone)}").fetchone()[0])
+                    f"delete from {TARGET}.{model.qualified} where {where}").fetchone()[0])
             continue
         if model.qualified in existing:
             con.execute(f"drop {existing[model.qualified]} {TARGET}.{model.qualified}")
@@ -85,11 +85,13 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
         create_lake_views(con, plan.committed, plan.superseded, partitions=wanted,
                           loads=wanted.get("revenue", ()))
         use_catalog(con, SCRATCH)
+        where = {area: plan.groupings[area].predicate(con, list(groups), groups_table(area))
+                 for area, groups in batch.items() if groups}
         for name in partitioned:
             stops.check()
-            _compute_batch(con, models, name, plan.groupings[models[name].area],
-                           list(batch.get(models[name].area, {})), name in anew,
-                           first=first, deletions=plan.deletions)
+            area = models[name].area
+            _compute_batch(con, models, name, plan.groupings[area], where.get(area),
+                           name in anew, first=first, deletions=plan.deletions)
         for check, area in checked.items():
             if batch.get(area):
                 failures, sample = found[check]
@@ -104,24 +106,29 @@ def compute_partitioned(con: duckdb.DuckDBPyConnection,
     return found
 
 
+def groups_table(area: str) -> str:
+    """The table of the groups a build computes now of ``area`` (``Grouping.predicate``)."""
+    return f"_groups_{area}"
+
+
 def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], name: str,
-                   grouping: Grouping, groups: list[str], anew: bool, first: bool,
+                   grouping: Grouping, predicate: str | None, anew: bool, first: bool,
                    deletions: Deletions) -> None:
-    """One partitioned model's rows of ``groups`` into ``TARGET`` (in place of those there),
-    computed from what ``SCRATCH`` shows of the lake and of the models it reads; then
-    ``SCRATCH`` shows the model's rows of these groups to the models after it. A model
-    made ``anew`` by this build is created by its ``first`` batch and holds no rows of the
-    groups of a later one."""
+    """One partitioned model's rows of the groups ``predicate`` selects (None: the batch
+    has none of its area) into ``TARGET`` (in place of those there), computed from what
+    ``SCRATCH`` shows of the lake and of the models it reads; then ``SCRATCH`` shows the
+    model's rows of these groups to the models after it. A model made ``anew`` by this
+    build is created by its ``first`` batch and holds no rows of the groups of a later
+    one."""
     model = models[name]
     if not model.stored:  # the batch's rows, for the models after it
         create_model(con, models, name, "table")
         return
     target = f"{TARGET}.{model.qualified}"
-    predicate = grouping.predicate(groups)
     create_model(con, models, name, "view")
     if anew and first:
         con.execute(f"create table {target} as select * from {model.qualified} limit 0")
-    if groups:
+    if predicate is not None:
         if not anew:
             deletions.add(con, con.execute(f"delete from {target} where {predicate}")
                           .fetchone()[0])
@@ -138,7 +145,8 @@ def _compute_batch(con: duckdb.DuckDBPyConnection, models: dict[str, Model], nam
             raise ModelError(f"model {name} has rows outside the partitions it was built "
                              f"for: {', '.join(outside)}")
     con.execute(f"drop view {model.qualified}")
-    con.execute(f"create view {model.qualified} as select * from {target} where {predicate}")
+    con.execute(f"create view {model.qualified} as select * from {target} "
+                f"where {predicate or 'false'}")
 
 
 def _failing_groups(con: duckdb.DuckDBPyConnection, check: DataCheck, area: str,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,34 +45,39 @@ def sql_path(path: Path | str) -> str:
     return str(path).replace("'", "''")
 
 
-def keys_predicate(keys: tuple[str, ...], partitions: Iterable[str]) -> str:
+def keys_predicate(con: duckdb.DuckDBPyConnection, keys: tuple[str, ...],
+                   partitions: Iterable[str], name: str) -> str:
     """SQL true for the rows of ``partitions`` (``location_id=1001/business_date=...``), on
-    the keys' own columns (the last a date; consecutive days of the others' values as one
-    range), so that DuckDB skips the row groups of others."""
-    days: dict[tuple, list[date]] = {}
-    for partition in partitions:
-        values = parse_partition(partition)
-        day = date.fromisoformat(values.pop(keys[-1]))
-        days.setdefault(tuple(values.items()), []).append(day)
-    terms = []
-    for head, found in sorted(days.items()):
-        found.sort()
-        start = end = found[0]
-        for day in [*found[1:], None]:
-            if day is not None and day == end + timedelta(days=1):
-                end = day
-                continue
-            column = keys[-1]
-            terms.append("(" + " and ".join(
-                [f"{k} = {_literal(v)}" for k, v in head]
-                + [f"{column} = date '{start}'" if start == end
-                   else f"{column} between date '{start}' and date '{end}'"]) + ")")
-            start = end = day
-    return "(" + " or ".join(terms) + ")" if terms else "false"
-
-
-def _literal(value: str) -> str:
-    return value if value.isdigit() else quoted(value)
+    the keys' own columns (the last a date): their dates' range, so that DuckDB skips the
+    row groups of other dates, and their keys among the rows of the temporary table
+    ``name``, which this creates (or replaces) with one row per partition. A semi-join
+    against a table of them, not a term per partition OR'ed: with a chain's 200
+    locations a batch's terms cost DuckDB some 30x the join for every row it reads
+    (0.29 s against 0.01 s a count of 0.8 M rows, 2026-11-29)."""
+    values = [parse_partition(p) for p in partitions]
+    if not values:
+        return "false"
+    *heads, last = keys
+    days = [date.fromisoformat(v[last]) for v in values]
+    fields, columns = [], []
+    for key in heads:
+        column = [v[key] for v in values]
+        number = all(c.isdigit() for c in column)
+        fields.append(pa.field(key, pa.int64() if number else pa.string()))
+        columns.append([int(c) for c in column] if number else column)
+    fields.append(pa.field(last, pa.date32()))
+    columns.append(days)
+    rows = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(columns, fields,
+                                                                             strict=True)],
+                                schema=pa.schema(fields))
+    con.register("_group_keys", rows)
+    try:
+        con.execute(f'create or replace temp table "{name}" as select * from _group_keys')
+    finally:
+        con.unregister("_group_keys")
+    names = ", ".join(keys)
+    return (f"({last} between date '{min(days)}' and date '{max(days)}' "
+            f'and ({names}) in (select {names} from temp.main."{name}"))')
 
 
 def quoted(value: str) -> str:
@@ -297,7 +302,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed, stat
     new = sorted(p for p in revenue.loads if known.get(p) != revenue.loads[p][0])
     con.execute("create or replace temp table _touched "
                 "(location_id bigint, transaction_id varchar)")
-    where = keys_predicate(revenue.keys, changed)
+    where = keys_predicate(con, revenue.keys, changed, "_changed_groups")
     if changed:  # the keys of loads no longer committed
         con.execute(f"insert into _touched select distinct location_id, transaction_id "
                     f"from {keys_table} where {where}")
@@ -328,7 +333,8 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, revenue: Committed, stat
             chunk = []
     if new and not anew:
         con.execute(f"insert into _touched select distinct location_id, transaction_id "
-                    f"from {keys_table} where {keys_predicate(revenue.keys, new)}")
+                    f"from {keys_table} where "
+                    f"{keys_predicate(con, revenue.keys, new, '_new_groups')}")
     # Only receipts found more than once are ranked: those touched now (a hash join of
     # the keys with them), or, in a new state, all (a hash aggregate over every key, not
     # a sort of them all).

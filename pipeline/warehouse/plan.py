@@ -76,9 +76,10 @@ class Grouping:
         """The group as SQL over a model's columns."""
         return " || '/' || ".join(f"'{k}=' || cast({k} as varchar)" for k in self.keys)
 
-    def predicate(self, groups: list[str]) -> str:
-        """SQL true for the rows of ``groups`` (``keys_predicate``)."""
-        return keys_predicate(self.keys, groups)
+    def predicate(self, con: duckdb.DuckDBPyConnection, groups: list[str], name: str) -> str:
+        """SQL true for the rows of ``groups``, by way of the temporary table ``name``
+        (``keys_predicate``)."""
+        return keys_predicate(con, self.keys, groups, name)
 
 
 FAILURES_SCHEMA = pa.schema([("check_name", pa.string()), ("part_group", pa.string()),

@@ -180,7 +180,7 @@ def catch_up(con: duckdb.DuckDBPyConnection, target: str, warehouse_path: Path,
     try:
         for model, groups in sorted(behind.items()):
             keys = tuple(parse_partition(groups[0]))
-            where = Grouping(keys).predicate(sorted(groups))
+            where = Grouping(keys).predicate(con, sorted(groups), "_behind_groups")
             con.execute(f"delete from {target}.main.{model} where {where}")
             con.execute(f"insert into {target}.main.{model} by name "
                         f"select * from _current.main.{model} where {where}")
