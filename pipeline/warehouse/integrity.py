@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakefiles import LakeFiles
-from pipeline.warehouse.lakeviews import PARTS_SCHEMA, Committed, arrow_insert
+from pipeline.warehouse.lakeviews import Committed, arrow_insert, nested_leaves
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("path", pa.string())])
 """The state table of the files a warehouse verified."""
@@ -109,45 +109,50 @@ def _held(files: LakeFiles, committed: Committed, path: str) -> list[str]:
     return [p for p in of_day if (p, committed.loads[p][0]) in held]
 
 
-def verify_revenue(con: duckdb.DuckDBPyConnection, committed: Committed,
+FIGURE_LEAVES = {"receipts": ("transaction_id", "payment_group_name", "transaction_type"),
+                 "receipt_items": ("transaction_id", "net_amount", "quantity")}
+"""What the revenue figures read of a revenue row's nested tables (``nested_leaves``)."""
+
+
+def verify_revenue(con: duckdb.DuckDBPyConnection, files: LakeFiles, committed: Committed,
                    partitions: Iterable[str]) -> list[Corrupt]:
     """Each revenue partition's receipts and turnover, computed from its row with the
     revenue rule's macros (in the catalog in use), against its load's metadata."""
     recorded = {part: committed.metadata(part) for part in partitions}
     recorded = {part: meta for part, meta in recorded.items()
                 if "receipts" in meta and "turnover_net" in meta}
-    if not recorded:
-        return []
-    arrow_insert(con, "_verified_parts", committed.parts_rows(recorded), PARTS_SCHEMA)
-    try:
-        # Each row's receipts and lines cut down to what the rule reads before they are
-        # unnested, and joined on the row's number, not its partition's text: the whole
-        # nested rows of a chunk do not fit DuckDB's 256 MB (they did not at 1,000 rows).
-        rows = committed.rows_sql(
-            f"{committed.partition_sql('r')} as partition, "
-            "list_transform(r.receipts, lambda x: {'t': x.transaction_id, 'revenue': "
-            "is_revenue_effective(x.payment_group_name, x.transaction_type)}) as receipts, "
-            "list_transform(r.receipt_items, lambda x: {'t': x.transaction_id, "
-            "'amount': line_amount(x.net_amount, x.quantity)}) as items",
-            recorded, "_verified_parts")
-        figures = {part: (n, total) for part, n, total in con.execute(f"""
-            with parts as (select row_number() over () as n, * from ({rows})),
-            receipts as (
-                select n, r.t, r.revenue from (select n, unnest(receipts) as r from parts)
-            ), items as (
-                select n, i.t, i.amount from (select n, unnest(items) as i from parts)
-            ), turnover as (
-                select items.n, sum(items.amount) as turnover_net
-                from items inner join receipts using (n, t)
-                where receipts.revenue
-                group by all
-            ), counts as (
-                select n, count(*) as receipts from receipts group by n
-            )
-            select parts.partition, coalesce(counts.receipts, 0), turnover.turnover_net
-            from parts left join counts using (n) left join turnover using (n)""").fetchall()}
-    finally:
-        con.execute("drop table _verified_parts")
+    rows = nested_leaves(files, committed, recorded, FIGURE_LEAVES) if recorded else None
+    figures = {}
+    if rows is not None:
+        con.register("_verified_rows", rows)
+        try:  # joined on the row's number, not its partition's text
+            figures = {part: (n, total) for part, n, total in con.execute("""
+                with parts as (
+                    select row_number() over () as n, partition,
+                           list_transform(receipts, lambda x: {'t': x.transaction_id,
+                               'revenue': is_revenue_effective(x.payment_group_name,
+                                                               x.transaction_type)})
+                               as receipts,
+                           list_transform(receipt_items, lambda x: {'t': x.transaction_id,
+                               'amount': line_amount(x.net_amount, x.quantity)}) as items
+                    from _verified_rows
+                ), receipts as (
+                    select n, r.t, r.revenue from (select n, unnest(receipts) as r from parts)
+                ), items as (
+                    select n, i.t, i.amount from (select n, unnest(items) as i from parts)
+                ), turnover as (
+                    select items.n, sum(items.amount) as turnover_net
+                    from items inner join receipts using (n, t)
+                    where receipts.revenue
+                    group by all
+                ), counts as (
+                    select n, count(*) as receipts from receipts group by n
+                )
+                select parts.partition, coalesce(counts.receipts, 0), turnover.turnover_net
+                from parts left join counts using (n) left join turnover using (n)
+                """).fetchall()}
+        finally:
+            con.unregister("_verified_rows")
     found = []
     for part, meta in sorted(recorded.items()):
         receipts, turnover = figures.get(part, (0, None))
@@ -187,7 +192,7 @@ def verify_lake(con: duckdb.DuckDBPyConnection, files: LakeFiles,
                                if day in todo_dates and p not in unreadable),
                               key=lambda p: (date_of[p], p))
             for start in range(0, len(readable), CHUNK):
-                bad += verify_revenue(con, loads, readable[start:start + CHUNK])
+                bad += verify_revenue(con, files, loads, readable[start:start + CHUNK])
         failed_files = {f for c in bad for f in loads.files([c.partition])}
         passed += [(area, p) for p in paths if p not in failed_files]
         corrupt += bad

@@ -303,7 +303,8 @@ def make_plan(con: duckdb.DuckDBPyConnection, files: LakeFiles, models: dict[str
     committed = {area: loads.without({c.partition for c in corrupt if c.area == area})
                  for area, loads in committed.items()}
     deletions = Deletions(tuple(c for c in (target, state.split(".")[0]) if c))
-    superseded = superseded_receipts(con, committed["revenue"], state, deletions.add)
+    superseded = superseded_receipts(con, files, committed["revenue"], state,
+                                     deletions.add)
     hashes = chain_hashes(models, order, macros)
     partitioned = {n: models[n].area for n in order if models[n].materialized == "partitioned"}
     groupings: dict[str, Grouping] = {}
