@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from pipeline.lake.store import parse_partition
 from pipeline.warehouse.lakefiles import LakeFiles
-from pipeline.warehouse.lakeviews import Committed, arrow_insert, nested_leaves
+from pipeline.warehouse.lakeviews import Committed, arrow_insert
 
 VERIFIED_SCHEMA = pa.schema([("area", pa.string()), ("path", pa.string())])
 """The state table of the files a warehouse verified."""
@@ -111,7 +111,8 @@ def _held(files: LakeFiles, committed: Committed, path: str) -> list[str]:
 
 FIGURE_LEAVES = {"receipts": ("transaction_id", "payment_group_name", "transaction_type"),
                  "receipt_items": ("transaction_id", "net_amount", "quantity")}
-"""What the revenue figures read of a revenue row's nested tables (``nested_leaves``)."""
+"""What the revenue figures read of a revenue row's nested tables
+(``LakeFiles.nested_leaves``)."""
 
 
 def verify_revenue(con: duckdb.DuckDBPyConnection, files: LakeFiles, committed: Committed,
@@ -121,7 +122,7 @@ def verify_revenue(con: duckdb.DuckDBPyConnection, files: LakeFiles, committed: 
     recorded = {part: committed.metadata(part) for part in partitions}
     recorded = {part: meta for part, meta in recorded.items()
                 if "receipts" in meta and "turnover_net" in meta}
-    rows = nested_leaves(files, committed, recorded, FIGURE_LEAVES) if recorded else None
+    rows = files.nested_leaves(committed, recorded, FIGURE_LEAVES) if recorded else None
     figures = {}
     if rows is not None:
         con.register("_verified_rows", rows)

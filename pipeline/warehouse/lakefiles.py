@@ -5,23 +5,31 @@ and reads the files that version holds with DuckDB's Parquet reader, by path. A 
 S3 is read where it is, no copy on local disk: DuckDB reads ``s3://`` paths through
 Arrow's S3 client (the lake's own ``pyarrow.fs`` filesystem, registered with DuckDB as an
 fsspec filesystem: DuckDB's httpfs extension is a download a build cannot count on).
+What needs some fields of the nested tables only, or every page's CRC checked, is read
+with pyarrow through the same filesystem (``parquet``, ``nested_leaves``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
 from pipeline.lake.objectlake import ObjectLake
 from pipeline.lake.snapshot import AreaSnapshot
-from pipeline.lake.store import Lake, LakeStore
+from pipeline.lake.store import Lake, LakeStore, parse_partition
+
+if TYPE_CHECKING:
+    from pipeline.warehouse.lakeviews import Committed
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,37 @@ class LakeFiles:
             return pq.ParquetFile(self.lake.fs.open_input_file(path.removeprefix("s3://")),
                                   page_checksum_verification=True)
         return pq.ParquetFile(path, page_checksum_verification=True)
+
+    def nested_leaves(self, committed: Committed, partitions: Iterable[str],
+                      leaves: dict[str, tuple[str, ...]]) -> pa.Table | None:
+        """The rows of ``partitions``' committed loads (a row per partition; None: none):
+        ``partition``, the keys, ``load_id``, ``loaded_at``, and of each nested table in
+        ``leaves`` only the fields named (``{"receipts": ("transaction_id",)}``), as pyarrow
+        reads them: those fields' pages only, each page's CRC verified. DuckDB reads a nested
+        table's rows whole to take some fields of them: the revenue figures of 30 of a
+        200-location chain's dates took 9.5-11.2 s that way, 3.7-4.2 s this way; their
+        receipts' keys 3.5 s either way (the keys' table is what costs; 2026-11-29)."""
+        wanted = {p: committed.loads[p][0] for p in partitions if p in committed.loads}
+        heads = [k for k in committed.keys if k != committed.date_key]
+        columns = [*heads, "load_id", "loaded_at",
+                   *(f"{table}.list.element.{leaf}" for table, names in leaves.items()
+                     for leaf in names)]
+        read = []
+        for day in sorted({parse_partition(p)[committed.date_key] for p in wanted}):
+            value = date.fromisoformat(day) if committed.date_type == "DATE" else day
+            for path in committed.files_by_date.get(day, ()):
+                file = self.parquet(path)
+                names, keep = [], []
+                for row in file.read(columns=[*heads, "load_id"]).to_pylist():
+                    names.append("/".join(f"{k}={row.get(k, day)}" for k in committed.keys))
+                    keep.append(wanted.get(names[-1]) == row["load_id"])
+                if not any(keep):  # a file of the date without them is not read (it may be
+                    continue  # another partition's, corrupt and left out)
+                rows = file.read(columns=columns).append_column("partition", pa.array(names))
+                rows = rows.filter(pa.array(keep))
+                read.append(rows.append_column(committed.date_key,
+                                               pa.array([value] * rows.num_rows)))
+        return pa.concat_tables(read, promote_options="permissive") if read else None
 
 
 def lake_files(lake: LakeStore | LakeFiles | Path | str) -> LakeFiles:

@@ -80,11 +80,6 @@ def keys_predicate(con: duckdb.DuckDBPyConnection, keys: tuple[str, ...],
             f'and ({names}) in (select {names} from temp.main."{name}"))')
 
 
-def quoted(value: str) -> str:
-    """``value`` as a SQL string literal."""
-    return "'" + value.replace("'", "''") + "'"
-
-
 def file_list(files: list[str]) -> str:
     """Files as a DuckDB list of string literals."""
     return "[" + ", ".join(f"'{sql_path(f)}'" for f in files) + "]"
@@ -162,38 +157,6 @@ class Committed:
 
 
 PARTS_SCHEMA = pa.schema([("partition", pa.string()), ("load_id", pa.string())])
-
-
-def nested_leaves(files: LakeFiles, committed: Committed, partitions: Iterable[str],
-                  leaves: dict[str, tuple[str, ...]]) -> pa.Table | None:
-    """The rows of ``partitions``' committed loads (a row per partition; None: none):
-    ``partition``, the keys, ``load_id``, ``loaded_at``, and of each nested table in
-    ``leaves`` only the fields named (``{"receipts": ("transaction_id",)}``), as pyarrow
-    reads them: those fields' pages only, each page's CRC verified. DuckDB reads a nested
-    table's rows whole to take some fields of them: the revenue figures of 30 of a
-    200-location chain's dates took 9.5-11.2 s that way, 3.7-4.2 s this way; their
-    receipts' keys 3.5 s either way (the keys' table is what costs; 2026-11-29)."""
-    wanted = {p: committed.loads[p][0] for p in partitions if p in committed.loads}
-    heads = [k for k in committed.keys if k != committed.date_key]
-    columns = [*heads, "load_id", "loaded_at",
-               *(f"{table}.list.element.{leaf}" for table, names in leaves.items()
-                 for leaf in names)]
-    read = []
-    for day in sorted({parse_partition(p)[committed.date_key] for p in wanted}):
-        value = date.fromisoformat(day) if committed.date_type == "DATE" else day
-        for path in committed.files_by_date.get(day, ()):
-            file = files.parquet(path)
-            names, keep = [], []
-            for row in file.read(columns=[*heads, "load_id"]).to_pylist():
-                names.append("/".join(f"{k}={row.get(k, day)}" for k in committed.keys))
-                keep.append(wanted.get(names[-1]) == row["load_id"])
-            if not any(keep):  # a file of the date without them is not read (it may be
-                continue  # another partition's, corrupt and left out)
-            rows = file.read(columns=columns).append_column("partition", pa.array(names))
-            rows = rows.filter(pa.array(keep))
-            read.append(rows.append_column(committed.date_key,
-                                           pa.array([value] * rows.num_rows)))
-    return pa.concat_tables(read, promote_options="permissive") if read else None
 
 
 def _duckdb_type(kind: pa.DataType) -> str:
@@ -352,7 +315,7 @@ def superseded_receipts(con: duckdb.DuckDBPyConnection, files: LakeFiles,
     for day in sorted(dates):  # a bounded number of files at once
         chunk += dates[day]
         if len(revenue.files(chunk)) >= KEYS_FILES_AT_ONCE or day == max(dates):
-            rows = nested_leaves(files, revenue, chunk, {"receipts": ("transaction_id",)})
+            rows = files.nested_leaves(revenue, chunk, {"receipts": ("transaction_id",)})
             if rows is not None:
                 con.register("_new_rows", rows)
                 try:
