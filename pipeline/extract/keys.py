@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -25,13 +25,19 @@ def refuse_keys(source, tables: Mapping[str, pa.Table], where: str,
             location_id=location_id)
 
 
+def may_carry_keys(many: Iterable[Mapping[str, pa.Table]], pattern: str | None) -> bool:
+    """Whether a text field of ``many`` (tables of several partitions) may hold a value
+    that matches ``pattern``: one pass over all of them, so that only when it finds one
+    are they asked one by one (``fields_with_keys``, which decides)."""
+    return bool(pattern) and _any_match([c for tables in many for c in _chunks(tables)],
+                                        pattern)
+
+
 def fields_with_keys(tables: Mapping[str, pa.Table], pattern: str | None) -> list[str]:
     """``table.field`` of every text field (nested ones too) holding a value that matches
     ``pattern`` (a source's keys in every form it knows: ``Redactor.pattern``), ignoring
     case: a field that carries a key is never stored."""
-    if not pattern:
-        return []
-    if not _any_match(_chunks(tables), pattern):  # one pass for all: none, mostly
+    if not may_carry_keys([tables], pattern):  # one pass for all: none, mostly
         return []
     found = []  # which fields: asked only once one carries a key
     for name, table in tables.items():

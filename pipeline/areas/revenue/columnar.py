@@ -228,7 +228,9 @@ def select_pages(bodies: list[list[msgspec.Raw]], *, location_id: int, own: set[
         out.outside_day += 1
     first: dict[str, int] = {}
     keep = inside.to_numpy(zero_copy_only=False).copy()
-    for index, txn in enumerate(txns.to_pylist()):
+    day_txns = txns.filter(inside)
+    repeated = pc.count_distinct(day_txns).as_py() < len(day_txns)
+    for index, txn in enumerate(txns.to_pylist() if repeated else ()):  # (none, mostly)
         if not keep[index]:
             continue
         if txn in first:

@@ -26,7 +26,7 @@ from pipeline.areas.revenue.by_receipt import (
     select_and_dedupe,
 )
 from pipeline.areas.revenue.contract import Rejected
-from pipeline.extract.keys import refuse_keys
+from pipeline.extract.keys import may_carry_keys, refuse_keys
 from pipeline.pos_api.answers import ReceiptPage
 from pipeline.pos_api.client import ClientStats
 from pipeline.pos_api.errors import ContractError
@@ -211,20 +211,30 @@ def tables_due(parts: list[RevenuePartition]) -> bool:
 def make_tables(source, parts: list[RevenuePartition]) -> list[ContractError | None]:
     """The tables of the partitions among ``parts`` whose making ``flatten_receipts(defer=
     True)`` left for later, made at once (``columnar.flatten_many``), each then checked
-    as every partition is (``refuse_keys``: no key in them). Each partition's error, or
+    as every partition is (``refuse_keys``: no key in them; one pass over all partitions
+    of a key, each asked alone only where that finds one). Each partition's error, or
     None: a partition that fails fails alone."""
     pending = [part for part in parts if part.pending is not None]
     made = dict(zip(map(id, pending), columnar.flatten_many(
         [part.pending.selected for part in pending]), strict=True))
     errors: list[ContractError | None] = []
-    for part in parts:
+    checked: dict[str | None, list[int]] = {}  # key pattern -> the made partitions
+    for n, part in enumerate(parts):
         try:
             if id(part) in made:
                 _made(part, made[id(part)])
-                _refuse_keys(source, part)
+                checked.setdefault(source.key_pattern(part.location_id), []).append(n)
             errors.append(None)
         except ContractError as exc:
             errors.append(exc)
+    for pattern, members in checked.items():  # one pass over each key's partitions
+        if not may_carry_keys([parts[n].tables for n in members], pattern):
+            continue  # (none, mostly)
+        for n in members:
+            try:
+                _refuse_keys(source, parts[n])
+            except ContractError as exc:
+                errors[n] = exc
     return errors
 
 
