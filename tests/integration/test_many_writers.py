@@ -288,11 +288,15 @@ def test_the_nightly_shares_wait_in_dagsters_run_queue_and_one_build_follows(
                 time.sleep(1)
             shares = instance.get_run_records(dg.RunsFilter(job_name="load_job"))
             [build] = instance.get_runs(dg.RunsFilter(job_name="warehouse_job"))
-            failed = {  # what a share that did not succeed said, to read why
+            failed = {  # what a share that did not succeed said, to read why: its last
+                # failures and engine events (Dagster says there why it failed a run)
                 r.dagster_run.tags.get(SHARD_TAG): [
-                    (e.message, getattr(e.dagster_event.event_specific_data, "error", None))
+                    (e.dagster_event.event_type_value, e.message,
+                     getattr(getattr(e.dagster_event.event_specific_data, "error", None),
+                             "message", None))
                     for e in instance.all_logs(r.dagster_run.run_id)
-                    if e.is_dagster_event and e.dagster_event.is_failure][-3:]
+                    if e.is_dagster_event and (e.dagster_event.is_failure or
+                                               e.dagster_event.is_engine_event)][-4:]
                 for r in shares if r.dagster_run.status != dg.DagsterRunStatus.SUCCESS}
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
