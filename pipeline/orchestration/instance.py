@@ -43,6 +43,7 @@ EARLIER_VERSIONS = frozenset({
     "bb05ddbe41e4e446d402dfec7f2eff39846ed838e8e834035a59f94b02bc70d7",
     "e8ea8eb009b98460bb19fe368fad8024bab45b08f6f5ae79b65d4343849e8ded",
     "d67eaecb8f038725868307f370362972e80addd91ab89b3cdd2662ffd581ccd4",
+    "df63988ff019772779ad1d6d7b308e8aee81e899628e0863fb56ca103c378679",
 })
 """The SHA-256 of every ``dagster.yaml`` the project shipped before (``git log`` of
 ``pipeline/orchestration/dagster.yaml``, earlier ``pipeline/dagster.yaml``): a home holding

@@ -304,14 +304,17 @@ def test_the_instance_settings_are_written_once_then_yours(tmp_path):
         assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
     # the project's own file of an earlier release, unchanged, is brought up to date;
     # the same with one line of yours is yours
-    # the last release (no run limit per POS host yet), the one before (no tick retention
-    # yet), the one before it (its comments named the modules before pipeline/ had
-    # layers), and the one before that (no compute_logs yet)
-    unsharded = re.sub(r"    tag_concurrency_limits:\n(      .*\n)+", "", written)
+    # the last release (no retries of the run queue yet), the one before (no run limit
+    # per POS host yet), the one before it (no tick retention yet), the one before that
+    # (its comments named the modules before pipeline/ had layers), and the one before
+    # that (no compute_logs yet)
+    queued = re.sub(r"run_queue:\n(  .*\n)+", "", written)
+    unsharded = re.sub(r"    tag_concurrency_limits:\n(      .*\n)+", "", queued)
     last = re.sub(r"retention:\n(  .*\n)+", "", unsharded)
     previous = last.replace("pipeline/orchestration/", "pipeline/")
     earlier = re.sub(r"compute_logs:\n(  .*\n)+", "", previous)
-    for shipped in (unsharded, last, previous, earlier):
+    assert queued != written and "run_queue" not in queued
+    for shipped in (queued, unsharded, last, previous, earlier):
         config.write_text(shipped)
         inst.prepare_home(home)
         assert config.read_text() == written
